@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "avtool",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "avtool", targets: ["avtool"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // FFmpeg 5.1 through pkg-config, plus a shim for the macros Swift cannot import.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libavfilter libswresample libswscale",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
+                              "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
+        ),
+        // The timestamp-sync core: pure Swift value types, no FFmpeg.
+        .target(name: "Sync"),
+        // The safe Swift layer over FFmpeg.
+        .target(name: "Media", dependencies: ["CFFmpeg", "Sync"]),
+        .target(name: "Probe", dependencies: ["Media", "Sync"]),
+        .target(name: "Remux", dependencies: ["Media", "Sync"]),
+        .executableTarget(
+            name: "avtool",
+            dependencies: [
+                "Media", "Sync", "Probe", "Remux",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "SyncTests",
+            dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg"]),
+        .testTarget(name: "avtoolTests", dependencies: ["avtool"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

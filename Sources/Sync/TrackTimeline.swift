@@ -1,0 +1,191 @@
+/// What the target container demands of decoding timestamps.
+public enum DTSOrder: String, Sendable, Codable {
+    /// MP4/MOV: each DTS greater than the one before.
+    case strictlyIncreasing
+    /// Matroska, MPEG-TS: equal DTS allowed, never backwards.
+    case nonDecreasing
+}
+
+/// What to do with timestamps the target would reject.
+public enum TimestampRepair: String, Sendable, Codable {
+    /// Make the smallest change that satisfies the container, and count it.
+    case fix
+    /// Stop with `TimelineError`.
+    case refuse
+}
+
+/// Counts of every change a `TrackTimeline` made, for reports.
+public struct TimelineCorrections: Hashable, Sendable, Codable {
+    /// DTS raised to keep the order the container demands.
+    public var dtsBumped = 0
+    /// PTS raised to be no earlier than the DTS.
+    public var ptsRaised = 0
+    /// Unknown PTS or DTS filled in from the other or from the previous packet.
+    public var filled = 0
+    /// Negative durations set to zero.
+    public var durationsClamped = 0
+    /// Counter wraps undone (MPEG-TS 33-bit).
+    public var wraps = 0
+
+    public init() {}
+
+    public var total: Int { dtsBumped + ptsRaised + filled + durationsClamped + wraps }
+
+    public static func + (a: Self, b: Self) -> Self {
+        var r = a
+        r.dtsBumped += b.dtsBumped
+        r.ptsRaised += b.ptsRaised
+        r.filled += b.filled
+        r.durationsClamped += b.durationsClamped
+        r.wraps += b.wraps
+        return r
+    }
+}
+
+public enum TimelineError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// DTS went backwards (or repeated where the container forbids it) and repair is `.refuse`.
+    case nonMonotonicDTS(previous: Int64, current: Int64, timeBase: Rational)
+    /// PTS earlier than DTS and repair is `.refuse`.
+    case ptsBeforeDTS(pts: Int64, dts: Int64, timeBase: Rational)
+    /// A packet with neither PTS nor DTS and nothing before it to infer from.
+    case unknownTimestamps
+    /// A timestamp does not fit in 64 bits after shifting or rescaling.
+    case overflow
+    /// A time base that is zero or negative.
+    case invalidTimeBase(Rational)
+
+    public var description: String {
+        switch self {
+        case let .nonMonotonicDTS(p, c, tb):
+            "DTS goes from \(p) to \(c) (time base \(tb)), which the container does not allow"
+        case let .ptsBeforeDTS(p, d, tb):
+            "PTS \(p) is earlier than DTS \(d) (time base \(tb))"
+        case .unknownTimestamps:
+            "a packet has no timestamps and none can be inferred"
+        case .overflow:
+            "a timestamp does not fit in 64 bits"
+        case let .invalidTimeBase(tb):
+            "invalid time base \(tb)"
+        }
+    }
+}
+
+/// Where the output timeline starts.
+public enum StartPolicy: String, Sendable, Codable, CaseIterable {
+    /// Shift every track by the same amount so the earliest starts at 0; the
+    /// offsets between tracks are kept.
+    case zero
+    /// Keep the input's timestamps as they are.
+    case keep
+
+    /// The shift to add to every timestamp, given the earliest start of all
+    /// kept tracks (unknown means no shift).
+    public func shift(earliestStart: Timestamp?) -> Timestamp {
+        guard self == .zero, let start = earliestStart, start.value != .min else {
+            return .zero(.microseconds)
+        }
+        return Timestamp(-start.value, start.timeBase)
+    }
+}
+
+/// Maps one input track's packet timestamps onto one output track: undoes
+/// counter wraps, applies the start shift, changes time base (nearest), and
+/// keeps the container's invariants — DTS ordered, PTS ≥ DTS, none unknown —
+/// fixing with the smallest change and counting it, or refusing.
+public struct TrackTimeline: Sendable {
+    public let source: Rational
+    public let target: Rational
+    public let order: DTSOrder
+    public let repair: TimestampRepair
+    /// The shift in `source` ticks (rounded to nearest once, up front).
+    public let shift: Int64
+    private var unwrapper: WrapUnwrapper?
+    private var lastDTS: Int64?
+    private var lastDuration: Int64 = 0
+    private var fixes = TimelineCorrections()
+
+    public var corrections: TimelineCorrections {
+        var c = fixes
+        c.wraps = unwrapper?.wraps ?? 0
+        return c
+    }
+
+    /// - Parameters:
+    ///   - shift: added to every timestamp (e.g. `StartPolicy.shift`).
+    ///   - wrapBits: the input counter's width when it wraps (33 for MPEG-TS), else `nil`.
+    public init(source: Rational, target: Rational, shift: Timestamp = .zero(.microseconds),
+                order: DTSOrder, repair: TimestampRepair = .fix, wrapBits: Int? = nil) throws(TimelineError) {
+        guard source.isValidTimeBase else { throw .invalidTimeBase(source) }
+        guard target.isValidTimeBase else { throw .invalidTimeBase(target) }
+        guard let s = shift.rescaled(to: source) else { throw .overflow }
+        self.source = source
+        self.target = target
+        self.order = order
+        self.repair = repair
+        self.shift = s.value
+        self.unwrapper = wrapBits.flatMap { WrapUnwrapper(bits: $0) }
+    }
+
+    /// The output timing of the next packet, in `target` ticks.
+    public mutating func map(_ input: PacketTiming) throws(TimelineError) -> PacketTiming {
+        var pts = try input.pts.map { v throws(TimelineError) in try toTarget(v) }
+        var dts = try input.dts.map { v throws(TimelineError) in try toTarget(v) }
+        var duration = input.duration
+        if duration < 0 {
+            duration = 0
+            fixes.durationsClamped += 1
+        }
+        guard let d = rescale(duration, from: source, to: target) else { throw .overflow }
+        duration = d
+
+        // Unknown timestamps: libavformat's rule (pts = dts, dts follows on).
+        switch (pts, dts) {
+        case (nil, nil):
+            guard let last = lastDTS else { throw .unknownTimestamps }
+            let next = last &+ max(lastDuration, order == .strictlyIncreasing ? 1 : 0)
+            pts = next
+            dts = next
+            fixes.filled += 2
+        case (nil, let d?):
+            pts = d
+            fixes.filled += 1
+        case (let p?, nil):
+            // Without the DTS a reordered stream can only be guessed: take the
+            // PTS when it keeps the order, else the smallest legal step.
+            dts = p
+            if let last = lastDTS, !isOrdered(p, after: last) { dts = last &+ minimumStep }
+            fixes.filled += 1
+        default: break
+        }
+        guard var p = pts, var d = dts else { throw .unknownTimestamps }
+
+        if let last = lastDTS, !isOrdered(d, after: last) {
+            guard repair == .fix else { throw .nonMonotonicDTS(previous: last, current: d, timeBase: target) }
+            let (bumped, overflow) = last.addingReportingOverflow(minimumStep)
+            guard !overflow else { throw .overflow }
+            d = bumped
+            fixes.dtsBumped += 1
+        }
+        if p < d {
+            guard repair == .fix else { throw .ptsBeforeDTS(pts: p, dts: d, timeBase: target) }
+            p = d
+            fixes.ptsRaised += 1
+        }
+        lastDTS = d
+        lastDuration = duration
+        return PacketTiming(pts: p, dts: d, duration: duration)
+    }
+
+    private var minimumStep: Int64 { order == .strictlyIncreasing ? 1 : 0 }
+
+    private func isOrdered(_ dts: Int64, after last: Int64) -> Bool {
+        order == .strictlyIncreasing ? dts > last : dts >= last
+    }
+
+    private mutating func toTarget(_ value: Int64) throws(TimelineError) -> Int64 {
+        let unwrapped = unwrapper?.unwrap(value) ?? value
+        let (shifted, overflow) = unwrapped.addingReportingOverflow(shift)
+        guard !overflow, let r = rescale(shifted, from: source, to: target) else { throw .overflow }
+        return r
+    }
+}
