@@ -99,7 +99,13 @@ public struct TrackTimeline: Sendable {
     public let repair: TimestampRepair
     /// The shift in `source` ticks (rounded to nearest once, up front).
     public let shift: Int64
+    /// Frames the decoder holds back for reordering (B-frames), from the
+    /// stream's codec parameters; used to infer leading unknown DTS.
+    public let reorderDelay: Int
     private var unwrapper: WrapUnwrapper?
+    private var packetsSeen = 0
+    private var firstSourcePTS: Int64?
+    private var sourceDTSSeen = false
     private var lastDTS: Int64?
     private var lastDuration: Int64 = 0
     private var fixes = TimelineCorrections()
@@ -113,8 +119,10 @@ public struct TrackTimeline: Sendable {
     /// - Parameters:
     ///   - shift: added to every timestamp (e.g. `StartPolicy.shift`).
     ///   - wrapBits: the input counter's width when it wraps (33 for MPEG-TS), else `nil`.
+    ///   - reorderDelay: the decoder's reorder depth in frames (`video_delay`), 0 if none.
     public init(source: Rational, target: Rational, shift: Timestamp = .zero(.microseconds),
-                order: DTSOrder, repair: TimestampRepair = .fix, wrapBits: Int? = nil) throws(TimelineError) {
+                order: DTSOrder, repair: TimestampRepair = .fix, wrapBits: Int? = nil,
+                reorderDelay: Int = 0) throws(TimelineError) {
         guard source.isValidTimeBase else { throw .invalidTimeBase(source) }
         guard target.isValidTimeBase else { throw .invalidTimeBase(target) }
         guard let s = shift.rescaled(to: source) else { throw .overflow }
@@ -124,12 +132,33 @@ public struct TrackTimeline: Sendable {
         self.repair = repair
         self.shift = s.value
         self.unwrapper = wrapBits.flatMap { WrapUnwrapper(bits: $0) }
+        self.reorderDelay = max(reorderDelay, 0)
     }
 
     /// The output timing of the next packet, in `target` ticks.
     public mutating func map(_ input: PacketTiming) throws(TimelineError) -> PacketTiming {
-        var pts = try input.pts.map { v throws(TimelineError) in try toTarget(v) }
-        var dts = try input.dts.map { v throws(TimelineError) in try toTarget(v) }
+        var sourcePTS = input.pts
+        var sourceDTS = input.dts
+        if var u = unwrapper {
+            sourcePTS = sourcePTS.map { u.unwrap($0) }
+            sourceDTS = sourceDTS.map { u.unwrap($0) }
+            unwrapper = u
+        }
+        defer { packetsSeen += 1 }
+        if firstSourcePTS == nil { firstSourcePTS = sourcePTS }
+        if sourceDTS != nil { sourceDTSSeen = true }
+        // Demuxers without stored DTS (Matroska) cannot give one for the first
+        // `reorderDelay` packets of a B-frame stream: they decode one frame
+        // duration apart, ending where the first frame is shown.
+        if sourceDTS == nil, !sourceDTSSeen, packetsSeen < reorderDelay, let first = firstSourcePTS,
+           case let (back, false) = Int64(reorderDelay - packetsSeen).multipliedReportingOverflow(by: max(input.duration, 1)),
+           case let (guess, false) = first.subtractingReportingOverflow(back) {
+            sourceDTS = guess
+            if sourcePTS == nil { sourcePTS = first }
+            fixes.filled += 1
+        }
+        var pts = try sourcePTS.map { v throws(TimelineError) in try toTarget(v) }
+        var dts = try sourceDTS.map { v throws(TimelineError) in try toTarget(v) }
         var duration = input.duration
         if duration < 0 {
             duration = 0
@@ -182,9 +211,8 @@ public struct TrackTimeline: Sendable {
         order == .strictlyIncreasing ? dts > last : dts >= last
     }
 
-    private mutating func toTarget(_ value: Int64) throws(TimelineError) -> Int64 {
-        let unwrapped = unwrapper?.unwrap(value) ?? value
-        let (shifted, overflow) = unwrapped.addingReportingOverflow(shift)
+    private func toTarget(_ value: Int64) throws(TimelineError) -> Int64 {
+        let (shifted, overflow) = value.addingReportingOverflow(shift)
         guard !overflow, let r = rescale(shifted, from: source, to: target) else { throw .overflow }
         return r
     }

@@ -1,0 +1,58 @@
+import CFFmpeg
+import Sync
+
+/// An output container: which libavformat muxer writes it and what it demands.
+public struct Container: Hashable, Sendable, CustomStringConvertible {
+    /// The libavformat muxer name (`mp4`, `mov`, `ipod`, `matroska`, `mpegts`).
+    public let muxer: String
+    /// What the user called it (`mp4`, `m4a`, `mkv`, `ts`, …).
+    public let name: String
+
+    /// The containers avtool writes, by the names users type (file extensions).
+    public static let known: [String: String] = [
+        "mp4": "mp4", "m4v": "mp4", "mov": "mov", "m4a": "ipod", "mkv": "matroska", "mka": "matroska",
+        "webm": "webm", "ts": "mpegts", "m2ts": "mpegts", "mts": "mpegts",
+    ]
+
+    /// By a name as a user gives it to `--format` (`mp4`, `mkv`, …) or a muxer name (`matroska`).
+    public init?(named name: String) {
+        let key = name.lowercased()
+        if let muxer = Self.known[key] {
+            self.muxer = muxer
+            self.name = key
+        } else if let entry = Self.known.first(where: { $0.value == key }) {
+            self.muxer = key
+            self.name = entry.key == "mka" || entry.key == "m4v" || entry.key == "m2ts" ? key : entry.key
+        } else {
+            return nil
+        }
+    }
+
+    /// From a path's extension.
+    public init?(path: String) {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }
+        self.init(named: String(path[path.index(after: dot)...]))
+    }
+
+    public static var knownNames: String { known.keys.sorted().joined(separator: ", ") }
+
+    public var description: String { name }
+
+    /// MP4, MOV and M4A: ISO base media files, written by movenc.
+    public var isISOBMFF: Bool { ["mp4", "mov", "ipod"].contains(muxer) }
+
+    /// The DTS order the muxer accepts: movenc needs strictly increasing DTS;
+    /// Matroska and MPEG-TS accept repeats.
+    public var dtsOrder: DTSOrder { isISOBMFF ? .strictlyIncreasing : .nonDecreasing }
+
+    /// libavformat's output format; `nil` when this build lacks the muxer.
+    var outputFormat: UnsafePointer<AVOutputFormat>? { av_guess_format(muxer, nil, nil) }
+
+    /// Whether the container can hold `codec`: `true`/`false` when libavformat
+    /// knows (`avformat_query_codec`), `nil` when it cannot tell.
+    func canHold(_ codec: AVCodecID) -> Bool? {
+        guard let format = outputFormat else { return false }
+        let r = avformat_query_codec(format, codec, FF_COMPLIANCE_NORMAL)
+        return r < 0 ? nil : r == 1
+    }
+}

@@ -1,0 +1,148 @@
+import CFFmpeg
+import Sync
+
+public enum MediaType: String, Sendable, Codable {
+    case video, audio, subtitle, data, attachment, unknown
+}
+
+/// A borrowed view of one stream of an `InputFile`; it keeps the file open.
+public struct InputStream {
+    public let file: InputFile
+    public let index: Int
+
+    var stream: UnsafeMutablePointer<AVStream> { file.context.pointee.streams[index]! }
+    var parameters: UnsafeMutablePointer<AVCodecParameters> { stream.pointee.codecpar }
+    var codecID: AVCodecID { parameters.pointee.codec_id }
+
+    public var mediaType: MediaType {
+        switch parameters.pointee.codec_type {
+        case AVMEDIA_TYPE_VIDEO: .video
+        case AVMEDIA_TYPE_AUDIO: .audio
+        case AVMEDIA_TYPE_SUBTITLE: .subtitle
+        case AVMEDIA_TYPE_DATA: .data
+        case AVMEDIA_TYPE_ATTACHMENT: .attachment
+        default: .unknown
+        }
+    }
+
+    /// Cover art and other still pictures stored as a video stream.
+    public var isAttachedPicture: Bool { stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
+    public var isDefault: Bool { stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0 }
+
+    /// libavcodec's short codec name, e.g. `h264`, `aac`, `pcm_s16le`, `none`.
+    public var codecName: String { avcodec_get_name(codecID).string ?? "unknown" }
+    public var codecLongName: String? { avcodec_descriptor_get(codecID)?.pointee.long_name.string }
+    public var profileName: String? { avcodec_profile_name(codecID, parameters.pointee.profile).string }
+    /// The codec tag as four characters (`avc1`, `hvc1`), when set.
+    public var codecTag: String? {
+        let tag = parameters.pointee.codec_tag
+        guard tag != 0 else { return nil }
+        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: tag >> (8 * $0)) }
+        guard bytes.allSatisfy({ $0 >= 32 && $0 < 127 }) else { return String(format: tag) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `nil` for a zero or negative time base (a broken file).
+    public var timeBase: Rational? {
+        let tb = stream.pointee.time_base
+        return Rational(tb.num, tb.den).flatMap { $0.isValidTimeBase ? $0 : nil }
+    }
+
+    public var startTime: Timestamp? {
+        guard let tb = timeBase, let v = Packet.known(stream.pointee.start_time) else { return nil }
+        return Timestamp(v, tb)
+    }
+
+    public var duration: Timestamp? {
+        guard let tb = timeBase, let v = Packet.known(stream.pointee.duration), v >= 0 else { return nil }
+        return Timestamp(v, tb)
+    }
+
+    /// Frame count from the container header, if it has one.
+    public var declaredFrameCount: Int64? { stream.pointee.nb_frames > 0 ? stream.pointee.nb_frames : nil }
+    public var bitRate: Int64? { parameters.pointee.bit_rate > 0 ? parameters.pointee.bit_rate : nil }
+
+    /// Width of the timestamp counter when it wraps (33 for MPEG-TS), else `nil`.
+    public var wrapBits: Int? {
+        let b = Int(stream.pointee.pts_wrap_bits)
+        return b > 0 && b < 63 ? b : nil
+    }
+
+    public var metadata: [(key: String, value: String)] { entries(of: stream.pointee.metadata) }
+    public var language: String? { av_dict_get(stream.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) } }
+
+    // MARK: video
+
+    public var width: Int { Int(parameters.pointee.width) }
+    public var height: Int { Int(parameters.pointee.height) }
+    /// Frames the decoder holds back to reorder B-frames (`video_delay`).
+    public var reorderDelay: Int { Int(parameters.pointee.video_delay) }
+    public var averageFrameRate: Rational? { Self.positive(stream.pointee.avg_frame_rate) }
+    public var realFrameRate: Rational? { Self.positive(stream.pointee.r_frame_rate) }
+    public var sampleAspectRatio: Rational? { Self.positive(parameters.pointee.sample_aspect_ratio) }
+    public var pixelFormat: String? {
+        parameters.pointee.format < 0 ? nil : av_get_pix_fmt_name(AVPixelFormat(parameters.pointee.format)).string
+    }
+    public var colorRange: String? {
+        parameters.pointee.color_range == AVCOL_RANGE_UNSPECIFIED ? nil
+            : av_color_range_name(parameters.pointee.color_range).string
+    }
+    public var colorPrimaries: String? {
+        parameters.pointee.color_primaries == AVCOL_PRI_UNSPECIFIED ? nil
+            : av_color_primaries_name(parameters.pointee.color_primaries).string
+    }
+    public var colorTransfer: String? {
+        parameters.pointee.color_trc == AVCOL_TRC_UNSPECIFIED ? nil
+            : av_color_transfer_name(parameters.pointee.color_trc).string
+    }
+    public var colorSpace: String? {
+        parameters.pointee.color_space == AVCOL_SPC_UNSPECIFIED ? nil
+            : av_color_space_name(parameters.pointee.color_space).string
+    }
+
+    /// Counter-clockwise rotation in degrees from the display matrix, the
+    /// value ffprobe prints (`av_display_rotation_get`); `nil` without one.
+    public var rotation: Double? {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
+            return nil
+        }
+        let matrix = UnsafeRawPointer(data).assumingMemoryBound(to: Int32.self)
+        let r = av_display_rotation_get(matrix)
+        return r.isNaN ? nil : r
+    }
+
+    // MARK: audio
+
+    public var sampleRate: Int32 { parameters.pointee.sample_rate }
+    public var channelCount: Int { Int(parameters.pointee.ch_layout.nb_channels) }
+    public var channelLayout: String? {
+        var buffer = [CChar](repeating: 0, count: 128)
+        guard parameters.pointee.ch_layout.nb_channels > 0,
+              av_channel_layout_describe(&parameters.pointee.ch_layout, &buffer, buffer.count) >= 0 else {
+            return nil
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+    public var sampleFormat: String? {
+        parameters.pointee.format < 0 ? nil : av_get_sample_fmt_name(AVSampleFormat(parameters.pointee.format)).string
+    }
+    /// Samples per coded frame when fixed (1024 for AAC-LC), else 0.
+    public var frameSize: Int { Int(parameters.pointee.frame_size) }
+    /// Encoder delay recorded in the codec parameters, if any.
+    public var initialPadding: Int { Int(parameters.pointee.initial_padding) }
+
+    /// Samples a packet of this stream decodes to, from its size and the
+    /// codec (`av_get_audio_frame_duration2`); 0 when it cannot tell.
+    public func samples(in packet: borrowing Packet) -> Int64 {
+        Int64(av_get_audio_frame_duration2(parameters, packet.pointer.pointee.size))
+    }
+
+    private static func positive(_ q: AVRational) -> Rational? {
+        q.num > 0 && q.den > 0 ? Rational(q.num, q.den) : nil
+    }
+}
+
+private extension String {
+    init(format tag: UInt32) { self = "0x" + String(tag, radix: 16) }
+}

@@ -1,0 +1,85 @@
+import CFFmpeg
+
+/// The one error type of the FFmpeg boundary: an `AVERROR` code, the
+/// operation that failed, the file and stream it concerns, and a message
+/// (FFmpeg's own `av_strerror` text, or ours for checks made before FFmpeg).
+///
+/// Its `description` is the single line the user sees:
+/// `could not open input 'a.mkv': Invalid data found when processing input`.
+public struct MediaError: Error, Sendable, CustomStringConvertible {
+    public let code: Int32
+    public let operation: String
+    public let path: String?
+    public let stream: Int?
+    public let message: String
+    /// A suggestion shown after the message, e.g. "use 'avtool transcode'".
+    public let hint: String?
+
+    public init(code: Int32, operation: String, path: String? = nil, stream: Int? = nil,
+                message: String? = nil, hint: String? = nil) {
+        self.code = code
+        self.operation = operation
+        self.path = path
+        self.stream = stream
+        self.message = message ?? MediaError.describe(code)
+        self.hint = hint
+    }
+
+    /// `av_strerror` into a temporary buffer; what `av_err2str` does in C.
+    public static func describe(_ code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        if av_strerror(code, &buffer, buffer.count) < 0 {
+            return "error \(code)"
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    public var description: String {
+        var s = operation
+        if let path { s += " '\(path)'" }
+        if let stream { s += " (stream #\(stream))" }
+        s += ": " + message
+        if let hint { s += "; " + hint }
+        return s
+    }
+
+    /// The same error about another file or stream.
+    public func about(path: String? = nil, stream: Int? = nil) -> MediaError {
+        MediaError(code: code, operation: operation, path: path ?? self.path, stream: stream ?? self.stream,
+                   message: message, hint: hint)
+    }
+
+    // Codes usable in `catch` patterns: `catch MediaError.endOfFile`.
+    public static let endOfFile = MediaError(code: AVTOOL_AVERROR_EOF, operation: "end of file")
+    public static let tryAgain = MediaError(code: AVTOOL_AVERROR_EAGAIN, operation: "try again")
+    public static let invalidData = MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "invalid data")
+    /// An interrupt callback stopped the operation (cancellation).
+    public static let interrupted = MediaError(code: AVTOOL_AVERROR_EXIT, operation: "interrupted")
+    public static let noSpace = MediaError(code: AVTOOL_AVERROR_ENOSPC, operation: "no space")
+
+    /// Matches on the code only.
+    public static func ~= (pattern: MediaError, error: any Error) -> Bool {
+        (error as? MediaError)?.code == pattern.code
+    }
+
+    /// A problem avtool finds itself (bad option, unsupported stream), with
+    /// the code of EINVAL.
+    public static func invalid(_ operation: String, path: String? = nil, stream: Int? = nil,
+                               message: String, hint: String? = nil) -> MediaError {
+        MediaError(code: AVTOOL_AVERROR_EINVAL, operation: operation, path: path, stream: stream,
+                   message: message, hint: hint)
+    }
+
+    /// Throws a `MediaError` for a negative FFmpeg return value.
+    @discardableResult
+    static func check(_ result: Int32, _ operation: @autoclosure () -> String, path: String? = nil,
+                      stream: Int? = nil) throws(MediaError) -> Int32 {
+        if result < 0 { throw MediaError(code: result, operation: operation(), path: path, stream: stream) }
+        return result
+    }
+
+    /// A POSIX `errno` as an FFmpeg-style error.
+    static func posix(_ errnoValue: Int32, _ operation: String, path: String?, hint: String? = nil) -> MediaError {
+        MediaError(code: avtool_averror(errnoValue), operation: operation, path: path, hint: hint)
+    }
+}

@@ -1,0 +1,182 @@
+import CFFmpeg
+import Glibc
+import Sync
+
+/// How one output stream is made. Only stream copy exists so far; encoders
+/// will add cases. The whole set is given to `OutputFile.init`, which writes
+/// the header, so no stream can be added once writing has begun.
+public enum OutputStreamSource {
+    /// Copy codec parameters, metadata, disposition and side data (rotation).
+    case copy(InputStream)
+}
+
+/// A media file being written (`avformat_alloc_output_context2`, `avio_open2`,
+/// `avformat_write_header`). `finish()` writes the trailer; dropping it
+/// unfinished closes the file without one (the staged temporary is then
+/// discarded by its owner).
+public final class OutputFile {
+    let context: UnsafeMutablePointer<AVFormatContext>
+    public let path: String
+    public let container: Container
+    /// Each output stream's time base as the muxer chose it in the header.
+    public private(set) var timeBases: [Rational] = []
+    private let cancellation: Cancellation
+    private var finished = false
+
+    /// Creates the file at `path` with exactly `streams`, copies the format
+    /// metadata and chapters of `metadataSource`, and writes the header with
+    /// `options` (muxer private options such as `movflags`).
+    public init(path: String, container: Container, streams: [OutputStreamSource],
+                metadataSource: InputFile?, options: [(String, String)] = [],
+                cancellation: Cancellation = .shared) throws(MediaError) {
+        self.path = path
+        self.container = container
+        self.cancellation = cancellation
+        var maybe: UnsafeMutablePointer<AVFormatContext>? = nil
+        let r = avformat_alloc_output_context2(&maybe, nil, container.muxer, path)
+        guard r >= 0, let ctx = maybe else {
+            throw MediaError(code: r < 0 ? r : AVTOOL_AVERROR_ENOMEM, operation: "could not create output",
+                             path: path, message: "no \(container.muxer) muxer in this FFmpeg build")
+        }
+        context = ctx
+        // From here on deinit cleans up whatever is open.
+        for (i, source) in streams.enumerated() {
+            try addStream(source, index: i)
+        }
+        if let input = metadataSource {
+            av_dict_copy(&ctx.pointee.metadata, input.context.pointee.metadata, 0)
+            copyChapters(from: input)
+        }
+        if ctx.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
+            var callback = cancellation.interruptCallback
+            let opened = avio_open2(&ctx.pointee.pb, path, AVIO_FLAG_WRITE, &callback, nil)
+            if opened < 0 {
+                throw MediaError(code: opened, operation: "could not create output", path: path)
+            }
+        }
+        var dict = makeDictionary(options)
+        defer { av_dict_free(&dict) }
+        let written = avformat_write_header(ctx, &dict)
+        if written < 0 {
+            throw MediaError(code: written, operation: "could not write header of", path: path,
+                             message: MediaError.describe(written)
+                                + " (the \(container.name) muxer rejected the stream set)")
+        }
+        timeBases = (0..<Int(ctx.pointee.nb_streams)).map {
+            let tb = ctx.pointee.streams[$0]!.pointee.time_base
+            return Rational(tb.num, tb.den) ?? .microseconds
+        }
+    }
+
+    deinit {
+        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
+            avio_closep(&context.pointee.pb)
+        }
+        avformat_free_context(context)
+    }
+
+    private func addStream(_ source: OutputStreamSource, index: Int) throws(MediaError) {
+        guard let st = avformat_new_stream(context, nil) else {
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not add a stream to", path: path)
+        }
+        switch source {
+        case .copy(let input):
+            let src = input.stream
+            try MediaError.check(avcodec_parameters_copy(st.pointee.codecpar, src.pointee.codecpar),
+                                 "could not copy codec parameters to", path: path, stream: index)
+            st.pointee.codecpar.pointee.codec_tag = container.codecTag(for: input.codecID)
+            st.pointee.time_base = src.pointee.time_base
+            st.pointee.avg_frame_rate = src.pointee.avg_frame_rate
+            st.pointee.r_frame_rate = src.pointee.r_frame_rate
+            st.pointee.sample_aspect_ratio = src.pointee.codecpar.pointee.sample_aspect_ratio
+            st.pointee.disposition = src.pointee.disposition
+            av_dict_copy(&st.pointee.metadata, src.pointee.metadata, 0)
+            // Rotation (the display matrix) and other stream side data live on
+            // the stream in FFmpeg 5.1, not in codecpar: copy them one by one.
+            for i in 0..<Int(src.pointee.nb_side_data) {
+                let sd = src.pointee.side_data[i]
+                guard let dst = av_stream_new_side_data(st, sd.type, sd.size) else {
+                    throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not copy side data to",
+                                     path: path, stream: index)
+                }
+                dst.update(from: sd.data, count: sd.size)
+            }
+        }
+    }
+
+    private func copyChapters(from input: InputFile) {
+        let n = Int(input.context.pointee.nb_chapters)
+        guard n > 0, container.muxer != "mpegts",
+              let raw = av_calloc(n, MemoryLayout<UnsafeMutablePointer<AVChapter>?>.stride) else { return }
+        let array = raw.bindMemory(to: UnsafeMutablePointer<AVChapter>?.self, capacity: n)
+        var count = 0
+        for i in 0..<n {
+            guard let src = input.context.pointee.chapters[i],
+                  let mem = av_mallocz(MemoryLayout<AVChapter>.size) else { continue }
+            let ch = mem.bindMemory(to: AVChapter.self, capacity: 1)
+            ch.pointee.id = src.pointee.id
+            ch.pointee.time_base = src.pointee.time_base
+            ch.pointee.start = src.pointee.start
+            ch.pointee.end = src.pointee.end
+            av_dict_copy(&ch.pointee.metadata, src.pointee.metadata, 0)
+            array[count] = ch
+            count += 1
+        }
+        // avformat_free_context frees each chapter and the array.
+        context.pointee.chapters = array
+        context.pointee.nb_chapters = UInt32(count)
+    }
+
+    /// Writes `packet` in interleaved order (`av_interleaved_write_frame`).
+    /// Its timing must already be in the output stream's time base. The
+    /// packet is blank afterwards.
+    public func write(_ packet: borrowing Packet) throws(MediaError) {
+        packet.pointer.pointee.pos = -1
+        let r = av_interleaved_write_frame(context, packet.pointer)
+        if r < 0 {
+            if cancellation.isCancelled { throw MediaError.interrupted }
+            throw MediaError(code: r, operation: "could not write to", path: path, stream: packet.streamIndex)
+        }
+    }
+
+    /// Flushes interleaving queues, writes the trailer (for MP4/MOV with
+    /// faststart this moves the index to the front) and closes the file.
+    public func finish() throws(MediaError) {
+        guard !finished else { return }
+        finished = true
+        let r = av_write_trailer(context)
+        if r < 0 {
+            if cancellation.isCancelled { throw MediaError.interrupted }
+            throw MediaError(code: r, operation: "could not finish", path: path)
+        }
+        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, let pb = context.pointee.pb {
+            avio_flush(pb)
+            let ioError = pb.pointee.error
+            let closed = avio_closep(&context.pointee.pb)
+            if ioError < 0 { throw MediaError(code: ioError, operation: "could not write to", path: path) }
+            if closed < 0 { throw MediaError(code: closed, operation: "could not close", path: path) }
+        }
+    }
+
+    /// Bytes written so far.
+    public var bytesWritten: Int64 {
+        guard let pb = context.pointee.pb else { return 0 }
+        return max(avio_tell(pb), 0)
+    }
+}
+
+extension Container {
+    /// The codec tag to set before the header: `hvc1` for HEVC in MP4/MOV
+    /// (Apple players refuse movenc's default `hev1`), else 0 so the muxer
+    /// picks its own.
+    func codecTag(for codec: AVCodecID) -> UInt32 {
+        if isISOBMFF && codec == AV_CODEC_ID_HEVC { return avtool_mktag(0x68, 0x76, 0x63, 0x31) }  // "hvc1"
+        return 0
+    }
+
+    /// Whether this container can hold the stream's codec (see `canHold`).
+    public func canHold(_ stream: InputStream) -> Bool? {
+        // Cover art is written by movenc as 'covr' only for images.
+        canHold(stream.codecID)
+    }
+}

@@ -1,0 +1,57 @@
+import CFFmpeg
+import Sync
+
+/// An owned `AVPacket` (`av_packet_alloc` / `av_packet_free`). Not copyable,
+/// so it cannot be freed twice; reuse one for a whole read loop.
+public struct Packet: ~Copyable {
+    let pointer: UnsafeMutablePointer<AVPacket>
+
+    public init() throws(MediaError) {
+        guard let p = av_packet_alloc() else {
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not allocate a packet")
+        }
+        pointer = p
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&p)
+    }
+
+    public var streamIndex: Int {
+        get { Int(pointer.pointee.stream_index) }
+        nonmutating set { pointer.pointee.stream_index = Int32(newValue) }
+    }
+
+    /// PTS, DTS and duration in the stream's time base; `AV_NOPTS_VALUE` is `nil`.
+    public var timing: PacketTiming {
+        get {
+            PacketTiming(pts: Self.known(pointer.pointee.pts), dts: Self.known(pointer.pointee.dts),
+                         duration: pointer.pointee.duration)
+        }
+        nonmutating set {
+            pointer.pointee.pts = newValue.pts ?? AVTOOL_NOPTS_VALUE
+            pointer.pointee.dts = newValue.dts ?? AVTOOL_NOPTS_VALUE
+            pointer.pointee.duration = newValue.duration
+        }
+    }
+
+    public var size: Int { Int(pointer.pointee.size) }
+    public var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+
+    /// Samples to drop at the start of this packet's decoded audio
+    /// (`AV_PKT_DATA_SKIP_SAMPLES`, how demuxers mark AAC priming).
+    public var skipSamplesAtStart: Int64 {
+        var size: Int = 0
+        guard let data = av_packet_get_side_data(pointer, AV_PKT_DATA_SKIP_SAMPLES, &size), size >= 4 else {
+            return 0
+        }
+        let raw = UnsafeRawPointer(data)
+        return Int64(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+    }
+
+    /// Drops the payload; the packet is blank afterwards.
+    public func unref() { av_packet_unref(pointer) }
+
+    static func known(_ v: Int64) -> Int64? { v == AVTOOL_NOPTS_VALUE ? nil : v }
+}

@@ -1,0 +1,135 @@
+import CFFmpeg
+import Glibc
+import Synchronization
+
+/// An output written to a temporary file beside its target and moved into
+/// place only by `commit()`. Until then the target is untouched; a staged
+/// output that is dropped, or cancelled by a signal, removes its temporary.
+public final class StagedOutput {
+    public let target: String
+    public let temporary: String
+    public let overwrite: Bool
+    private var done = false
+
+    /// Checks the target before any work starts: its directory exists and is
+    /// writable, it is not one of `inputs`, and it does not exist unless
+    /// `overwrite`. Reserves the temporary file.
+    public init(target: String, overwrite: Bool, inputs: [String]) throws(MediaError) {
+        self.target = target
+        self.overwrite = overwrite
+        let op = "could not write output"
+        let (dir, base) = Self.split(target)
+        guard !base.isEmpty, base != ".", base != ".." else {
+            throw MediaError.posix(EISDIR, op, path: target)
+        }
+        var st = stat()
+        guard stat(dir, &st) == 0 else {
+            throw MediaError(code: avtool_averror(errno), operation: op, path: target,
+                             message: "directory '\(dir)' does not exist")
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw MediaError(code: avtool_averror(ENOTDIR), operation: op, path: target,
+                             message: "'\(dir)' is not a directory")
+        }
+        for input in inputs where Self.sameFile(input, target) {
+            throw MediaError(code: avtool_averror(EINVAL), operation: op, path: target,
+                             message: "the output is the input file", hint: "choose another output path")
+        }
+        var tst = stat()
+        if stat(target, &tst) == 0 {
+            if tst.st_mode & S_IFMT == S_IFDIR {
+                throw MediaError.posix(EISDIR, op, path: target)
+            }
+            if !overwrite {
+                throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target,
+                                 message: "file exists", hint: "pass --overwrite (-y) to replace it")
+            }
+        }
+        // Reserve a unique temporary name in the same directory (same
+        // filesystem, so the final rename is atomic).
+        var template = Array("\(dir)/.\(base).avtool-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            let e = errno
+            throw MediaError(code: avtool_averror(e), operation: op, path: target,
+                             message: e == EACCES || e == EROFS || e == EPERM
+                                ? "directory '\(dir)' is not writable (\(MediaError.describe(avtool_averror(e))))"
+                                : MediaError.describe(avtool_averror(e)))
+        }
+        close(fd)
+        temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        TemporaryFiles.shared.register(temporary)
+    }
+
+    deinit { discard() }
+
+    /// Moves the finished temporary onto the target. Without `overwrite` this
+    /// never replaces a file that appeared meanwhile (hard link, then unlink).
+    public func commit() throws(MediaError) {
+        guard !done else { return }
+        let op = "could not write output"
+        if overwrite {
+            guard rename(temporary, target) == 0 else {
+                throw MediaError.posix(errno, op, path: target)
+            }
+        } else if link(temporary, target) == 0 {
+            unlink(temporary)
+        } else {
+            let e = errno
+            if e == EEXIST {
+                throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target,
+                                 message: "file exists", hint: "pass --overwrite (-y) to replace it")
+            }
+            // Filesystems without hard links: check, then rename.
+            var st = stat()
+            if stat(target, &st) == 0 {
+                throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target, message: "file exists")
+            }
+            guard rename(temporary, target) == 0 else { throw MediaError.posix(errno, op, path: target) }
+        }
+        done = true
+        TemporaryFiles.shared.unregister(temporary)
+    }
+
+    /// Removes the temporary; safe to call again.
+    public func discard() {
+        guard !done else { return }
+        done = true
+        unlink(temporary)
+        TemporaryFiles.shared.unregister(temporary)
+    }
+
+    static func split(_ path: String) -> (dir: String, base: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let dir = String(path[..<slash])
+        return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
+    }
+
+    /// Same inode, or (for a target that does not exist yet) same resolved path.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        if stat(a, &sa) == 0, stat(b, &sb) == 0 {
+            return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+        }
+        return false
+    }
+}
+
+/// Temporaries not yet committed, so a signal handler can remove them when
+/// the process must stop at once.
+public final class TemporaryFiles: Sendable {
+    public static let shared = TemporaryFiles()
+    private let paths = Mutex<Set<String>>([])
+
+    func register(_ path: String) { paths.withLock { _ = $0.insert(path) } }
+    func unregister(_ path: String) { paths.withLock { _ = $0.remove(path) } }
+
+    /// Unlinks every registered temporary.
+    public func removeAll() {
+        paths.withLock {
+            for p in $0 { unlink(p) }
+            $0.removeAll()
+        }
+    }
+}
+

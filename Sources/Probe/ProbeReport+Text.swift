@@ -1,0 +1,103 @@
+import Sync
+
+extension ProbeReport {
+    /// The human-readable report `avtool probe` prints without `--json`.
+    public var text: String {
+        var lines: [String] = []
+        var head = "\(file): \(format)"
+        if let d = durationSeconds { head += ", \(formatSeconds(d))" }
+        if let b = bitRate { head += ", \(b / 1000) kb/s" }
+        if let s = size { head += ", \(formatBytes(s))" }
+        lines.append(head)
+        if let s = startSeconds, s != 0 { lines.append("  start \(formatSeconds(s))") }
+        for key in ["title", "creation_time", "major_brand", "encoder"] {
+            if let v = tags[key] { lines.append("  \(key): \(v)") }
+        }
+        if chapters > 0 { lines.append("  chapters: \(chapters)") }
+        for s in streams {
+            var l = "  #\(s.index) \(s.type.rawValue) \(s.codec)"
+            if let p = s.profile { l += " (\(p))" }
+            if let t = s.codecTag { l += " [\(t)]" }
+            if let v = s.video {
+                l += ", \(v.width)x\(v.height)"
+                if let f = v.frameRateValue { l += ", \(trim(f)) fps" }
+                if let p = v.pixelFormat { l += ", \(p)" }
+                let color = [v.colorRange, v.colorPrimaries, v.colorTransfer, v.colorSpace].compactMap { $0 }
+                if !color.isEmpty { l += " (\(color.joined(separator: "/")))" }
+                if let r = v.rotation, r != 0 { l += ", rotation \(trim(r))°" }
+            }
+            if let a = s.audio {
+                l += ", \(a.sampleRate) Hz, \(a.channelLayout ?? "\(a.channels) ch")"
+                if let f = a.sampleFormat { l += ", \(f)" }
+                if a.primingSamples > 0 { l += ", priming \(a.primingSamples) samples" }
+            }
+            if let lang = s.language { l += ", lang \(lang)" }
+            lines.append(l)
+            var t = "      time base \(s.timeBase ?? "?")"
+            if let st = s.startSeconds { t += ", start \(formatSeconds(st))" }
+            if let d = s.durationSeconds { t += ", duration \(formatSeconds(d))" }
+            t += ", \(s.packets) packets"
+            if let f = s.declaredFrames { t += " (\(f) declared)" }
+            if let b = s.bitRate { t += ", \(b / 1000) kb/s" }
+            if s.isAttachedPicture { t += ", cover art" }
+            lines.append(t)
+        }
+        if let sync {
+            if let k = sync.skew {
+                var l = "  A/V start skew \(formatMicros(k.startMicroseconds))"
+                if let n = k.startSamples { l += " (\(n) samples)" }
+                l += ", end difference \(formatMicros(k.endMicroseconds))"
+                if let n = k.endSamples { l += " (\(n) samples)" }
+                lines.append(l)
+            }
+            if sync.gapCount == 0 {
+                if sync.audioStream != nil { lines.append("  audio gaps: none") }
+            } else {
+                lines.append("  audio gaps: \(sync.gapCount) (\(sync.gapSamples) samples missing, \(sync.overlapSamples) overlapping)")
+                for g in sync.gaps.prefix(20) {
+                    let kind = g.samples > 0 ? "gap" : "overlap"
+                    lines.append("    #\(g.stream) at \(formatSeconds(g.atSeconds)) (sample \(g.atSample)): \(kind) of \(abs(g.samples)) samples (\(trim(abs(g.milliseconds))) ms)")
+                }
+                if sync.gaps.count > 20 { lines.append("    … \(sync.gaps.count - 20) more (see --json)") }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+func formatSeconds(_ s: Double) -> String {
+    let sign = s < 0 ? "-" : ""
+    let a = abs(s)
+    let h = Int(a / 3600), m = Int(a.truncatingRemainder(dividingBy: 3600) / 60)
+    let sec = a.truncatingRemainder(dividingBy: 60)
+    let secText = fixed(sec, 3)
+    let padded = sec < 10 ? "0" + secText : secText
+    return h > 0 ? "\(sign)\(h):\(m < 10 ? "0" : "")\(m):\(padded)" : "\(sign)\(m):\(padded)"
+}
+
+func formatMicros(_ us: Int64) -> String { "\(trim(Double(us) / 1000)) ms" }
+
+public func formatBytes(_ b: Int64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    var v = Double(b), u = 0
+    while v >= 1024 && u < units.count - 1 { v /= 1024; u += 1 }
+    return u == 0 ? "\(b) B" : "\(fixed(v, 1)) \(units[u])"
+}
+
+/// A number with at most three decimals and no trailing zeros.
+func trim(_ v: Double) -> String {
+    var s = fixed(v, 3)
+    while s.contains(".") && (s.hasSuffix("0") || s.hasSuffix(".")) { s.removeLast() }
+    return s
+}
+
+/// Fixed-point text without Foundation.
+func fixed(_ v: Double, _ digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let n = (abs(v) * scale).rounded()
+    let whole = Int64(n / scale)
+    var frac = String(Int64(n - Double(whole) * scale))
+    while frac.count < digits { frac = "0" + frac }
+    return (v < 0 && n != 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + frac : "")
+}

@@ -1,0 +1,196 @@
+import Media
+import Sync
+
+public struct RemuxOptions: Sendable {
+    /// The output container; `nil` means from the output's extension.
+    public var container: Container?
+    public var start: StartPolicy = .zero
+    public var repair: TimestampRepair = .fix
+    public var streams = StreamSelection()
+    /// MP4/MOV/M4A: put the index (moov) before the media data.
+    public var faststart = true
+    public var overwrite = false
+
+    public init() {}
+}
+
+/// Progress of a running remux, reported every few packets.
+public struct RemuxProgress: Sendable {
+    public let bytesRead: Int64
+    public let inputSize: Int64?
+    /// Output position in seconds (from the last written timestamp).
+    public let position: Double
+    public let duration: Double?
+
+    /// 0…1, from the position when the duration is known, else from bytes.
+    public var fraction: Double? {
+        if let d = duration, d > 0 { return min(max(position / d, 0), 1) }
+        if let s = inputSize, s > 0 { return min(Double(bytesRead) / Double(s), 1) }
+        return nil
+    }
+}
+
+/// What a remux did, per output stream.
+public struct RemuxStreamReport: Sendable, Codable {
+    public let inputIndex: Int
+    public let outputIndex: Int
+    public let type: MediaType
+    public let codec: String
+    public var packets: Int = 0
+    public var bytes: Int64 = 0
+    public var corrections = TimelineCorrections()
+}
+
+public struct RemuxReport: Sendable, Codable {
+    public let input: String
+    public let output: String
+    public let container: String
+    public var streams: [RemuxStreamReport]
+    /// Input streams left out: index and why.
+    public var dropped: [DroppedStream]
+    public var outputBytes: Int64 = 0
+    public var durationSeconds: Double?
+    public var elapsedSeconds: Double = 0
+
+    public var corrections: TimelineCorrections { streams.reduce(TimelineCorrections()) { $0 + $1.corrections } }
+}
+
+public struct DroppedStream: Sendable, Codable {
+    public let index: Int
+    public let type: MediaType
+    public let codec: String
+    public let reason: String
+}
+
+/// Stream copy from one container into another: every packet's payload is
+/// passed through untouched; only timestamps move, through the core's
+/// `TrackTimeline`.
+public func remux(input inputPath: String, output outputPath: String, options: RemuxOptions,
+                  cancellation: Cancellation = .shared,
+                  progress: ((RemuxProgress) -> Void)? = nil) throws(MediaError) -> RemuxReport {
+    let clock = ContinuousClock()
+    let began = clock.now
+    let container = try resolveContainer(options.container, output: outputPath)
+    let input = try InputFile(path: inputPath, cancellation: cancellation)
+    let plan = try planStreams(input, container: container, selection: options.streams)
+    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
+
+    var muxerOptions: [(String, String)] = []
+    if container.isISOBMFF && options.faststart { muxerOptions.append(("movflags", "+faststart")) }
+    let output = try OutputFile(path: staged.temporary, container: container,
+                                streams: plan.kept.map { .copy($0) }, metadataSource: input,
+                                options: muxerOptions, cancellation: cancellation)
+
+    let shift = options.start.shift(earliestStart: plan.kept.compactMap(\.startTime).min())
+    var timelines: [TrackTimeline] = []
+    for (j, stream) in plan.kept.enumerated() {
+        do {
+            timelines.append(try TrackTimeline(
+                source: stream.timeBase!, target: output.timeBases[j], shift: shift,
+                order: container.dtsOrder, repair: options.repair, wrapBits: stream.wrapBits,
+                reorderDelay: stream.reorderDelay))
+        } catch {
+            throw timestampError(error, input: inputPath, stream: stream.index)
+        }
+    }
+
+    var report = RemuxReport(
+        input: inputPath, output: outputPath, container: container.name,
+        streams: plan.kept.enumerated().map {
+            RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType, codec: $1.codecName)
+        },
+        dropped: plan.dropped)
+    var outputIndex = [Int?](repeating: nil, count: input.streams.count)
+    for (j, s) in plan.kept.enumerated() { outputIndex[s.index] = j }
+
+    let duration = input.duration.map(\.seconds)
+    let inputSize = input.size
+    let packet = try Packet()
+    var sinceProgress = 0
+    var position = 0.0
+    while try input.read(into: packet) {
+        try cancellation.check()
+        guard packet.streamIndex < outputIndex.count, let j = outputIndex[packet.streamIndex] else { continue }
+        let mapped: PacketTiming
+        do {
+            mapped = try timelines[j].map(packet.timing)
+        } catch {
+            throw timestampError(error, input: inputPath, stream: packet.streamIndex)
+        }
+        report.streams[j].packets += 1
+        report.streams[j].bytes += Int64(packet.size)
+        packet.timing = mapped
+        packet.streamIndex = j
+        if let progress {
+            sinceProgress += 1
+            if sinceProgress >= 256 {
+                sinceProgress = 0
+                if let d = mapped.dts { position = Timestamp(d, output.timeBases[j]).seconds }
+                progress(RemuxProgress(bytesRead: input.bytesRead, inputSize: inputSize,
+                                       position: position, duration: duration))
+            }
+        }
+        try output.write(packet)
+    }
+    try cancellation.check()
+    try output.finish()
+    try staged.commit()
+
+    for j in report.streams.indices { report.streams[j].corrections = timelines[j].corrections }
+    report.outputBytes = fileSize(outputPath) ?? output.bytesWritten
+    report.durationSeconds = duration
+    let elapsed = clock.now - began
+    report.elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    return report
+}
+
+func resolveContainer(_ explicit: Container?, output: String) throws(MediaError) -> Container {
+    if let explicit { return explicit }
+    guard let c = Container(path: output) else {
+        throw MediaError.invalid("could not choose a container for", path: output,
+                         message: "unknown or missing extension (known: \(Container.knownNames))",
+                         hint: "name the container with --format")
+    }
+    return c
+}
+
+struct StreamPlan {
+    var kept: [InputStream] = []
+    var dropped: [DroppedStream] = []
+}
+
+/// Keeps the selected streams; a selected stream the container cannot hold,
+/// or one without a valid time base, is an error naming it.
+func planStreams(_ input: InputFile, container: Container, selection: StreamSelection) throws(MediaError) -> StreamPlan {
+    var plan = StreamPlan()
+    for s in input.streams {
+        guard selection.keeps(s.mediaType) else {
+            plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecName,
+                                              reason: "not selected"))
+            continue
+        }
+        guard s.timeBase != nil else {
+            throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
+                             message: "the stream has no valid time base")
+        }
+        if container.canHold(s) == false {
+            let hint = s.mediaType == .audio || s.mediaType == .video
+                ? "convert it with 'avtool transcode' or drop it with \(StreamSelection.dropFlag(s.mediaType))"
+                : "drop it with \(StreamSelection.dropFlag(s.mediaType))"
+            throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
+                             message: "\(container.name) cannot hold \(s.mediaType.rawValue) codec '\(s.codecName)'",
+                             hint: hint)
+        }
+        plan.kept.append(s)
+    }
+    guard !plan.kept.isEmpty else {
+        throw MediaError.invalid("could not remux", path: input.path,
+                         message: "no streams left to write")
+    }
+    return plan
+}
+
+func timestampError(_ error: TimelineError, input: String, stream: Int) -> MediaError {
+    MediaError.invalid("bad timestamps in", path: input, stream: stream,
+               message: error.description, hint: "remux without --strict-timestamps to fix them")
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct Avtool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "avtool",
+        abstract: "Remux, transcode, merge and probe audio/video files, with sample-accurate A/V sync.",
+        version: "0.1.0",
+        subcommands: [ProbeCommand.self, RemuxCommand.self]
+    )
+}

@@ -1,0 +1,122 @@
+import ArgumentParser
+import Media
+import Probe
+import Remux
+import Sync
+
+struct RemuxCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remux",
+        abstract: "Change container without re-encoding: every packet is copied byte for byte.",
+        discussion: """
+            The container comes from OUTPUT's extension (\(Container.knownNames)) or --format. \
+            All streams are kept unless dropped with --no-video, --no-audio, --no-subtitles or \
+            --no-data; a stream the container cannot hold is an error that names it.
+
+            Timestamps: by default the whole file is shifted so its earliest stream starts at 0 \
+            (offsets between streams are kept; --start keep leaves them as they are). Edit lists \
+            and AAC priming, rotation, language, creation time, chapters and other metadata are \
+            carried over. HEVC in MP4/MOV is tagged 'hvc1' so Apple players accept it. MP4/MOV/M4A \
+            are written with the index first (faststart) unless --no-faststart.
+
+            Timestamp repair: MP4, MOV and M4A require strictly increasing DTS; Matroska and \
+            MPEG-TS require non-decreasing DTS; all require PTS >= DTS. A packet that breaks the \
+            target's rule is fixed by the smallest change (DTS raised to one tick after the \
+            previous, PTS raised to the DTS) and every fix is counted in the summary. With \
+            --strict-timestamps such a packet is an error instead. MPEG-TS 33-bit wraps are undone.
+
+            The output is written to a temporary file beside it and renamed only when complete; \
+            on an error or Ctrl-C nothing is left behind and an existing file is not touched.
+            """
+    )
+
+    @Argument(help: "The input media file.")
+    var input: String
+
+    @Argument(help: "The output file; its extension picks the container.")
+    var output: String
+
+    @Option(help: "The output container (\(Container.knownNames)), overriding OUTPUT's extension.")
+    var format: String?
+
+    @Option(help: "Where the output timeline starts: 'zero' shifts the earliest stream to 0, 'keep' keeps the input's timestamps.")
+    var start: StartPolicy = .zero
+
+    @Flag(help: "Refuse timestamps the container would reject instead of fixing them.")
+    var strictTimestamps = false
+
+    @Flag(help: "Leave out video streams.")
+    var noVideo = false
+    @Flag(help: "Leave out audio streams.")
+    var noAudio = false
+    @Flag(help: "Leave out subtitle streams.")
+    var noSubtitles = false
+    @Flag(help: "Leave out data streams and attachments.")
+    var noData = false
+
+    @Flag(help: "Write MP4/MOV/M4A with the index at the end (no second pass over the file).")
+    var noFaststart = false
+
+    @OptionGroup var outputOptions: OutputOptions
+    @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        if let format, Container(named: format) == nil {
+            throw ValidationError("unknown '--format' \(format); known: \(Container.knownNames)")
+        }
+    }
+
+    var options: RemuxOptions {
+        var o = RemuxOptions()
+        o.container = format.flatMap(Container.init(named:))
+        o.start = start
+        o.repair = strictTimestamps ? .refuse : .fix
+        o.streams.video = !noVideo
+        o.streams.audio = !noAudio
+        o.streams.subtitles = !noSubtitles
+        o.streams.data = !noData
+        o.faststart = !noFaststart
+        o.overwrite = outputOptions.overwrite
+        return o
+    }
+
+    func run() throws {
+        reporting.applyLogLevel()
+        Signals.install()
+        let line = ProgressLine(quiet: reporting.quiet)
+        let report = try reportingFailures { () throws(MediaError) in
+            defer { line.finish() }
+            return try remux(input: input, output: output, options: options) { p in
+                line.update(fraction: p.fraction, position: p.position)
+            }
+        }
+        if reporting.json {
+            Terminal.output(jsonText(report))
+        } else if !reporting.quiet {
+            Terminal.error(summary(report))
+        }
+    }
+
+    private func summary(_ r: RemuxReport) -> String {
+        let packets = r.streams.reduce(0) { $0 + $1.packets }
+        let kinds = r.streams.map { "\($0.type.rawValue) \($0.codec)" }.joined(separator: ", ")
+        var s = "remuxed '\(r.input)' → '\(r.output)' (\(r.container)): \(kinds); \(packets) packets, "
+        s += "\(formatBytes(r.outputBytes)) in \(String(format2: r.elapsedSeconds)) s"
+        if let d = r.durationSeconds, r.elapsedSeconds > 0 { s += " (×\(String(format2: d / r.elapsedSeconds)))" }
+        let c = r.corrections
+        s += c.total == 0 ? "; timestamps unchanged but for the shift"
+            : "; timestamp fixes: \(c.dtsBumped) DTS bumped, \(c.ptsRaised) PTS raised, \(c.filled) filled, \(c.wraps) wraps"
+        if !r.dropped.isEmpty { s += "; dropped streams " + r.dropped.map { "#\($0.index)" }.joined(separator: ", ") }
+        return s
+    }
+}
+
+extension StartPolicy: ExpressibleByArgument {}
+
+extension String {
+    init(format2 v: Double) {
+        let n = (v * 100).rounded()
+        let whole = Int64(n / 100), frac = Int64(abs(n).truncatingRemainder(dividingBy: 100))
+        self = "\(whole).\(frac < 10 ? "0" : "")\(frac)"
+    }
+}
