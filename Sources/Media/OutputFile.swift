@@ -40,6 +40,9 @@ public final class OutputFile {
         }
         context = ctx
         // From here on deinit cleans up whatever is open.
+        // The decoder buffer headroom the `ffmpeg` program gives every muxer
+        // (-muxdelay 0.7): MPEG-TS uses it so PCR runs ahead of DTS.
+        ctx.pointee.max_delay = 700_000
         for (i, source) in streams.enumerated() {
             try addStream(source, index: i)
         }

@@ -8,6 +8,13 @@ public struct AudioDiscontinuity: Hashable, Sendable, Codable {
     public let samplePosition: Int64
     /// Missing samples (> 0, a gap) or doubled samples (< 0, an overlap).
     public let samples: Int64
+
+    public init(expected: Int64, actual: Int64, samplePosition: Int64, samples: Int64) {
+        self.expected = expected
+        self.actual = actual
+        self.samplePosition = samplePosition
+        self.samples = samples
+    }
 }
 
 /// Finds gaps and overlaps in an audio track from packet timestamps and the
@@ -45,8 +52,9 @@ public struct AudioGapScanner: Sendable {
 
     /// The larger of one time-base tick (timestamps are rounded to ticks) and
     /// 1 ms, in samples, rounded up.
+    /// Zero for a non-positive sample rate.
     public static func defaultTolerance(timeBase: Rational, sampleRate: Int32) -> Int64 {
-        let perSample = Rational.perSecond(sampleRate)!
+        guard sampleRate > 0, let perSample = Rational.perSecond(sampleRate) else { return 0 }
         let tick = rescale(1, from: timeBase, to: perSample, rounding: .up) ?? Int64.max
         return max(tick, (Int64(sampleRate) + 999) / 1000)
     }
@@ -60,7 +68,9 @@ public struct AudioGapScanner: Sendable {
         }
         guard let pts else { return }
         guard let a = anchor else {
+            // Samples before the first timestamp have no position: count from here.
             anchor = pts
+            samplesSinceAnchor = 0
             return
         }
         guard let elapsed = rescale(samplesSinceAnchor, from: sampleTimeBase, to: timeBase),

@@ -23,25 +23,29 @@ public enum Rounding: Sendable, CaseIterable {
 
 /// `value × multiplier / divisor` with a 128-bit intermediate, the arithmetic
 /// of `av_rescale_rnd`. Returns `nil` when the result does not fit in `Int64`.
+/// Unlike libavutil, `Int64.min` is an ordinary value here (libavutil treats
+/// it as −`Int64.max` and uses it as an error marker).
 ///
-/// `multiplier` and `divisor` must be positive; otherwise `nil`.
+/// `multiplier` must not be negative and `divisor` must be positive; otherwise `nil`.
 public func rescale(_ value: Int64, multiplier: Int64, divisor: Int64, rounding: Rounding) -> Int64? {
     guard multiplier >= 0, divisor > 0 else { return nil }
-    if value < 0 {
-        // Same as libavutil: work on the magnitude, mirror the rounding.
-        let magnitude = value == .min ? Int64.max : -value
-        guard let r = rescale(magnitude, multiplier: multiplier, divisor: divisor, rounding: rounding.mirrored)
-        else { return nil }
-        return -r
-    }
-    let bias: Int128
-    switch rounding {
-    case .nearest: bias = Int128(divisor / 2)
-    case .awayFromZero, .up: bias = Int128(divisor - 1)
+    // libavutil's rule: work on the magnitude and mirror the rounding for a
+    // negative value. 128 bits hold the magnitude of Int64.min as well.
+    let negative = value < 0
+    let magnitude = Int128(value).magnitude
+    let mode = negative ? rounding.mirrored : rounding
+    let bias: UInt128
+    switch mode {
+    case .nearest: bias = UInt128(divisor / 2)
+    case .awayFromZero, .up: bias = UInt128(divisor - 1)
     case .towardZero, .down: bias = 0
     }
-    let result = (Int128(value) * Int128(multiplier) + bias) / Int128(divisor)
-    guard result <= Int128(Int64.max) else { return nil }
+    let result = (magnitude * UInt128(multiplier) + bias) / UInt128(divisor)
+    if negative {
+        guard result <= UInt128(Int64.max) + 1 else { return nil }
+        return result == UInt128(Int64.max) + 1 ? .min : -Int64(result)
+    }
+    guard result <= UInt128(Int64.max) else { return nil }
     return Int64(result)
 }
 

@@ -102,7 +102,10 @@ public struct TrackTimeline: Sendable {
     /// Frames the decoder holds back for reordering (B-frames), from the
     /// stream's codec parameters; used to infer leading unknown DTS.
     public let reorderDelay: Int
-    private var unwrapper: WrapUnwrapper?
+    // PTS and DTS each get their own: near a wrap, a reordered PTS may have
+    // wrapped while the DTS has not.
+    private var ptsUnwrapper: WrapUnwrapper?
+    private var dtsUnwrapper: WrapUnwrapper?
     private var packetsSeen = 0
     private var firstSourcePTS: Int64?
     private var sourceDTSSeen = false
@@ -112,7 +115,7 @@ public struct TrackTimeline: Sendable {
 
     public var corrections: TimelineCorrections {
         var c = fixes
-        c.wraps = unwrapper?.wraps ?? 0
+        c.wraps = max(ptsUnwrapper?.wraps ?? 0, dtsUnwrapper?.wraps ?? 0)
         return c
     }
 
@@ -131,7 +134,8 @@ public struct TrackTimeline: Sendable {
         self.order = order
         self.repair = repair
         self.shift = s.value
-        self.unwrapper = wrapBits.flatMap { WrapUnwrapper(bits: $0) }
+        self.ptsUnwrapper = wrapBits.flatMap { WrapUnwrapper(bits: $0) }
+        self.dtsUnwrapper = self.ptsUnwrapper
         self.reorderDelay = max(reorderDelay, 0)
     }
 
@@ -139,10 +143,13 @@ public struct TrackTimeline: Sendable {
     public mutating func map(_ input: PacketTiming) throws(TimelineError) -> PacketTiming {
         var sourcePTS = input.pts
         var sourceDTS = input.dts
-        if var u = unwrapper {
-            sourcePTS = sourcePTS.map { u.unwrap($0) }
-            sourceDTS = sourceDTS.map { u.unwrap($0) }
-            unwrapper = u
+        if let p = sourcePTS, var u = ptsUnwrapper {
+            sourcePTS = u.unwrap(p)
+            ptsUnwrapper = u
+        }
+        if let d = sourceDTS, var u = dtsUnwrapper {
+            sourceDTS = u.unwrap(d)
+            dtsUnwrapper = u
         }
         defer { packetsSeen += 1 }
         if firstSourcePTS == nil { firstSourcePTS = sourcePTS }
@@ -171,7 +178,8 @@ public struct TrackTimeline: Sendable {
         switch (pts, dts) {
         case (nil, nil):
             guard let last = lastDTS else { throw .unknownTimestamps }
-            let next = last &+ max(lastDuration, order == .strictlyIncreasing ? 1 : 0)
+            let (next, overflow) = last.addingReportingOverflow(max(lastDuration, minimumStep))
+            guard !overflow else { throw .overflow }
             pts = next
             dts = next
             fixes.filled += 2
@@ -182,7 +190,11 @@ public struct TrackTimeline: Sendable {
             // Without the DTS a reordered stream can only be guessed: take the
             // PTS when it keeps the order, else the smallest legal step.
             dts = p
-            if let last = lastDTS, !isOrdered(p, after: last) { dts = last &+ minimumStep }
+            if let last = lastDTS, !isOrdered(p, after: last) {
+                let (next, overflow) = last.addingReportingOverflow(minimumStep)
+                guard !overflow else { throw .overflow }
+                dts = next
+            }
             fixes.filled += 1
         default: break
         }

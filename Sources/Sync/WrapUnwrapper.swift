@@ -7,8 +7,11 @@
 public struct WrapUnwrapper: Hashable, Sendable {
     public let bits: Int
     private var reference: Int64?
-    private var lastAdjustment: Int64 = 0
-    /// How many times the correction changed (a wrap forward or back).
+    private var lowestAdjustment: Int64 = 0
+    private var highestAdjustment: Int64 = 0
+    /// How many wraps were undone: each correction level reached for the
+    /// first time (reordered values flicking back across a wrap already
+    /// counted do not count again).
     public private(set) var wraps = 0
 
     /// `bits` must be in 2...62.
@@ -34,9 +37,12 @@ public struct WrapUnwrapper: Hashable, Sendable {
         let (result, overflow) = ref.addingReportingOverflow(delta)
         guard !overflow else { return raw }
         let adjustment = result &- raw
-        if adjustment != lastAdjustment {
+        if adjustment > highestAdjustment {
             wraps += 1
-            lastAdjustment = adjustment
+            highestAdjustment = adjustment
+        } else if adjustment < lowestAdjustment {
+            wraps += 1
+            lowestAdjustment = adjustment
         }
         reference = result
         return result

@@ -62,6 +62,8 @@ rm -f "$STAMP"
 rm -f "$OUTDIR"/.partial.*
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/avtool-fixtures.XXXXXX")"
 trap 'rm -rf "$WORK"; rm -f "$OUTDIR"/.partial.*' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # ---------------------------------------------------------------------------
 # Common ffmpeg settings
@@ -103,8 +105,12 @@ sval() { # FILE SELECT ENTRY -> value of stream entry for the first matching str
 stag() { # FILE SELECT TAG
     ffprobe -v error -select_streams "$2" -show_entries "stream_tags=$3" -of default=nw=1:nk=1 "$1" | head -n1
 }
+stream_list() { # FILE -> "index,codec_name,codec_type" per stream (MPEG-TS program entries de-duplicated)
+    ffprobe -v error -show_entries stream=index,codec_name,codec_type -of csv=p=0 "$1" \
+        | grep -E '^[0-9]+,' | sort -t, -k1,1n -u
+}
 codecs() { # FILE -> "h264,aac,..."
-    ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$1" | paste -sd, -
+    stream_list "$1" | cut -d, -f2 | paste -sd, -
 }
 expect_eq() { # WHAT GOT WANT
     [[ "$2" == "$3" ]] || die "$1: got '$2', expected '$3'"
@@ -116,12 +122,12 @@ expect_range() { # WHAT VALUE MIN MAX
 # Largest gap (seconds) between consecutive packet timestamps of a stream, sorted.
 max_pts_gap() { # FILE SELECT
     ffprobe -v error -select_streams "$2" -show_entries packet=pts_time -of csv=p=0 "$1" \
-        | grep -v '^N/A' | sort -g | awk 'NR>1{d=$1-p; if(d>m)m=d} {p=$1} END{printf "%.6f\n", m+0}'
+        | grep -E '^-?[0-9]' | tr -d ',' | sort -g | awk 'NR>1{d=$1-p; if(d>m)m=d} {p=$1} END{printf "%.6f\n", m+0}'
 }
 # Number of distinct frame durations (from sorted pts) of a stream.
 distinct_durations() { # FILE SELECT
     ffprobe -v error -select_streams "$2" -show_entries packet=pts_time -of csv=p=0 "$1" \
-        | grep -v '^N/A' | sort -g | awk 'NR>1{d[sprintf("%.3f",$1-p)]=1} {p=$1} END{n=0; for(k in d)n++; print n}'
+        | grep -E '^-?[0-9]' | tr -d ',' | sort -g | awk 'NR>1{d[sprintf("%.3f",$1-p)]=1} {p=$1} END{n=0; for(k in d)n++; print n}'
 }
 
 # ---------------------------------------------------------------------------
@@ -167,12 +173,14 @@ gen_vfr() {
     for ext in mp4 mkv; do
         n=h264_vfr.$ext
         f="$(partial $n)"
+        local -a extra=()
+        [[ $ext == mp4 ]] && extra=(-video_track_timescale 1000)
         "${FF[@]}" \
             -f lavfi -i "testsrc2=size=640x360:rate=30,settb=1/1000,setpts='round((N/30+0.008*sin(N))*1000)'" \
             -f lavfi -i "$(stereo_src 48000 6)" \
             -map 0:v -map 1:a -t 6 -fps_mode passthrough -enc_time_base -1 \
             "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" \
-            $([[ $ext == mp4 ]] && echo "-video_track_timescale 1000") "$f"
+            "${extra[@]}" "$f"
         probe_ok "$f"
         expect_eq "$n codecs" "$(codecs "$f")" "h264,aac"
         local nd; nd="$(distinct_durations "$f" v:0)"
@@ -182,13 +190,17 @@ gen_vfr() {
 }
 
 # 3. 90° rotation display matrix.
+#    In FFmpeg 5.1 the `rotate` stream metadata is only turned into a display
+#    matrix (tkhd matrix) on the *stream-copy* path of the ffmpeg program, and
+#    libavformat's movenc ignores it otherwise — so encode first, then remux.
 gen_rotated() {
     local n=rotated90.mp4 f
     f="$(partial $n)"
     "${FF[@]}" \
         -f lavfi -i "$(video_src 640x360 30 5)" \
         -f lavfi -i "$(stereo_src 48000 5)" \
-        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" "$WORK/rot_src.mp4"
+    "${FF[@]}" -i "$WORK/rot_src.mp4" -map 0 -c copy "${BITEXACT[@]}" \
         -metadata:s:v:0 rotate=90 "$f"
     probe_ok "$f"
     local rot
@@ -199,12 +211,13 @@ gen_rotated() {
     finish $n
 }
 
-# 4. Odd dimensions (yuv444p allows odd width/height in x264).
+# 4. Odd dimensions (yuv444p allows odd width/height in x264). testsrc2 rounds
+#    its size down to even numbers, so render 322x242 and crop.
 gen_odd() {
     local n=odd_size_321x241.mp4 f
     f="$(partial $n)"
     "${FF[@]}" \
-        -f lavfi -i "$(video_src 321x241 25 5)" \
+        -f lavfi -i "$(video_src 322x242 25 5),format=yuv444p,crop=321:241:0:0" \
         -f lavfi -i "$(stereo_src 48000 5)" \
         -map 0:v -map 1:a "${X264[@]}" -pix_fmt yuv444p -profile:v high444 "${AAC[@]}" "${BITEXACT[@]}" "$f"
     probe_ok "$f"
@@ -314,11 +327,16 @@ gen_ts_wrap() {
         -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" \
         -output_ts_offset 95437.3 "$f"
     probe_ok "$f"
-    # Raw (uncorrected) timestamps: must contain values just below 2^33 and small values after the wrap.
-    raw_max="$(ffprobe -v error -correct_ts_overflow 0 -show_entries packet=pts -of csv=p=0 "$f" | grep -v N/A | sort -g | tail -n1 | tr -d ',')"
-    raw_min="$(ffprobe -v error -correct_ts_overflow 0 -show_entries packet=pts -of csv=p=0 "$f" | grep -v N/A | sort -g | head -n1 | tr -d ',')"
-    expect_range "$n raw max pts" "$raw_max" 8589000000 8589934591
-    expect_range "$n raw min pts (after wrap)" "$raw_min" 0 900000
+    # Raw timestamps (libavformat's wrap correction disabled): the video DTS
+    # must run up to just below 2^33 = 8589934592 and restart near 0.
+    # (DTS rather than PTS: libavformat itself adds 2^33 to a PTS whose DTS is
+    # still pre-wrap, so PTS values slightly above 2^33 show up even raw.)
+    ffprobe -v error -correct_ts_overflow 0 -select_streams v:0 -show_entries packet=dts \
+        -of csv=p=0 "$f" | grep -E '^[0-9]' | tr -d ',' | sort -g >"$WORK/ts_wrap.dts"
+    raw_max="$(tail -n1 "$WORK/ts_wrap.dts")"
+    raw_min="$(head -n1 "$WORK/ts_wrap.dts")"
+    expect_range "$n raw max dts" "$raw_max" 8589000000 8589934591
+    expect_range "$n raw min dts (after wrap)" "$raw_min" 0 900000
     # Corrected (unwrapped) timeline must be continuous.
     expect_range "$n unwrapped video max gap" "$(max_pts_gap "$f" v:0)" 0.03 0.05
     expect_range "$n unwrapped audio max gap" "$(max_pts_gap "$f" a:0)" 0.01 0.05
@@ -411,11 +429,11 @@ odd_size_321x241.mp4 H.264 High 4:4:4 (yuv444p) 321x241 (odd width and height) +
 aac44_mono.m4a AAC-LC 44.1 kHz mono (1 kHz sine), 6 s, audio only
 aac48_stereo.m4a AAC-LC 48 kHz stereo (440/660 Hz + pink noise), 6 s, audio only
 pcm_in_mov.mov H.264 + pcm_s16le 48 kHz stereo in QuickTime MOV, 5 s
-audio_starts_late.mp4 H.264 + AAC; audio starts 0.5 s after the first video frame (empty edit), 6 s
+audio_starts_late.mp4 H.264 + AAC; audio starts ~0.5 s after the first video frame (empty edit of 0.478 s + 1024 priming samples), 6 s
 audio_gap.mkv H.264 + AAC with ~1 s of audio missing (pts jump 3.0 -> 4.0 s), continuous video, 6 s, Matroska
 audio_gap.mp4 H.264 + AAC with ~1 s of audio missing (long sample before the hole), continuous video, 6 s, MP4
 h264_aac.mkv H.264 + AAC + SRT (subrip, eng) subtitles in Matroska, 6 s
-ts_wrap.ts MPEG-TS H.264 + AAC, 10 s; 33-bit PTS/DTS wrap around ~4-5 s into the file
+ts_wrap.ts MPEG-TS H.264 + AAC, 10 s; 33-bit PTS/DTS wrap around ~5 s into the file (raw DTS reach 2^33-1 then restart near 0)
 hevc_aac.mp4 HEVC (x265, hvc1 tag) 640x360 + AAC in MP4, 5 s
 hevc.mkv HEVC (x265) 640x360 video-only in Matroska, 5 s
 h264_aac.ts Ordinary MPEG-TS H.264 + AAC, 6 s, starting at the muxer's usual 1.4 s offset
@@ -432,8 +450,8 @@ print_table() {
     printf '%-36s %10s  %s\n' NAME BYTES STREAMS
     while read -r name rest; do
         size=$(stat -c %s "$OUTDIR/$name")
-        streams="$(ffprobe -v error -show_entries stream=codec_type,codec_name -of csv=p=0 "$OUTDIR/$name" 2>/dev/null \
-            | awk -F, '{printf "%s%s:%s", (NR>1?" ":""), $2, $1}')" || true
+        streams="$(stream_list "$OUTDIR/$name" 2>/dev/null \
+            | awk -F, '{printf "%s%s:%s", (NR>1?" ":""), $3, $2}')" || true
         printf '%-36s %10s  %s\n' "$name" "$size" "${streams:--}"
     done <"$MANIFEST"
 }

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// `ffprobe -of json` output, read with JSONSerialization.
+struct FFprobe {
+    let format: [String: Any]
+    let streams: [[String: Any]]
+
+    init(_ path: String, countPackets: Bool = false) throws {
+        var args = ["-v", "error", "-of", "json", "-show_format", "-show_streams"]
+        if countPackets { args.append("-count_packets") }
+        let r = try Tool.run("ffprobe", args + [path])
+        guard r.status == 0,
+              let obj = try JSONSerialization.jsonObject(with: r.data) as? [String: Any] else {
+            throw FixtureError(message: "ffprobe failed on \(path): \(r.stderr)")
+        }
+        format = obj["format"] as? [String: Any] ?? [:]
+        streams = obj["streams"] as? [[String: Any]] ?? []
+    }
+
+    func stream(_ i: Int) -> [String: Any] { streams[i] }
+
+    static func string(_ s: [String: Any], _ key: String) -> String? { s[key] as? String }
+    static func int(_ s: [String: Any], _ key: String) -> Int? {
+        if let v = s[key] as? Int { return v }
+        return (s[key] as? String).flatMap { Int($0) }
+    }
+    static func double(_ s: [String: Any], _ key: String) -> Double? {
+        if let v = s[key] as? Double { return v }
+        return (s[key] as? String).flatMap { Double($0) }
+    }
+    static func tag(_ s: [String: Any], _ key: String) -> String? { (s["tags"] as? [String: Any])?[key] as? String }
+
+    /// Rotation from the display-matrix side data, as ffprobe prints it.
+    static func rotation(_ s: [String: Any]) -> Int? {
+        for sd in s["side_data_list"] as? [[String: Any]] ?? [] {
+            if let r = sd["rotation"] as? Int { return r }
+        }
+        return nil
+    }
+}
+
+/// One packet as ffprobe demuxes it.
+struct ProbedPacket: Equatable {
+    let stream: Int
+    let pts: Int64?
+    let dts: Int64?
+    let size: Int
+    let hash: String
+    let discard: Bool
+}
+
+/// `ffprobe -show_packets -show_data_hash MD5`: every packet libavformat
+/// demuxes (including those flagged DISCARD, such as AAC priming, which
+/// `ffmpeg -c copy` drops), with its payload hash and stream time base.
+struct PacketList {
+    var timeBases: [Int: (Int64, Int64)] = [:]
+    var packets: [ProbedPacket] = []
+
+    init(_ path: String) throws {
+        let r = try Tool.run("ffprobe", ["-v", "error", "-of", "json", "-show_data_hash", "MD5",
+                                         "-show_entries", "packet=stream_index,pts,dts,size,flags,data_hash:stream=index,time_base",
+                                         path])
+        guard r.status == 0, let obj = try JSONSerialization.jsonObject(with: r.data) as? [String: Any] else {
+            throw FixtureError(message: "ffprobe packets failed on \(path): \(r.stderr)")
+        }
+        for s in obj["streams"] as? [[String: Any]] ?? [] {
+            let f = (s["time_base"] as? String ?? "1/1").split(separator: "/")
+            timeBases[s["index"] as? Int ?? 0] = (Int64(f[0]) ?? 1, Int64(f[1]) ?? 1)
+        }
+        for p in obj["packets"] as? [[String: Any]] ?? [] {
+            packets.append(ProbedPacket(
+                stream: p["stream_index"] as? Int ?? -1, pts: (p["pts"] as? NSNumber)?.int64Value,
+                dts: (p["dts"] as? NSNumber)?.int64Value, size: Int(p["size"] as? String ?? "") ?? -1,
+                hash: p["data_hash"] as? String ?? "", discard: (p["flags"] as? String ?? "").contains("D")))
+        }
+    }
+
+    /// Per stream: the sequence of "size:hash".
+    var payloads: [Int: [String]] {
+        var r: [Int: [String]] = [:]
+        for p in packets { r[p.stream, default: []].append("\(p.size):\(p.hash)") }
+        return r
+    }
+
+    func seconds(_ ticks: Int64, stream: Int) -> Double {
+        let (n, d) = timeBases[stream] ?? (1, 1)
+        return Double(ticks) * Double(n) / Double(d)
+    }
+
+    /// Every PTS in seconds relative to the earliest PTS of the file, per stream.
+    var relativePTS: [Int: [Double]] {
+        let origin = packets.compactMap { p in p.pts.map { seconds($0, stream: p.stream) } }.min() ?? 0
+        var r: [Int: [Double]] = [:]
+        for p in packets { r[p.stream, default: []].append(p.pts.map { seconds($0, stream: p.stream) - origin } ?? .nan) }
+        return r
+    }
+
+    /// The coarsest tick among the streams, in seconds.
+    var coarsestTick: Double {
+        timeBases.values.map { Double($0.0) / Double($0.1) }.max() ?? 0
+    }
+}
+
+/// GStreamer as a second, independent demuxer: `gst-discoverer-1.0` must read
+/// the file and report its duration and streams.
+struct GstDiscoverer {
+    let ok: Bool
+    let output: String
+
+    init(_ path: String) throws {
+        let r = try Tool.run("gst-discoverer-1.0", ["-v", path])
+        output = r.stdout + r.stderr
+        ok = r.status == 0 && output.contains("Duration:") && !output.contains("An error was encountered")
+    }
+
+    var videoStreams: Int { output.components(separatedBy: "video #").count - 1 }
+    var audioStreams: Int { output.components(separatedBy: "audio #").count - 1 }
+}

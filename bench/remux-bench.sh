@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# remux-bench.sh — wall time / peak RSS of `avtool remux` vs `ffmpeg -c copy` vs `cp`
+# on a large (>= 1 GB) H.264 + AAC MP4.
+#
+# Usage: bench/remux-bench.sh [--avtool PATH] [--runs N] [--size-gb G] [--workdir DIR]
+#   --avtool PATH   avtool binary (default <repo>/.build/release/avtool; built with
+#                   `swift build -c release --product avtool` if missing)
+#   --runs N        timed runs per command (default 5); the median is reported
+#   --size-gb G     minimum input size in GiB, may be fractional (default 1)
+#   --workdir DIR   scratch dir; the generated input is cached here (default <repo>/.bench)
+#
+# Output: a table of medians on stdout, followed by one JSON line (last line) with
+#   input_bytes, runs, avtool_s, ffmpeg_s, cp_s, ratio_ffmpeg, ratio_cp,
+#   avtool_rss_mib, ffmpeg_rss_mib, cp_rss_mib
+# Progress messages go to stderr.
+#
+# Adding a benchmark: write a `bench_<name> IN OUT` function that runs the
+# command (it is timed by the caller) and append <name> to BENCHES. Its medians
+# then appear in the table and as <name>_s / <name>_rss_mib keys in the JSON.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
+
+AVTOOL="$REPO_ROOT/.build/release/avtool"
+AVTOOL_EXPLICIT=0
+RUNS=5
+SIZE_GB=1
+WORKDIR="$REPO_ROOT/.bench"
+
+die() { echo "remux-bench: ERROR: $*" >&2; exit 1; }
+log() { echo "remux-bench: $*" >&2; }
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --avtool)   [[ $# -ge 2 ]] || die "--avtool needs a value"; AVTOOL="$2"; AVTOOL_EXPLICIT=1; shift 2 ;;
+        --avtool=*) AVTOOL="${1#*=}"; AVTOOL_EXPLICIT=1; shift ;;
+        --runs)     [[ $# -ge 2 ]] || die "--runs needs a value"; RUNS="$2"; shift 2 ;;
+        --runs=*)   RUNS="${1#*=}"; shift ;;
+        --size-gb)  [[ $# -ge 2 ]] || die "--size-gb needs a value"; SIZE_GB="$2"; shift 2 ;;
+        --size-gb=*) SIZE_GB="${1#*=}"; shift ;;
+        --workdir)  [[ $# -ge 2 ]] || die "--workdir needs a value"; WORKDIR="$2"; shift 2 ;;
+        --workdir=*) WORKDIR="${1#*=}"; shift ;;
+        -h|--help)  usage; exit 0 ;;
+        *) usage >&2; die "unknown argument: $1" ;;
+    esac
+done
+
+[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer (got '$RUNS')"
+[[ "$SIZE_GB" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--size-gb must be a positive number (got '$SIZE_GB')"
+TARGET_BYTES=$(awk -v g="$SIZE_GB" 'BEGIN{printf "%.0f", g*1073741824}')
+[[ "$TARGET_BYTES" -gt 0 ]] || die "--size-gb must be > 0"
+
+# ---------------------------------------------------------------------------
+# Prerequisites
+# ---------------------------------------------------------------------------
+for tool in ffmpeg ffprobe python3 awk; do
+    command -v "$tool" >/dev/null 2>&1 || die "required program '$tool' not found"
+done
+
+TIME_BIN=/usr/bin/time
+if [[ ! -x "$TIME_BIN" ]]; then
+    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+        log "installing GNU time via apt-get"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y time >&2 \
+            || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y time >&2; }
+    fi
+    [[ -x "$TIME_BIN" ]] || die "/usr/bin/time (GNU time) is required: apt-get install time"
+fi
+
+if [[ ! -x "$AVTOOL" ]]; then
+    if [[ "$AVTOOL_EXPLICIT" == 1 ]]; then
+        die "avtool binary not found or not executable: $AVTOOL"
+    fi
+    command -v swift >/dev/null 2>&1 || die "$AVTOOL missing and no swift toolchain to build it"
+    log "building avtool (swift build -c release --product avtool)"
+    (cd "$REPO_ROOT" && swift build -c release --product avtool) >&2
+    [[ -x "$AVTOOL" ]] || die "build finished but $AVTOOL does not exist"
+fi
+
+mkdir -p "$WORKDIR"
+WORKDIR="$(cd "$WORKDIR" && pwd)"
+RESULTS="$(mktemp -d "$WORKDIR/results.XXXXXX")"
+cleanup() { rm -rf "$RESULTS"; rm -f "$WORKDIR"/out.* "$WORKDIR"/*.partial.*; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------------
+# Input generation (cached in WORKDIR)
+# ---------------------------------------------------------------------------
+# A SEG_SECONDS high-bitrate 1080p H.264 (ultrafast) + AAC segment is encoded
+# once, then stream-copied N times through the concat demuxer until the file
+# is at least TARGET_BYTES. Bump GEN_VERSION when changing the recipe.
+GEN_VERSION=1
+SEG_SECONDS=30
+SEG_VBITRATE=80M
+INPUT="$WORKDIR/input-${SIZE_GB}g.mp4"
+INPUT_PARAMS="v$GEN_VERSION seg=${SEG_SECONDS}s vb=$SEG_VBITRATE target=$TARGET_BYTES"
+
+file_size() { stat -c %s "$1"; }
+
+generate_input() {
+    local seg="$WORKDIR/segment-v$GEN_VERSION.mp4" list="$WORKDIR/concat.partial.txt"
+    local tmp="$WORKDIR/input.partial.mp4" t0=$SECONDS segsize copies i
+    if [[ ! -f "$seg" ]]; then
+        log "encoding ${SEG_SECONDS}s 1920x1080 segment (libx264 ultrafast, $SEG_VBITRATE) + AAC"
+        ffmpeg -nostdin -hide_banner -loglevel error -y \
+            -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=$SEG_SECONDS,noise=alls=20:allf=t+u" \
+            -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=$SEG_SECONDS,aformat=channel_layouts=stereo" \
+            -map 0:v -map 1:a \
+            -c:v libx264 -preset ultrafast -pix_fmt yuv420p -g 60 \
+            -b:v "$SEG_VBITRATE" -maxrate "$SEG_VBITRATE" -bufsize "$SEG_VBITRATE" \
+            -c:a aac -b:a 192k "$WORKDIR/segment.partial.mp4"
+        mv -f "$WORKDIR/segment.partial.mp4" "$seg"
+    fi
+    segsize=$(file_size "$seg")
+    copies=$(( (TARGET_BYTES + segsize - 1) / segsize ))
+    [[ $copies -ge 1 ]] || copies=1
+    log "concatenating $copies x $segsize bytes (stream copy)"
+    : >"$list"
+    for ((i = 0; i < copies; i++)); do
+        printf "file '%s'\n" "$seg" >>"$list"
+    done
+    ffmpeg -nostdin -hide_banner -loglevel error -y \
+        -f concat -safe 0 -i "$list" -map 0 -c copy "$tmp"
+    rm -f "$list"
+    [[ $(file_size "$tmp") -ge $TARGET_BYTES ]] || die "generated input is smaller than $TARGET_BYTES bytes"
+    mv -f "$tmp" "$INPUT"
+    printf '%s\n' "$INPUT_PARAMS" >"$INPUT.params"
+    GEN_SECONDS=$((SECONDS - t0))
+    log "generated $INPUT ($(file_size "$INPUT") bytes) in ${GEN_SECONDS}s"
+}
+
+GEN_SECONDS=0
+if [[ -f "$INPUT" && -f "$INPUT.params" && "$(cat "$INPUT.params")" == "$INPUT_PARAMS" \
+      && $(file_size "$INPUT") -ge $TARGET_BYTES ]]; then
+    log "using cached input $INPUT"
+else
+    rm -f "$INPUT" "$INPUT.params"
+    generate_input
+fi
+INPUT_BYTES=$(file_size "$INPUT")
+INPUT_STREAMS=$(ffprobe -v error -show_entries stream=codec_type -of csv=p=0 "$INPUT" | wc -l)
+
+# ---------------------------------------------------------------------------
+# Benchmarks: bench_<name> IN OUT. Keep each one a single command; the runner
+# times the whole function call with GNU time in a child bash.
+# ---------------------------------------------------------------------------
+bench_avtool() { "$AVTOOL" remux "$1" "$2" --quiet --overwrite; }
+bench_ffmpeg() { ffmpeg -nostdin -loglevel error -y -i "$1" -map 0 -c copy -movflags +faststart "$2"; }
+bench_cp()     { cp "$1" "$2"; }
+
+BENCHES=(avtool ffmpeg cp)
+
+# Sanity check of an output (skipped for plain copies): must be readable and
+# carry as many streams as the input.
+check_output() { # NAME OUT
+    [[ -s "$2" ]] || die "$1: produced no output ($2)"
+    [[ "$1" == cp ]] && return 0
+    local n
+    n=$(ffprobe -v error -show_entries stream=codec_type -of csv=p=0 "$2" | wc -l) \
+        || die "$1: ffprobe cannot read output $2"
+    [[ "$n" == "$INPUT_STREAMS" ]] || die "$1: output has $n streams, input has $INPUT_STREAMS"
+}
+
+# run_bench NAME RUN -> appends "wall_seconds peak_rss_kib" to $RESULTS/NAME
+run_bench() {
+    local name="$1" run="$2" out="$WORKDIR/out.$1.mp4" tfile="$RESULTS/$1.time"
+    rm -f "$out"
+    sync
+    if ! "$TIME_BIN" -f '%e %M' -o "$tfile" \
+            bash -c "$(declare -f "bench_$name"); AVTOOL=$(printf '%q' "$AVTOOL"); bench_$name \"\$1\" \"\$2\"" \
+            _ "$INPUT" "$out"; then
+        die "$name failed (run $run)"
+    fi
+    [[ "$run" == 1 ]] && check_output "$name" "$out"
+    tail -n1 "$tfile" >>"$RESULTS/$name"
+    log "  run $run/$RUNS $name: $(tail -n1 "$tfile" | awk '{printf "%.2f s, %.1f MiB", $1, $2/1024}')"
+    rm -f "$out"
+}
+
+log "input: $INPUT ($INPUT_BYTES bytes), $RUNS runs each of: ${BENCHES[*]}"
+log "warm-up read of the input"
+cat "$INPUT" >/dev/null
+
+for ((run = 1; run <= RUNS; run++)); do
+    for name in "${BENCHES[@]}"; do
+        run_bench "$name" "$run"
+    done
+done
+sync
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+python3 - "$RESULTS" "$INPUT_BYTES" "$RUNS" "${BENCHES[@]}" <<'PY'
+import json, os, statistics, sys
+
+results_dir, input_bytes, runs, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+med = {}
+for n in names:
+    rows = [l.split() for l in open(os.path.join(results_dir, n)) if l.strip()]
+    wall = [float(r[0]) for r in rows]
+    rss = [float(r[1]) / 1024.0 for r in rows]
+    med[n] = (statistics.median(wall), statistics.median(rss), min(wall), max(wall))
+
+def ratio(a, b):
+    if a not in med or b not in med or med[b][0] <= 0:
+        return None
+    return round(med[a][0] / med[b][0], 3)
+
+gib = input_bytes / 1073741824
+print(f"\nremux benchmark: input {input_bytes} bytes ({gib:.2f} GiB), {runs} runs, medians")
+print(f"{'command':<10} {'wall_s':>9} {'min_s':>8} {'max_s':>8} {'MB/s':>9} {'rss_MiB':>9} {'vs_avtool':>10}")
+for n in names:
+    w, r, lo, hi = med[n]
+    mbps = input_bytes / 1e6 / w if w > 0 else float("inf")
+    rel = (f"{med['avtool'][0] / w:.2f}x" if "avtool" in med and w > 0 else "-")
+    print(f"{n:<10} {w:>9.3f} {lo:>8.3f} {hi:>8.3f} {mbps:>9.1f} {r:>9.1f} {rel:>10}")
+print(f"ratio avtool/ffmpeg (wall): {ratio('avtool', 'ffmpeg')}")
+print(f"ratio avtool/cp     (wall): {ratio('avtool', 'cp')}")
+
+out = {
+    "input_bytes": input_bytes,
+    "runs": runs,
+    "avtool_s": round(med["avtool"][0], 3),
+    "ffmpeg_s": round(med["ffmpeg"][0], 3),
+    "cp_s": round(med["cp"][0], 3),
+    "ratio_ffmpeg": ratio("avtool", "ffmpeg"),
+    "ratio_cp": ratio("avtool", "cp"),
+    "avtool_rss_mib": round(med["avtool"][1], 1),
+    "ffmpeg_rss_mib": round(med["ffmpeg"][1], 1),
+    "cp_rss_mib": round(med["cp"][1], 1),
+}
+for n in names:  # extra benchmarks added later
+    if n not in ("avtool", "ffmpeg", "cp"):
+        out[f"{n}_s"] = round(med[n][0], 3)
+        out[f"{n}_rss_mib"] = round(med[n][1], 1)
+print(json.dumps(out))
+PY
