@@ -177,9 +177,12 @@ extension Container {
         return 0
     }
 
-    /// Whether this container can hold the stream's codec (see `canHold`).
+    /// Whether this container can hold the stream (see `canHold`). Cover art
+    /// is written only by the MP4/M4A muxers (as 'covr'); the MOV muxer would
+    /// drop it silently, and Matroska keeps pictures as attachments, which a
+    /// stream copy cannot make.
     public func canHold(_ stream: InputStream) -> Bool? {
-        // Cover art is written by movenc as 'covr' only for images.
-        canHold(stream.codecID)
+        if stream.isAttachedPicture { return muxer == "mp4" || muxer == "ipod" }
+        return canHold(stream.codecID)
     }
 }

@@ -88,7 +88,7 @@ public func remux(input inputPath: String, output outputPath: String, options: R
             timelines.append(try TrackTimeline(
                 source: stream.timeBase!, target: output.timeBases[j], shift: shift,
                 order: container.dtsOrder, repair: options.repair, wrapBits: stream.wrapBits,
-                reorderDelay: stream.reorderDelay))
+                reorderDelay: stream.reorderDelay, untimedAtOrigin: stream.isAttachedPicture))
         } catch {
             throw timestampError(error, input: inputPath, stream: stream.index)
         }
@@ -164,7 +164,7 @@ struct StreamPlan {
 func planStreams(_ input: InputFile, container: Container, selection: StreamSelection) throws(MediaError) -> StreamPlan {
     var plan = StreamPlan()
     for s in input.streams {
-        guard selection.keeps(s.mediaType) else {
+        guard selection.keeps(s) else {
             plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecName,
                                               reason: "not selected"))
             continue
@@ -174,12 +174,13 @@ func planStreams(_ input: InputFile, container: Container, selection: StreamSele
                              message: "the stream has no valid time base")
         }
         if container.canHold(s) == false {
-            let hint = s.mediaType == .audio || s.mediaType == .video
-                ? "convert it with 'avtool transcode' or drop it with \(StreamSelection.dropFlag(s.mediaType))"
-                : "drop it with \(StreamSelection.dropFlag(s.mediaType))"
+            let drop = StreamSelection.dropFlag(s)
+            let what = s.isAttachedPicture ? "cover art" : "\(s.mediaType.rawValue) codec '\(s.codecName)'"
+            let hint = (s.mediaType == .audio || s.mediaType == .video) && !s.isAttachedPicture
+                ? "convert it with 'avtool transcode' or drop it with \(drop)"
+                : "drop it with \(drop)"
             throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
-                             message: "\(container.name) cannot hold \(s.mediaType.rawValue) codec '\(s.codecName)'",
-                             hint: hint)
+                                     message: "\(container.name) cannot hold \(what)", hint: hint)
         }
         plan.kept.append(s)
     }

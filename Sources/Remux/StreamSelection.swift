@@ -7,11 +7,14 @@ public struct StreamSelection: Hashable, Sendable {
     public var subtitles = true
     /// Data streams, attachments and streams of unknown type.
     public var data = true
+    /// Cover art (still pictures stored as a video stream).
+    public var coverArt = true
 
     public init() {}
 
-    public func keeps(_ type: MediaType) -> Bool {
-        switch type {
+    public func keeps(_ stream: InputStream) -> Bool {
+        if stream.isAttachedPicture { return coverArt }
+        return switch stream.mediaType {
         case .video: video
         case .audio: audio
         case .subtitle: subtitles
@@ -19,9 +22,10 @@ public struct StreamSelection: Hashable, Sendable {
         }
     }
 
-    /// The flag that drops a stream of this type, for hints.
-    static func dropFlag(_ type: MediaType) -> String {
-        switch type {
+    /// The flag that drops a stream like this one, for hints.
+    static func dropFlag(_ stream: InputStream) -> String {
+        if stream.isAttachedPicture { return "--no-cover-art" }
+        return switch stream.mediaType {
         case .video: "--no-video"
         case .audio: "--no-audio"
         case .subtitle: "--no-subtitles"

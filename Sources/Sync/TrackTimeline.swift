@@ -102,6 +102,9 @@ public struct TrackTimeline: Sendable {
     /// Frames the decoder holds back for reordering (B-frames), from the
     /// stream's codec parameters; used to infer leading unknown DTS.
     public let reorderDelay: Int
+    /// A still image (cover art) has one packet and no timestamps: place it
+    /// at the output's origin (0) instead of refusing it.
+    public let untimedAtOrigin: Bool
     // PTS and DTS each get their own: near a wrap, a reordered PTS may have
     // wrapped while the DTS has not.
     private var ptsUnwrapper: WrapUnwrapper?
@@ -125,7 +128,7 @@ public struct TrackTimeline: Sendable {
     ///   - reorderDelay: the decoder's reorder depth in frames (`video_delay`), 0 if none.
     public init(source: Rational, target: Rational, shift: Timestamp = .zero(.microseconds),
                 order: DTSOrder, repair: TimestampRepair = .fix, wrapBits: Int? = nil,
-                reorderDelay: Int = 0) throws(TimelineError) {
+                reorderDelay: Int = 0, untimedAtOrigin: Bool = false) throws(TimelineError) {
         guard source.isValidTimeBase else { throw .invalidTimeBase(source) }
         guard target.isValidTimeBase else { throw .invalidTimeBase(target) }
         guard let s = shift.rescaled(to: source) else { throw .overflow }
@@ -137,6 +140,7 @@ public struct TrackTimeline: Sendable {
         self.ptsUnwrapper = wrapBits.flatMap { WrapUnwrapper(bits: $0) }
         self.dtsUnwrapper = self.ptsUnwrapper
         self.reorderDelay = max(reorderDelay, 0)
+        self.untimedAtOrigin = untimedAtOrigin
     }
 
     /// The output timing of the next packet, in `target` ticks.
@@ -177,7 +181,13 @@ public struct TrackTimeline: Sendable {
         // Unknown timestamps: libavformat's rule (pts = dts, dts follows on).
         switch (pts, dts) {
         case (nil, nil):
-            guard let last = lastDTS else { throw .unknownTimestamps }
+            guard let last = lastDTS else {
+                guard untimedAtOrigin else { throw .unknownTimestamps }
+                pts = 0
+                dts = 0
+                fixes.filled += 2
+                break
+            }
             let (next, overflow) = last.addingReportingOverflow(max(lastDuration, minimumStep))
             guard !overflow else { throw .overflow }
             pts = next

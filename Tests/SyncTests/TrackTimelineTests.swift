@@ -192,6 +192,16 @@ struct TrackTimelineTests {
         #expect(try t.map(pkt(7, 7)) == pkt(7, 7))
     }
 
+    @Test("a still image without timestamps goes to the origin when allowed")
+    func untimedStillImage() throws {
+        var t = try TrackTimeline(source: ms, target: Rational(unchecked: 1, 90_000),
+                                  shift: Timestamp(-5, ms), order: .strictlyIncreasing, untimedAtOrigin: true)
+        #expect(try t.map(pkt(nil, nil, 0)) == pkt(0, 0, 0))
+        #expect(t.corrections.filled == 2)
+        // A later timed packet is mapped as usual: (10 − 5) ms = 450 ticks of 1/90000.
+        #expect(try t.map(pkt(10, 10, 0)) == pkt(450, 450, 0))
+    }
+
     @Test("both unknown later: previous DTS + previous duration (at least one tick when strict)")
     func bothUnknownLater() throws {
         var strict = try TrackTimeline(source: ms, target: ms, order: .strictlyIncreasing)

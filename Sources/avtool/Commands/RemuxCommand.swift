@@ -10,8 +10,9 @@ struct RemuxCommand: ParsableCommand {
         abstract: "Change container without re-encoding: every packet is copied byte for byte.",
         discussion: """
             The container comes from OUTPUT's extension (\(Container.knownNames)) or --format. \
-            All streams are kept unless dropped with --no-video, --no-audio, --no-subtitles or \
-            --no-data; a stream the container cannot hold is an error that names it.
+            All streams are kept unless dropped with --no-video, --no-audio, --no-subtitles, \
+            --no-data or --no-cover-art; a stream the container cannot hold is an error that names \
+            it (nothing is dropped silently).
 
             Timestamps: by default the whole file is shifted so its earliest stream starts at 0 \
             (offsets between streams are kept; --start keep leaves them as they are). Edit lists \
@@ -53,6 +54,8 @@ struct RemuxCommand: ParsableCommand {
     var noSubtitles = false
     @Flag(help: "Leave out data streams and attachments.")
     var noData = false
+    @Flag(help: "Leave out cover art (only MP4 and M4A can hold it).")
+    var noCoverArt = false
 
     @Flag(help: "Write MP4/MOV/M4A with the index at the end (no second pass over the file).")
     var noFaststart = false
@@ -75,6 +78,7 @@ struct RemuxCommand: ParsableCommand {
         o.streams.audio = !noAudio
         o.streams.subtitles = !noSubtitles
         o.streams.data = !noData
+        o.streams.coverArt = !noCoverArt
         o.faststart = !noFaststart
         o.overwrite = outputOptions.overwrite
         return o

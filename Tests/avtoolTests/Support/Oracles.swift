@@ -31,6 +31,10 @@ struct FFprobe {
     }
     static func tag(_ s: [String: Any], _ key: String) -> String? { (s["tags"] as? [String: Any])?[key] as? String }
 
+    static func isCoverArt(_ s: [String: Any]) -> Bool {
+        ((s["disposition"] as? [String: Any])?["attached_pic"] as? Int) == 1
+    }
+
     /// Rotation from the display-matrix side data, as ffprobe prints it.
     static func rotation(_ s: [String: Any]) -> Int? {
         for sd in s["side_data_list"] as? [[String: Any]] ?? [] {
@@ -112,6 +116,13 @@ struct GstDiscoverer {
         let r = try Tool.run("gst-discoverer-1.0", ["-v", path])
         output = r.stdout + r.stderr
         ok = r.status == 0 && output.contains("Duration:") && !output.contains("An error was encountered")
+    }
+
+    /// The "Missing plugins" lines, if GStreamer could not handle a codec.
+    var missingPlugins: String? {
+        guard let r = output.range(of: "Missing plugins") else { return nil }
+        return output[r.lowerBound...].split(separator: "\n").prefix(3).joined(separator: "\n")
+            .replacingOccurrences(of: #"file://\S+"#, with: "", options: .regularExpression)
     }
 
     var videoStreams: Int { output.components(separatedBy: "video #").count - 1 }

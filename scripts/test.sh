@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine and runs every test: installs packages,
+# generates the sample fixtures, fetches the real-world recordings, then
+# `swift test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup-debian.sh
+Tests/Fixtures/make-fixtures.sh .fixtures
+Tests/Fixtures/get-real-media.sh .real-media >/dev/null
+swift build --build-tests
+swift test --skip-build
