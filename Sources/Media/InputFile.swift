@@ -99,7 +99,8 @@ public final class InputFile {
     }
 
     /// Reads the next packet into `packet` (`av_read_frame`). Returns `false`
-    /// at the end of the file. The previous payload is released first.
+    /// at the end of the file. The previous payload is released first. A
+    /// damaged packet is returned flagged (`isCorrupt`); the caller decides.
     public func read(into packet: borrowing Packet) throws(MediaError) -> Bool {
         av_packet_unref(packet.pointer)
         let r = av_read_frame(context, packet.pointer)
@@ -108,14 +109,12 @@ public final class InputFile {
             if cancellation.isCancelled { throw MediaError.interrupted }
             throw MediaError(code: r, operation: "could not read", path: path)
         }
-        if packet.pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 {
-            throw MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path,
-                             stream: packet.streamIndex, message: "packet is corrupt or truncated")
-        }
         return true
     }
 
-    /// Whether the stream's extradata-less codec, truncated data or other
-    /// problem was reported by the I/O layer (`pb->error`).
-    var ioError: Int32 { context.pointee.pb?.pointee.error ?? 0 }
+    /// The error for a packet flagged corrupt (a cut-off file, a damaged stream).
+    public func corruptPacketError(stream: Int) -> MediaError {
+        MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
+                   message: "packet is corrupt or truncated (the file is damaged or cut off)")
+    }
 }

@@ -38,6 +38,8 @@ public struct Packet: ~Copyable {
 
     public var size: Int { Int(pointer.pointee.size) }
     public var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+    /// The demuxer found the packet damaged or cut short (`AV_PKT_FLAG_CORRUPT`).
+    public var isCorrupt: Bool { pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }
 
     /// Samples to drop at the start of this packet's decoded audio
     /// (`AV_PKT_DATA_SKIP_SAMPLES`, how demuxers mark AAC priming).

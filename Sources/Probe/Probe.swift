@@ -9,6 +9,7 @@ public func probe(path: String, gapTolerance: Int64? = nil, cancellation: Cancel
     let streams = input.streams
 
     var packets = [Int](repeating: 0, count: streams.count)
+    var corrupt = [Int](repeating: 0, count: streams.count)
     var firstPTS = [Int64?](repeating: nil, count: streams.count)
     var firstDTS = [Int64?](repeating: nil, count: streams.count)
     var seen = [Bool](repeating: false, count: streams.count)
@@ -27,6 +28,7 @@ public func probe(path: String, gapTolerance: Int64? = nil, cancellation: Cancel
         guard i < streams.count else { continue }
         let t = packet.timing
         packets[i] += 1
+        if packet.isCorrupt { corrupt[i] += 1 }
         if !seen[i] {
             seen[i] = true
             firstPTS[i] = t.pts
@@ -58,7 +60,7 @@ public func probe(path: String, gapTolerance: Int64? = nil, cancellation: Cancel
             profile: s.profileName, codecTag: s.codecTag, timeBase: s.timeBase?.description,
             startSeconds: extent?.start.seconds ?? s.startTime?.seconds,
             durationSeconds: extent?.duration?.seconds ?? s.duration?.seconds,
-            packets: packets[i], declaredFrames: s.declaredFrameCount, bitRate: s.bitRate,
+            packets: packets[i], corruptPackets: corrupt[i], declaredFrames: s.declaredFrameCount, bitRate: s.bitRate,
             language: s.language, isDefault: s.isDefault, isAttachedPicture: s.isAttachedPicture,
             firstPTS: firstPTS[i], firstDTS: firstDTS[i],
             tags: Dictionary(s.metadata.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a }),

@@ -40,6 +40,7 @@ extension ProbeReport {
             if let f = s.declaredFrames { t += " (\(f) declared)" }
             if let b = s.bitRate { t += ", \(b / 1000) kb/s" }
             if s.isAttachedPicture { t += ", cover art" }
+            if s.corruptPackets > 0 { t += ", \(s.corruptPackets) CORRUPT packets (damaged or cut off)" }
             lines.append(t)
         }
         if let sync {

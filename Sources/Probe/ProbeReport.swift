@@ -30,6 +30,8 @@ public struct StreamReport: Sendable, Codable {
     public var durationSeconds: Double?
     /// Packets counted by reading the whole stream.
     public var packets: Int
+    /// Packets the demuxer flagged damaged or cut short.
+    public var corruptPackets: Int
     /// Frame count the container declares, if any.
     public var declaredFrames: Int64?
     public var bitRate: Int64?

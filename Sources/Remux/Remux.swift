@@ -111,6 +111,8 @@ public func remux(input inputPath: String, output outputPath: String, options: R
     while try input.read(into: packet) {
         try cancellation.check()
         guard packet.streamIndex < outputIndex.count, let j = outputIndex[packet.streamIndex] else { continue }
+        // A copy must not pass damage on silently.
+        if packet.isCorrupt { throw input.corruptPacketError(stream: packet.streamIndex) }
         let mapped: PacketTiming
         do {
             mapped = try timelines[j].map(packet.timing)

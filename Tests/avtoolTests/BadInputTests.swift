@@ -44,6 +44,16 @@ struct BadInputTests {
         let run = try Tool.avtool("remux", input, scratch.path("out.mkv"))
         expectClean(run, scratch: scratch, mentions: [input])
         #expect(try sha256(input) == before)
+        // probe describes the damage instead of refusing, where the file opens at all.
+        let probe = try Tool.avtool("probe", input, "--json")
+        if name == "truncated_faststart.mp4" {
+            #expect(probe.status == 0, "\(probe)")
+            let j = try JSONSerialization.jsonObject(with: probe.data) as? [String: Any]
+            let corrupt = (j?["streams"] as? [[String: Any]])?.compactMap { $0["corrupt_packets"] as? Int }.reduce(0, +)
+            #expect((corrupt ?? 0) > 0, "corrupt packets reported")
+        } else {
+            expectClean(probe, scratch: scratch, mentions: [input, "Invalid data"])
+        }
     }
 
     @Test func unknownOutputExtension() throws {
