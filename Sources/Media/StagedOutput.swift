@@ -35,8 +35,14 @@ public final class StagedOutput {
             throw MediaError(code: avtool_averror(EINVAL), operation: op, path: target,
                              message: "the output is the input file", hint: "choose another output path")
         }
+        // What the finished file's permissions will be: those of the file it
+        // replaces, else what the umask allows (mkstemp makes it 0600).
+        let mask = umask(0)
+        umask(mask)
+        var mode = mode_t(0o666) & ~mask
         var tst = stat()
         if stat(target, &tst) == 0 {
+            mode = tst.st_mode & 0o7777
             if tst.st_mode & S_IFMT == S_IFDIR {
                 throw MediaError.posix(EISDIR, op, path: target)
             }
@@ -56,6 +62,7 @@ public final class StagedOutput {
                                 ? "directory '\(dir)' is not writable (\(MediaError.describe(avtool_averror(e))))"
                                 : MediaError.describe(avtool_averror(e)))
         }
+        fchmod(fd, mode)
         close(fd)
         temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         TemporaryFiles.shared.register(temporary)
