@@ -48,6 +48,8 @@ public struct RemuxReport: Sendable, Codable {
     public var streams: [RemuxStreamReport]
     /// Input streams left out: index and why.
     public var dropped: [DroppedStream]
+    /// What the target container could not keep (e.g. rotation in Matroska).
+    public var warnings: [String] = []
     public var outputBytes: Int64 = 0
     public var durationSeconds: Double?
     public var elapsedSeconds: Double = 0
@@ -99,7 +101,7 @@ public func remux(input inputPath: String, output outputPath: String, options: R
         streams: plan.kept.enumerated().map {
             RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType, codec: $1.codecName)
         },
-        dropped: plan.dropped)
+        dropped: plan.dropped, warnings: plan.warnings)
     var outputIndex = [Int?](repeating: nil, count: input.streams.count)
     for (j, s) in plan.kept.enumerated() { outputIndex[s.index] = j }
 
@@ -159,6 +161,7 @@ func resolveContainer(_ explicit: Container?, output: String) throws(MediaError)
 struct StreamPlan {
     var kept: [InputStream] = []
     var dropped: [DroppedStream] = []
+    var warnings: [String] = []
 }
 
 /// Keeps the selected streams; a selected stream the container cannot hold,
@@ -183,6 +186,10 @@ func planStreams(_ input: InputFile, container: Container, selection: StreamSele
                 : "drop it with \(drop)"
             throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
                                      message: "\(container.name) cannot hold \(what)", hint: hint)
+        }
+        // libavformat 5.1 writes the display matrix only in MP4/MOV.
+        if let r = s.rotation, r != 0, !container.isISOBMFF {
+            plan.warnings.append("stream #\(s.index): rotation \(Int(r))° is not kept (\(container.name) cannot store it); use mp4 or mov to keep it")
         }
         plan.kept.append(s)
     }

@@ -140,6 +140,21 @@ struct BadInputTests {
         #expect(ok.status == 0, "\(ok)")
     }
 
+    /// Matroska cannot store the display matrix in FFmpeg 5.1: the remux
+    /// works but says so, and the JSON report lists it.
+    @Test func rotationLossIsReported() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("rotated90.mp4")
+        let run = try Tool.avtool("remux", input, scratch.path("out.mkv"))
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("warning: stream #0: rotation 90° is not kept"), "\(run.stderr)")
+        let json = try Tool.avtool("remux", input, scratch.path("out.mkv"), "-y", "--json")
+        let report = try JSONSerialization.jsonObject(with: json.data) as? [String: Any]
+        #expect((report?["warnings"] as? [String])?.count == 1)
+        let mov = try Tool.avtool("remux", input, scratch.path("out.mov"))
+        #expect(!mov.stderr.contains("warning"), "\(mov.stderr)")
+    }
+
     @Test func subtitlesMP4NeedsDropping() throws {
         let scratch = try Scratch()
         let input = try Fixtures.path("h264_aac.mkv")

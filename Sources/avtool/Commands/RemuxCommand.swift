@@ -97,6 +97,7 @@ struct RemuxCommand: ParsableCommand {
         if reporting.json {
             Terminal.output(jsonText(report))
         } else if !reporting.quiet {
+            for w in report.warnings { Terminal.error("avtool: warning: \(w)") }
             Terminal.error(summary(report))
         }
     }
