@@ -20,9 +20,9 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
         if let muxer = Self.known[key] {
             self.muxer = muxer
             self.name = key
-        } else if let entry = Self.known.first(where: { $0.value == key }) {
+        } else if Self.known.values.contains(key) {
             self.muxer = key
-            self.name = entry.key == "mka" || entry.key == "m4v" || entry.key == "m2ts" ? key : entry.key
+            self.name = key
         } else {
             return nil
         }

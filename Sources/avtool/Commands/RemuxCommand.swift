@@ -109,7 +109,7 @@ struct RemuxCommand: ParsableCommand {
         s += "\(formatBytes(r.outputBytes)) in \(String(format2: r.elapsedSeconds)) s"
         if let d = r.durationSeconds, r.elapsedSeconds > 0 { s += " (×\(String(format2: d / r.elapsedSeconds)))" }
         let c = r.corrections
-        s += c.total == 0 ? "; timestamps unchanged but for the shift"
+        s += c.total == 0 ? "; no timestamp fixes needed"
             : "; timestamp fixes: \(c.dtsBumped) DTS bumped, \(c.ptsRaised) PTS raised, \(c.filled) filled, \(c.wraps) wraps"
         if !r.dropped.isEmpty { s += "; dropped streams " + r.dropped.map { "#\($0.index)" }.joined(separator: ", ") }
         return s
