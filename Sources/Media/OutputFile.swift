@@ -52,7 +52,13 @@ public final class OutputFile {
         }
         if ctx.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             var callback = cancellation.interruptCallback
-            let opened = avio_open2(&ctx.pointee.pb, path, AVIO_FLAG_WRITE, &callback, nil)
+            // Truncating a file that is already empty (the staged temporary)
+            // makes ext4 (auto_da_alloc) flush the whole output at close:
+            // skip the O_TRUNC then.
+            var st = stat()
+            var ioOptions = stat(path, &st) == 0 && st.st_size == 0 ? makeDictionary([("truncate", "0")]) : nil
+            defer { av_dict_free(&ioOptions) }
+            let opened = avio_open2(&ctx.pointee.pb, path, AVIO_FLAG_WRITE, &callback, &ioOptions)
             if opened < 0 {
                 throw MediaError(code: opened, operation: "could not create output", path: path)
             }

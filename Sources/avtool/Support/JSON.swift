@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Stable JSON: sorted snake_case keys, pretty-printed.
 func jsonText<T: Encodable>(_ value: T) -> String {
