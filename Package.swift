@@ -25,10 +25,11 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg", "Sync"]),
         .target(name: "Probe", dependencies: ["Media", "Sync"]),
         .target(name: "Remux", dependencies: ["Media", "Sync"]),
+        .target(name: "Transcode", dependencies: ["Media", "Sync", "Remux"]),
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "Media", "Sync", "Probe", "Remux",
+                "Media", "Sync", "Probe", "Remux", "Transcode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -8,6 +8,9 @@ import Sync
 public enum OutputStreamSource {
     /// Copy codec parameters, metadata, disposition and side data (rotation).
     case copy(InputStream)
+    /// Packets from an opened encoder; metadata, disposition and side data
+    /// come from the encoder's source stream.
+    case encoded(Encoder)
 }
 
 /// A media file being written (`avformat_alloc_output_context2`, `avio_open2`,
@@ -98,18 +101,32 @@ public final class OutputFile {
             st.pointee.avg_frame_rate = src.pointee.avg_frame_rate
             st.pointee.r_frame_rate = src.pointee.r_frame_rate
             st.pointee.sample_aspect_ratio = src.pointee.codecpar.pointee.sample_aspect_ratio
-            st.pointee.disposition = src.pointee.disposition
-            av_dict_copy(&st.pointee.metadata, src.pointee.metadata, 0)
-            // Rotation (the display matrix) and other stream side data live on
-            // the stream in FFmpeg 5.1, not in codecpar: copy them one by one.
-            for i in 0..<Int(src.pointee.nb_side_data) {
-                let sd = src.pointee.side_data[i]
-                guard let dst = av_stream_new_side_data(st, sd.type, sd.size) else {
-                    throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not copy side data to",
-                                     path: path, stream: index)
-                }
-                dst.update(from: sd.data, count: sd.size)
+            try inherit(from: input, into: st, index: index)
+        case .encoded(let encoder):
+            let ctx = encoder.context
+            try MediaError.check(avcodec_parameters_from_context(st.pointee.codecpar, ctx),
+                                 "could not set codec parameters of", path: path, stream: index)
+            st.pointee.codecpar.pointee.codec_tag = container.codecTag(for: ctx.pointee.codec_id)
+            st.pointee.time_base = ctx.pointee.time_base
+            st.pointee.avg_frame_rate = ctx.pointee.framerate
+            st.pointee.sample_aspect_ratio = ctx.pointee.sample_aspect_ratio
+            if let input = encoder.source { try inherit(from: input, into: st, index: index) }
+        }
+    }
+
+    /// Disposition, metadata and stream side data (rotation lives there in
+    /// FFmpeg 5.1, not in codecpar) of `input`, copied one by one.
+    private func inherit(from input: InputStream, into st: UnsafeMutablePointer<AVStream>, index: Int) throws(MediaError) {
+        let src = input.stream
+        st.pointee.disposition = src.pointee.disposition
+        av_dict_copy(&st.pointee.metadata, src.pointee.metadata, 0)
+        for i in 0..<Int(src.pointee.nb_side_data) {
+            let sd = src.pointee.side_data[i]
+            guard let dst = av_stream_new_side_data(st, sd.type, sd.size) else {
+                throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not copy side data to",
+                                 path: path, stream: index)
             }
+            dst.update(from: sd.data, count: sd.size)
         }
     }
 

@@ -77,24 +77,11 @@ public func remux(input inputPath: String, output outputPath: String, options: R
     let plan = try planStreams(input, container: container, selection: options.streams)
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
 
-    var muxerOptions: [(String, String)] = []
-    if container.isISOBMFF && options.faststart { muxerOptions.append(("movflags", "+faststart")) }
     let output = try OutputFile(path: staged.temporary, container: container,
                                 streams: plan.kept.map { .copy($0) }, metadataSource: input,
-                                options: muxerOptions, cancellation: cancellation)
-
-    let shift = options.start.shift(earliestStart: plan.kept.compactMap(\.startTime).min())
-    var timelines: [TrackTimeline] = []
-    for (j, stream) in plan.kept.enumerated() {
-        do {
-            timelines.append(try TrackTimeline(
-                source: stream.timeBase!, target: output.timeBases[j], shift: shift,
-                order: container.dtsOrder, repair: options.repair, wrapBits: stream.wrapBits,
-                reorderDelay: stream.reorderDelay, untimedAtOrigin: stream.isAttachedPicture))
-        } catch {
-            throw timestampError(error, input: inputPath, stream: stream.index)
-        }
-    }
+                                options: muxerOptions(container, faststart: options.faststart),
+                                cancellation: cancellation)
+    var timelines = try copyTimelines(plan.kept, output: output, start: options.start, repair: options.repair)
 
     var report = RemuxReport(
         input: inputPath, output: outputPath, container: container.name,
@@ -148,7 +135,31 @@ public func remux(input inputPath: String, output outputPath: String, options: R
     return report
 }
 
-func resolveContainer(_ explicit: Container?, output: String) throws(MediaError) -> Container {
+/// Muxer options every verb uses: faststart for MP4/MOV/M4A when asked.
+package func muxerOptions(_ container: Container, faststart: Bool) -> [(String, String)] {
+    container.isISOBMFF && faststart ? [("movflags", "+faststart")] : []
+}
+
+/// One `TrackTimeline` per kept stream, from its input time base to the
+/// output's, all shifted alike by the start policy.
+package func copyTimelines(_ kept: [InputStream], output: OutputFile, start: StartPolicy,
+                           repair: TimestampRepair) throws(MediaError) -> [TrackTimeline] {
+    let shift = start.shift(earliestStart: kept.compactMap(\.startTime).min())
+    var timelines: [TrackTimeline] = []
+    for (j, stream) in kept.enumerated() {
+        do {
+            timelines.append(try TrackTimeline(
+                source: stream.timeBase!, target: output.timeBases[j], shift: shift,
+                order: output.container.dtsOrder, repair: repair, wrapBits: stream.wrapBits,
+                reorderDelay: stream.reorderDelay, untimedAtOrigin: stream.isAttachedPicture))
+        } catch {
+            throw timestampError(error, input: stream.file.path, stream: stream.index)
+        }
+    }
+    return timelines
+}
+
+package func resolveContainer(_ explicit: Container?, output: String) throws(MediaError) -> Container {
     if let explicit { return explicit }
     guard let c = Container(path: output) else {
         throw MediaError.invalid("could not choose a container for", path: output,
@@ -158,15 +169,17 @@ func resolveContainer(_ explicit: Container?, output: String) throws(MediaError)
     return c
 }
 
-struct StreamPlan {
-    var kept: [InputStream] = []
-    var dropped: [DroppedStream] = []
-    var warnings: [String] = []
+package struct StreamPlan {
+    package var kept: [InputStream] = []
+    package var dropped: [DroppedStream] = []
+    package var warnings: [String] = []
 }
 
 /// Keeps the selected streams; a selected stream the container cannot hold,
-/// or one without a valid time base, is an error naming it.
-func planStreams(_ input: InputFile, container: Container, selection: StreamSelection) throws(MediaError) -> StreamPlan {
+/// or one without a valid time base, is an error naming it. Streams for
+/// which `reencoded` is true are checked by their encoder instead.
+package func planStreams(_ input: InputFile, container: Container, selection: StreamSelection,
+                         reencoded: (InputStream) -> Bool = { _ in false }) throws(MediaError) -> StreamPlan {
     var plan = StreamPlan()
     for s in input.streams {
         guard selection.keeps(s) else {
@@ -178,7 +191,7 @@ func planStreams(_ input: InputFile, container: Container, selection: StreamSele
             throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
                              message: "the stream has no valid time base")
         }
-        if container.canHold(s) == false {
+        if !reencoded(s), container.canHold(s) == false {
             let drop = StreamSelection.dropFlag(s)
             let what = s.isAttachedPicture ? "cover art" : "\(s.mediaType.rawValue) codec '\(s.codecName)'"
             let hint = (s.mediaType == .audio || s.mediaType == .video) && !s.isAttachedPicture
@@ -200,7 +213,7 @@ func planStreams(_ input: InputFile, container: Container, selection: StreamSele
     return plan
 }
 
-func timestampError(_ error: TimelineError, input: String, stream: Int) -> MediaError {
+package func timestampError(_ error: TimelineError, input: String, stream: Int) -> MediaError {
     MediaError.invalid("bad timestamps in", path: input, stream: stream,
                message: error.description, hint: "remux without --strict-timestamps to fix them")
 }

@@ -1,0 +1,154 @@
+import CFFmpeg
+import Sync
+
+/// What a video encoder is asked to produce.
+public struct VideoEncoderSettings: Sendable {
+    /// libavcodec encoder name, e.g. `libx265`.
+    public var codec = "libx265"
+    public var width: Int
+    public var height: Int
+    /// libavutil pixel format name, e.g. `yuv420p`, `yuv420p10le`.
+    public var pixelFormat: String
+    /// Time base of the frames sent in (the input's, so timestamps pass through).
+    public var timeBase: Rational
+    /// Nominal frame rate for rate control, if known.
+    public var frameRate: Rational?
+    public var sampleAspectRatio: Rational?
+    /// Encoder options (`preset`, `crf`, `b`, `g`, `x265-params`, …), applied by
+    /// `avcodec_open2` to the codec context and the encoder's private options.
+    public var options: [(String, String)] = []
+    /// MP4/MOV want parameter sets in extradata (`AV_CODEC_FLAG_GLOBAL_HEADER`).
+    public var globalHeader = true
+
+    public init(width: Int, height: Int, pixelFormat: String, timeBase: Rational) {
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.timeBase = timeBase
+    }
+}
+
+/// An opened encoder (`avcodec_find_encoder_by_name`, `avcodec_open2`).
+public final class Encoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    /// The input stream whose metadata, side data and disposition the output
+    /// stream inherits.
+    public let source: InputStream?
+    public let timeBase: Rational
+
+    /// Opens a video encoder. Color properties (range, primaries, transfer,
+    /// matrix) come from `colorsFrom` so they reach both the bitstream (VUI)
+    /// and the container. An option the encoder does not know is an error.
+    public init(video settings: VideoEncoderSettings, source: InputStream?) throws(MediaError) {
+        self.source = source
+        self.timeBase = settings.timeBase
+        let op = "could not open encoder \(settings.codec)"
+        guard let codec = avcodec_find_encoder_by_name(settings.codec) else {
+            throw MediaError(code: AVTOOL_AVERROR_ENCODER_NOT_FOUND, operation: op,
+                             message: "this FFmpeg build has no \(settings.codec) encoder")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: op)
+        }
+        context = ctx
+        let format = av_get_pix_fmt(settings.pixelFormat)
+        guard format != AV_PIX_FMT_NONE else {
+            throw MediaError.invalid(op, message: "unknown pixel format '\(settings.pixelFormat)'")
+        }
+        ctx.pointee.width = Int32(settings.width)
+        ctx.pointee.height = Int32(settings.height)
+        ctx.pointee.pix_fmt = format
+        ctx.pointee.time_base = AVRational(num: settings.timeBase.numerator, den: settings.timeBase.denominator)
+        if let fr = settings.frameRate {
+            ctx.pointee.framerate = AVRational(num: fr.numerator, den: fr.denominator)
+        }
+        if let sar = settings.sampleAspectRatio {
+            ctx.pointee.sample_aspect_ratio = AVRational(num: sar.numerator, den: sar.denominator)
+        }
+        if let p = source?.parameters.pointee {
+            ctx.pointee.color_range = p.color_range
+            ctx.pointee.color_primaries = p.color_primaries
+            ctx.pointee.color_trc = p.color_trc
+            ctx.pointee.colorspace = p.color_space
+            ctx.pointee.chroma_sample_location = p.chroma_location
+        }
+        if settings.globalHeader { ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        var dict = makeDictionary(settings.options)
+        defer { av_dict_free(&dict) }
+        try MediaError.check(avcodec_open2(ctx, codec, &dict), op)
+        let unknown = entries(of: dict).map(\.key)
+        if !unknown.isEmpty {
+            throw MediaError.invalid(op, message: "unknown option(s) \(unknown.map { "'\($0)'" }.joined(separator: ", "))")
+        }
+    }
+
+    deinit {
+        var c: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&c)
+    }
+
+    /// Sends a frame (`avcodec_send_frame`). Returns `false` when output must be
+    /// received first (EAGAIN); send the same frame again afterwards.
+    public func send(_ frame: borrowing Frame) throws(MediaError) -> Bool {
+        try result(avcodec_send_frame(context, frame.pointer))
+    }
+
+    /// Signals the end of input so the remaining output can be drained.
+    public func sendEnd() throws(MediaError) {
+        _ = try result(avcodec_send_frame(context, nil))
+    }
+
+    private func result(_ r: Int32) throws(MediaError) -> Bool {
+        if r == AVTOOL_AVERROR_EAGAIN { return false }
+        if r == AVTOOL_AVERROR_EOF { return true }
+        try MediaError.check(r, "could not encode")
+        return true
+    }
+
+    /// Receives the next packet (`avcodec_receive_packet`); its timing is in `timeBase`.
+    public func receive(into packet: borrowing Packet) throws(MediaError) -> CodecOutput {
+        av_packet_unref(packet.pointer)
+        let r = avcodec_receive_packet(context, packet.pointer)
+        if r == AVTOOL_AVERROR_EAGAIN { return .needsInput }
+        if r == AVTOOL_AVERROR_EOF { return .end }
+        try MediaError.check(r, "could not encode")
+        return .ready
+    }
+
+    public var codecName: String { String(cString: context.pointee.codec.pointee.name) }
+}
+
+/// Converts frames to another pixel format and/or size (`sws_scale_frame`).
+public final class Scaler {
+    private let context: OpaquePointer
+    private let width: Int32, height: Int32
+    private let format: AVPixelFormat
+
+    /// `nil` pixel format names are refused with an error.
+    public init(fromWidth sw: Int, height sh: Int, pixelFormat sf: String,
+                toWidth dw: Int, height dh: Int, pixelFormat df: String) throws(MediaError) {
+        let src = av_get_pix_fmt(sf), dst = av_get_pix_fmt(df)
+        guard src != AV_PIX_FMT_NONE, dst != AV_PIX_FMT_NONE,
+              let ctx = sws_getContext(Int32(sw), Int32(sh), src, Int32(dw), Int32(dh), dst,
+                                       Int32(SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT), nil, nil, nil) else {
+            throw MediaError.invalid("could not convert video", message: "\(sf) \(sw)x\(sh) → \(df) \(dw)x\(dh) is not supported")
+        }
+        context = ctx
+        width = Int32(dw)
+        height = Int32(dh)
+        format = dst
+    }
+
+    deinit { sws_freeContext(context) }
+
+    /// Scales `source` into `destination` (emptied first), keeping timing and color tags.
+    public func scale(_ source: borrowing Frame, into destination: borrowing Frame) throws(MediaError) {
+        av_frame_unref(destination.pointer)
+        destination.pointer.pointee.width = width
+        destination.pointer.pointee.height = height
+        destination.pointer.pointee.format = format.rawValue
+        try MediaError.check(av_frame_get_buffer(destination.pointer, 0), "could not convert video")
+        try MediaError.check(sws_scale_frame(context, destination.pointer, source.pointer), "could not convert video")
+        try MediaError.check(av_frame_copy_props(destination.pointer, source.pointer), "could not convert video")
+    }
+}

@@ -1,0 +1,51 @@
+import CFFmpeg
+import Sync
+
+/// An owned `AVFrame` (`av_frame_alloc` / `av_frame_free`); not copyable.
+public struct Frame: ~Copyable {
+    let pointer: UnsafeMutablePointer<AVFrame>
+
+    public init() throws(MediaError) {
+        guard let p = av_frame_alloc() else {
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not allocate a frame")
+        }
+        pointer = p
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&p)
+    }
+
+    /// The decoder's best guess of the presentation time, in the decoder's
+    /// packet time base; `nil` when unknown.
+    public var bestEffortTimestamp: Int64? { Packet.known(pointer.pointee.best_effort_timestamp) }
+
+    public var pts: Int64? {
+        get { Packet.known(pointer.pointee.pts) }
+        nonmutating set { pointer.pointee.pts = newValue ?? AVTOOL_NOPTS_VALUE }
+    }
+
+    /// Duration in the decoder's packet time base (0 if unknown).
+    public var duration: Int64 { pointer.pointee.pkt_duration }
+
+    /// libavutil's name of the frame's pixel format, e.g. `yuv420p`.
+    public var pixelFormat: String? {
+        pointer.pointee.format < 0 ? nil : av_get_pix_fmt_name(AVPixelFormat(pointer.pointee.format)).string
+    }
+
+    public var width: Int { Int(pointer.pointee.width) }
+    public var height: Int { Int(pointer.pointee.height) }
+
+    public func unref() { av_frame_unref(pointer) }
+}
+
+/// What receiving from a codec gave.
+public enum CodecOutput: Sendable {
+    /// A frame or packet is ready.
+    case ready
+    /// The codec needs more input first.
+    case needsInput
+    /// Fully drained after a flush.
+    case end
+}

@@ -1,0 +1,83 @@
+import Media
+import Remux
+import Sync
+
+/// How the video bit rate is chosen.
+public enum RateControl: Sendable, Equatable {
+    /// Constant quality (x265 CRF, 0–51; lower is better).
+    case crf(Double)
+    /// Average bit rate in bits per second.
+    case bitrate(Int64)
+    /// Bits per pixel per frame: bit rate = bpp × width × height × fps, the
+    /// way iOS recorders size theirs.
+    case bitsPerPixel(Double)
+}
+
+/// What happens to audio streams.
+public enum AudioHandling: String, Sendable, CaseIterable {
+    /// Copy when the container takes the codec, else refuse with a hint.
+    case auto
+    /// Drop all audio.
+    case none
+}
+
+public struct TranscodeOptions: Sendable {
+    public var container: Container?
+    public var rate: RateControl = .crf(TranscodeOptions.defaultCRF)
+    /// x265 preset (ultrafast … placebo).
+    public var preset = "medium"
+    public var tune: String?
+    /// Extra `key=value:key=value` passed to x265.
+    public var x265Params: String?
+    /// Frames between keyframes; `nil` means 3 seconds of frames.
+    public var keyframeInterval: Int?
+    /// Main10 (yuv420p10le) instead of Main (yuv420p).
+    public var tenBit = false
+    /// Output size; `nil` keeps the input's.
+    public var size: (width: Int, height: Int)?
+    public var audio: AudioHandling = .auto
+    public var streams = StreamSelection()
+    public var start: StartPolicy = .zero
+    public var faststart = true
+    public var overwrite = false
+
+    /// x265's CRF scale: 24 keeps fine detail at about half the size of
+    /// H.264 at its default quality.
+    public static let defaultCRF = 24.0
+    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow",
+                                 "slower", "veryslow", "placebo"]
+    public static let tunes = ["psnr", "ssim", "grain", "zerolatency", "fastdecode", "animation"]
+
+    public init() {}
+
+    /// The checks the CLI (and later recipes) apply to option values, with
+    /// messages that quote the flags.
+    public func validate() throws(MediaError) {
+        func bad(_ m: String) -> MediaError { .invalid("invalid option", message: m) }
+        switch rate {
+        case .crf(let c) where !(0...51).contains(c): throw bad("'--crf' must be between 0 and 51")
+        case .bitrate(let b) where b < 1000: throw bad("'--bitrate' must be at least 1k")
+        case .bitsPerPixel(let b) where !(b > 0 && b <= 24): throw bad("'--bpp' must be above 0 and at most 24")
+        default: break
+        }
+        guard Self.presets.contains(preset) else {
+            throw bad("unknown '--preset' \(preset); one of \(Self.presets.joined(separator: ", "))")
+        }
+        if let tune, !Self.tunes.contains(tune) {
+            throw bad("unknown '--tune' \(tune); one of \(Self.tunes.joined(separator: ", "))")
+        }
+        if let k = keyframeInterval, k < 1 { throw bad("'--keyint' must be at least 1") }
+        if let s = size {
+            // -1 for one side keeps the aspect ratio.
+            func ok(_ v: Int) -> Bool { v == -1 || (2...16384).contains(v) }
+            guard ok(s.width), ok(s.height), s.width > 0 || s.height > 0 else {
+                throw bad("'--size' sides must be between 2 and 16384, or -1 for one of them")
+            }
+        }
+        if let p = x265Params {
+            for pair in p.split(separator: ":") where !pair.contains("=") && !pair.isEmpty {
+                throw bad("'--x265-params' wants key=value pairs separated by ':', not '\(pair)'")
+            }
+        }
+    }
+}

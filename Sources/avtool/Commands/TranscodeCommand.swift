@@ -1,0 +1,148 @@
+import ArgumentParser
+import Media
+import Probe
+import Remux
+import Sync
+import Transcode
+
+struct TranscodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transcode",
+        abstract: "Re-encode the video to H.265 (libx265) and copy the other streams.",
+        discussion: """
+            The main video stream is decoded (threaded), converted only when the encoder needs it \
+            (pixel format, --size), and encoded with libx265; audio and other streams are copied \
+            where the container (from OUTPUT's extension: mov, mp4, mkv, …) holds them. Timestamps \
+            pass through unchanged, so variable frame rate stays variable and no frame is dropped \
+            or duplicated. HEVC in MP4/MOV is tagged 'hvc1'; color properties and rotation are \
+            carried over. Rate control: --crf (default \(Int(TranscodeOptions.defaultCRF))), --bitrate or \
+            --bpp (bits per pixel per frame × width × height × fps). Keyframes every 3 seconds \
+            unless --keyint. Audio-only input is refused (use 'avtool remux').
+            """
+    )
+
+    @Argument(help: "The input media file.")
+    var input: String
+
+    @Argument(help: "The output file; its extension picks the container (mov is the usual choice).")
+    var output: String
+
+    @Option(help: "The output container, overriding OUTPUT's extension.")
+    var format: String?
+
+    @Option(help: "Constant quality, 0–51 (lower is better; default \(Int(TranscodeOptions.defaultCRF))).")
+    var crf: Double?
+
+    @Option(help: "Average video bit rate, e.g. 4M or 800k.")
+    var bitrate: String?
+
+    @Option(help: "Bit rate as bits per pixel per frame (e.g. 0.1): bpp × width × height × fps.")
+    var bpp: Double?
+
+    @Option(help: "x265 preset: \(TranscodeOptions.presets.joined(separator: ", ")).")
+    var preset = "medium"
+
+    @Option(help: "x265 tune: \(TranscodeOptions.tunes.joined(separator: ", ")).")
+    var tune: String?
+
+    @Option(name: .customLong("x265-params"), help: "Extra x265 parameters, key=value:key=value.")
+    var x265Params: String?
+
+    @Option(help: "Frames between keyframes (default: 3 seconds of frames).")
+    var keyint: Int?
+
+    @Flag(name: .customLong("10bit"), help: "Encode Main10 (yuv420p10le) instead of Main (8-bit).")
+    var tenBit = false
+
+    @Option(help: "Output size WxH; -1 for one side keeps the aspect ratio (e.g. 1280x-1). Rounded down to even.")
+    var size: String?
+
+    @Flag(help: "Leave out audio streams.")
+    var noAudio = false
+    @Flag(help: "Leave out subtitle streams.")
+    var noSubtitles = false
+    @Flag(help: "Leave out data streams and attachments.")
+    var noData = false
+
+    @Flag(help: "Write MP4/MOV with the index at the end.")
+    var noFaststart = false
+
+    @OptionGroup var outputOptions: OutputOptions
+    @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        let rates = [crf != nil ? "'--crf'" : nil, bitrate != nil ? "'--bitrate'" : nil, bpp != nil ? "'--bpp'" : nil]
+            .compactMap { $0 }
+        if rates.count > 1 { throw ValidationError("\(rates.joined(separator: " and ")) cannot be used together") }
+        if let format, Container(named: format) == nil {
+            throw ValidationError("unknown '--format' \(format); known: \(Container.knownNames)")
+        }
+        if let bitrate, Self.parseBitrate(bitrate) == nil {
+            throw ValidationError("'--bitrate' \(bitrate) is not a bit rate like 4M, 800k or 2500000")
+        }
+        if let size, Self.parseSize(size) == nil {
+            throw ValidationError("'--size' \(size) is not WxH (e.g. 1280x720 or 1280x-1)")
+        }
+        do { try options.validate() } catch { throw ValidationError(error.message) }
+    }
+
+    var options: TranscodeOptions {
+        var o = TranscodeOptions()
+        o.container = format.flatMap(Container.init(named:))
+        if let crf { o.rate = .crf(crf) }
+        if let b = bitrate.flatMap(Self.parseBitrate) { o.rate = .bitrate(b) }
+        if let bpp { o.rate = .bitsPerPixel(bpp) }
+        o.preset = preset
+        o.tune = tune
+        o.x265Params = x265Params
+        o.keyframeInterval = keyint
+        o.tenBit = tenBit
+        o.size = size.flatMap(Self.parseSize)
+        o.audio = noAudio ? .none : .auto
+        o.streams.subtitles = !noSubtitles
+        o.streams.data = !noData
+        o.faststart = !noFaststart
+        o.overwrite = outputOptions.overwrite
+        return o
+    }
+
+    static func parseBitrate(_ s: String) -> Int64? {
+        let lower = s.lowercased()
+        let (digits, scale): (Substring, Double) = lower.hasSuffix("m") ? (lower.dropLast(), 1e6)
+            : lower.hasSuffix("k") ? (lower.dropLast(), 1e3) : (Substring(lower), 1)
+        guard let v = Double(digits), v > 0, v * scale < 1e10 else { return nil }
+        return Int64(v * scale)
+    }
+
+    static func parseSize(_ s: String) -> (width: Int, height: Int)? {
+        let parts = s.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w != 0, h != 0,
+              w >= -1, h >= -1, !(w == -1 && h == -1) else { return nil }
+        return (w, h)
+    }
+
+    func run() throws {
+        reporting.applyLogLevel()
+        Signals.install()
+        let line = ProgressLine(quiet: reporting.quiet)
+        let report = try reportingFailures { () throws(MediaError) in
+            defer { line.finish() }
+            return try transcode(input: input, output: output, options: options) { p in
+                line.update(fraction: p.fraction, position: p.position, detail: "\(p.frames) frames")
+            }
+        }
+        if reporting.json {
+            Terminal.output(jsonText(report))
+        } else if !reporting.quiet {
+            for w in report.warnings { Terminal.error("avtool: warning: \(w)") }
+            var s = "transcoded '\(report.input)' → '\(report.output)' (\(report.container)): "
+            s += "\(report.encoder) \(report.width)x\(report.height) \(report.pixelFormat), "
+            s += "\(report.framesEncoded) frames"
+            if !report.copiedStreams.isEmpty { s += ", copied streams " + report.copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
+            s += "; \(formatBytes(report.outputBytes)) (\(String(format2: report.sizeRatio * 100))% of input)"
+            s += " in \(String(format2: report.elapsedSeconds)) s"
+            if report.elapsedSeconds > 0 { s += ", \(String(format2: Double(report.framesEncoded) / report.elapsedSeconds)) fps" }
+            Terminal.error(s)
+        }
+    }
+}
