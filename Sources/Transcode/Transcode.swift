@@ -60,7 +60,6 @@ public func transcode(input inputPath: String, output outputPath: String, option
                                     : nil)
     }
     var selection = options.streams
-    if options.audio == .none { selection.audio = false }
     selection.video = true
     for s in input.streams where s.mediaType == .audio && selection.keeps(s) && container.canHold(s) == false {
         throw MediaError.invalid("could not transcode", path: inputPath, stream: s.index,

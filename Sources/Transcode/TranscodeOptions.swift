@@ -13,14 +13,6 @@ public enum RateControl: Sendable, Equatable {
     case bitsPerPixel(Double)
 }
 
-/// What happens to audio streams.
-public enum AudioHandling: String, Sendable, CaseIterable {
-    /// Copy when the container takes the codec, else refuse with a hint.
-    case auto
-    /// Drop all audio.
-    case none
-}
-
 public struct TranscodeOptions: Sendable {
     public var container: Container?
     public var rate: RateControl = .crf(TranscodeOptions.defaultCRF)
@@ -35,7 +27,6 @@ public struct TranscodeOptions: Sendable {
     public var tenBit = false
     /// Output size; `nil` keeps the input's.
     public var size: (width: Int, height: Int)?
-    public var audio: AudioHandling = .auto
     public var streams = StreamSelection()
     public var start: StartPolicy = .zero
     public var faststart = true

@@ -37,9 +37,6 @@ struct RemuxCommand: ParsableCommand {
     @Argument(help: "The output file; its extension picks the container.")
     var output: String
 
-    @Option(help: "The output container (\(Container.knownNames)), overriding OUTPUT's extension.")
-    var format: String?
-
     @Option(help: "Where the output timeline starts: 'zero' shifts the earliest stream to 0, 'keep' keeps the input's timestamps.")
     var start: StartPolicy = .zero
 
@@ -48,38 +45,23 @@ struct RemuxCommand: ParsableCommand {
 
     @Flag(help: "Leave out video streams.")
     var noVideo = false
-    @Flag(help: "Leave out audio streams.")
-    var noAudio = false
-    @Flag(help: "Leave out subtitle streams.")
-    var noSubtitles = false
-    @Flag(help: "Leave out data streams and attachments.")
-    var noData = false
     @Flag(help: "Leave out cover art (only MP4 and M4A can hold it).")
     var noCoverArt = false
 
-    @Flag(help: "Write MP4/MOV/M4A with the index at the end (no second pass over the file).")
-    var noFaststart = false
-
+    @OptionGroup var containerOptions: ContainerOptions
+    @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var reporting: ReportingOptions
 
-    func validate() throws {
-        if let format, Container(named: format) == nil {
-            throw ValidationError("unknown '--format' \(format); known: \(Container.knownNames)")
-        }
-    }
-
     var options: RemuxOptions {
         var o = RemuxOptions()
-        o.container = format.flatMap(Container.init(named:))
+        o.container = containerOptions.container
         o.start = start
         o.repair = strictTimestamps ? .refuse : .fix
+        drops.apply(to: &o.streams)
         o.streams.video = !noVideo
-        o.streams.audio = !noAudio
-        o.streams.subtitles = !noSubtitles
-        o.streams.data = !noData
         o.streams.coverArt = !noCoverArt
-        o.faststart = !noFaststart
+        o.faststart = !containerOptions.noFaststart
         o.overwrite = outputOptions.overwrite
         return o
     }

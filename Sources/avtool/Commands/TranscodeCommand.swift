@@ -27,9 +27,6 @@ struct TranscodeCommand: ParsableCommand {
     @Argument(help: "The output file; its extension picks the container (mov is the usual choice).")
     var output: String
 
-    @Option(help: "The output container, overriding OUTPUT's extension.")
-    var format: String?
-
     @Option(help: "Constant quality, 0–51 (lower is better; default \(Int(TranscodeOptions.defaultCRF))).")
     var crf: Double?
 
@@ -57,16 +54,8 @@ struct TranscodeCommand: ParsableCommand {
     @Option(help: "Output size WxH; -1 for one side keeps the aspect ratio (e.g. 1280x-1). Rounded down to even.")
     var size: String?
 
-    @Flag(help: "Leave out audio streams.")
-    var noAudio = false
-    @Flag(help: "Leave out subtitle streams.")
-    var noSubtitles = false
-    @Flag(help: "Leave out data streams and attachments.")
-    var noData = false
-
-    @Flag(help: "Write MP4/MOV with the index at the end.")
-    var noFaststart = false
-
+    @OptionGroup var containerOptions: ContainerOptions
+    @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var reporting: ReportingOptions
 
@@ -74,9 +63,6 @@ struct TranscodeCommand: ParsableCommand {
         let rates = [crf != nil ? "'--crf'" : nil, bitrate != nil ? "'--bitrate'" : nil, bpp != nil ? "'--bpp'" : nil]
             .compactMap { $0 }
         if rates.count > 1 { throw ValidationError("\(rates.joined(separator: " and ")) cannot be used together") }
-        if let format, Container(named: format) == nil {
-            throw ValidationError("unknown '--format' \(format); known: \(Container.knownNames)")
-        }
         if let bitrate, Self.parseBitrate(bitrate) == nil {
             throw ValidationError("'--bitrate' \(bitrate) is not a bit rate like 4M, 800k or 2500000")
         }
@@ -88,7 +74,7 @@ struct TranscodeCommand: ParsableCommand {
 
     var options: TranscodeOptions {
         var o = TranscodeOptions()
-        o.container = format.flatMap(Container.init(named:))
+        o.container = containerOptions.container
         if let crf { o.rate = .crf(crf) }
         if let b = bitrate.flatMap(Self.parseBitrate) { o.rate = .bitrate(b) }
         if let bpp { o.rate = .bitsPerPixel(bpp) }
@@ -98,10 +84,8 @@ struct TranscodeCommand: ParsableCommand {
         o.keyframeInterval = keyint
         o.tenBit = tenBit
         o.size = size.flatMap(Self.parseSize)
-        o.audio = noAudio ? .none : .auto
-        o.streams.subtitles = !noSubtitles
-        o.streams.data = !noData
-        o.faststart = !noFaststart
+        drops.apply(to: &o.streams)
+        o.faststart = !containerOptions.noFaststart
         o.overwrite = outputOptions.overwrite
         return o
     }

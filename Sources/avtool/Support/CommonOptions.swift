@@ -1,5 +1,6 @@
 import ArgumentParser
 import Media
+import Remux
 
 /// Flags every verb that writes a file shares.
 struct OutputOptions: ParsableArguments {
@@ -20,5 +21,38 @@ struct ReportingOptions: ParsableArguments {
 
     func applyLogLevel() {
         (verbose ? LibraryLogLevel.warning : .quiet).apply()
+    }
+}
+
+/// The container flags of verbs that write a media file.
+struct ContainerOptions: ParsableArguments {
+    @Option(help: "The output container (\(Container.knownNames)), overriding OUTPUT's extension.")
+    var format: String?
+
+    @Flag(help: "Write MP4/MOV/M4A with the index at the end (no second pass over the file).")
+    var noFaststart = false
+
+    func validate() throws {
+        if let format, Container(named: format) == nil {
+            throw ValidationError("unknown '--format' \(format); known: \(Container.knownNames)")
+        }
+    }
+
+    var container: Container? { format.flatMap(Container.init(named:)) }
+}
+
+/// Flags that leave kinds of streams out, shared by the verbs that copy streams.
+struct StreamDropOptions: ParsableArguments {
+    @Flag(help: "Leave out audio streams.")
+    var noAudio = false
+    @Flag(help: "Leave out subtitle streams.")
+    var noSubtitles = false
+    @Flag(help: "Leave out data streams and attachments.")
+    var noData = false
+
+    func apply(to selection: inout StreamSelection) {
+        selection.audio = !noAudio
+        selection.subtitles = !noSubtitles
+        selection.data = !noData
     }
 }
