@@ -17,10 +17,15 @@
 # Adding a benchmark: write a `bench_<name> IN OUT` function that runs the
 # command (it is timed by the caller) and append <name> to BENCHES. Its medians
 # then appear in the table and as <name>_s / <name>_rss_mib keys in the JSON.
+# Timing and medians are the shared helpers of bench/lib/common.sh (also used
+# by bench/transcode-bench.sh).
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
+BENCH_TAG=remux-bench
+# shellcheck source=lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
 AVTOOL="$REPO_ROOT/.build/release/avtool"
 AVTOOL_EXPLICIT=0
@@ -28,9 +33,7 @@ RUNS=5
 SIZE_GB=1
 WORKDIR="$REPO_ROOT/.bench"
 
-die() { echo "remux-bench: ERROR: $*" >&2; exit 1; }
-log() { echo "remux-bench: $*" >&2; }
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -55,29 +58,9 @@ TARGET_BYTES=$(awk -v g="$SIZE_GB" 'BEGIN{printf "%.0f", g*1073741824}')
 # ---------------------------------------------------------------------------
 # Prerequisites
 # ---------------------------------------------------------------------------
-for tool in ffmpeg ffprobe python3 awk; do
-    command -v "$tool" >/dev/null 2>&1 || die "required program '$tool' not found"
-done
-
-TIME_BIN=/usr/bin/time
-if [[ ! -x "$TIME_BIN" ]]; then
-    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
-        log "installing GNU time via apt-get"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y time >&2 \
-            || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y time >&2; }
-    fi
-    [[ -x "$TIME_BIN" ]] || die "/usr/bin/time (GNU time) is required: apt-get install time"
-fi
-
-if [[ ! -x "$AVTOOL" ]]; then
-    if [[ "$AVTOOL_EXPLICIT" == 1 ]]; then
-        die "avtool binary not found or not executable: $AVTOOL"
-    fi
-    command -v swift >/dev/null 2>&1 || die "$AVTOOL missing and no swift toolchain to build it"
-    log "building avtool (swift build -c release --product avtool)"
-    (cd "$REPO_ROOT" && swift build -c release --product avtool) >&2
-    [[ -x "$AVTOOL" ]] || die "build finished but $AVTOOL does not exist"
-fi
+bench_require_tools ffmpeg ffprobe python3 awk
+bench_ensure_time
+bench_ensure_avtool "$AVTOOL" "$AVTOOL_EXPLICIT" "$REPO_ROOT"
 
 mkdir -p "$WORKDIR"
 WORKDIR="$(cd "$WORKDIR" && pwd)"
@@ -98,8 +81,6 @@ SEG_SECONDS=30
 SEG_VBITRATE=80M
 INPUT="$WORKDIR/input-${SIZE_GB}g.mp4"
 INPUT_PARAMS="v$GEN_VERSION seg=${SEG_SECONDS}s vb=$SEG_VBITRATE target=$TARGET_BYTES"
-
-file_size() { stat -c %s "$1"; }
 
 generate_input() {
     local seg="$WORKDIR/segment-v$GEN_VERSION.mp4" list="$WORKDIR/concat.partial.txt"
@@ -153,6 +134,7 @@ bench_ffmpeg() { ffmpeg -nostdin -loglevel error -y -i "$1" -map 0 -c copy -movf
 bench_cp()     { cp "$1" "$2"; }
 
 BENCHES=(avtool ffmpeg cp)
+BENCH_VARS=(AVTOOL)  # variables the bench_ functions read
 
 # Sanity check of an output (skipped for plain copies): must be readable and
 # carry as many streams as the input.
@@ -167,17 +149,11 @@ check_output() { # NAME OUT
 
 # run_bench NAME RUN -> appends "wall_seconds peak_rss_kib" to $RESULTS/NAME
 run_bench() {
-    local name="$1" run="$2" out="$WORKDIR/out.$1.mp4" tfile="$RESULTS/$1.time"
+    local name="$1" run="$2" out="$WORKDIR/out.$1.mp4"
     rm -f "$out"
-    sync
-    if ! "$TIME_BIN" -f '%e %M' -o "$tfile" \
-            bash -c "$(declare -f "bench_$name"); AVTOOL=$(printf '%q' "$AVTOOL"); bench_$name \"\$1\" \"\$2\"" \
-            _ "$INPUT" "$out"; then
-        die "$name failed (run $run)"
-    fi
+    bench_timed "$name" "$INPUT" "$out" || die "$name failed (run $run)"
     [[ "$run" == 1 ]] && check_output "$name" "$out"
-    tail -n1 "$tfile" >>"$RESULTS/$name"
-    log "  run $run/$RUNS $name: $(tail -n1 "$tfile" | awk '{printf "%.2f s, %.1f MiB", $1, $2/1024}')"
+    log "  run $run/$RUNS $name: $(bench_last "$name")"
     rm -f "$out"
 }
 
@@ -195,16 +171,11 @@ sync
 # ---------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------
-python3 - "$RESULTS" "$INPUT_BYTES" "$RUNS" "${BENCHES[@]}" <<'PY'
-import json, os, statistics, sys
+python3 - "$(bench_medians_json "${BENCHES[@]}")" "$INPUT_BYTES" "$RUNS" "${BENCHES[@]}" <<'PY'
+import json, sys
 
-results_dir, input_bytes, runs, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
-med = {}
-for n in names:
-    rows = [l.split() for l in open(os.path.join(results_dir, n)) if l.strip()]
-    wall = [float(r[0]) for r in rows]
-    rss = [float(r[1]) / 1024.0 for r in rows]
-    med[n] = (statistics.median(wall), statistics.median(rss), min(wall), max(wall))
+medians, input_bytes, runs, names = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+med = {n: (m["wall_s"], m["rss_mib"], m["min_s"], m["max_s"]) for n, m in medians.items()}
 
 def ratio(a, b):
     if a not in med or b not in med or med[b][0] <= 0:

@@ -103,10 +103,8 @@ public func transcode(input inputPath: String, output outputPath: String, option
     let frame = try Frame(), converted = try Frame()
     var scaler: Scaler?
     var scalerFormat: String?
-    // libx265 gives packets no duration: remember each frame's, by PTS.
-    var durations: [Int64: Int64] = [:]
-    var lastPTS: Int64?, lastDuration: Int64 = 0
-    let nominalDuration = fps.flatMap { rescale(1, from: Rational($0.denominator, $0.numerator)!, to: video.timeBase!) } ?? 0
+    // Frame timing through the encoder (libx265 gives packets no duration).
+    var frameTimes = FrameTimestamps(frameRate: fps, timeBase: video.timeBase!)
     let duration = input.duration.map(\.seconds)
     let videoTimeBase = video.timeBase!
 
@@ -123,7 +121,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
     func drainEncoder() throws(MediaError) {
         while case .ready = try encoder.receive(into: encoded) {
             var t = encoded.timing
-            if t.duration <= 0, let p = t.pts { t.duration = durations.removeValue(forKey: p) ?? lastDuration }
+            t.duration = frameTimes.packetDuration(pts: t.pts, duration: t.duration)
             encoded.timing = t
             report.framesEncoded += 1
             try write(encoded, stream: videoOut, inputIndex: video.index)
@@ -139,13 +137,8 @@ public func transcode(input inputPath: String, output outputPath: String, option
         while case .ready = try decoder.receive(into: frame) {
             try cancellation.check()
             report.framesDecoded += 1
-            // Timestamps pass through; a frame without one follows the last.
-            let pts = frame.bestEffortTimestamp ?? (lastPTS.map { $0 + max(lastDuration, 1) } ?? 0)
-            let d = frame.duration > 0 ? frame.duration : (nominalDuration > 0 ? nominalDuration : lastDuration)
+            let (pts, _) = frameTimes.frame(timestamp: frame.bestEffortTimestamp, duration: frame.duration)
             frame.pts = pts
-            durations[pts] = d
-            lastPTS = pts
-            lastDuration = d
             if frame.pixelFormat != pixelFormat || frame.width != target.width || frame.height != target.height {
                 if scaler == nil || scalerFormat != frame.pixelFormat {
                     scaler = try Scaler(fromWidth: frame.width, height: frame.height,
