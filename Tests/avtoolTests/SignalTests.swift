@@ -6,8 +6,9 @@ import Testing
 /// temporary.
 @Suite("signals")
 struct SignalTests {
-    @Test(arguments: [(SIGINT, Int32(130), "SIGINT"), (SIGTERM, Int32(143), "SIGTERM")])
-    func interruptLeavesNothing(signal: Int32, status: Int32, name: String) throws {
+    @Test(arguments: ["remux", "transcode"], [(SIGINT, Int32(130), "SIGINT"), (SIGTERM, Int32(143), "SIGTERM")])
+    func interruptLeavesNothing(verb: String, signal: (Int32, Int32, String)) throws {
+        let (signal, status, name) = signal
         let scratch = try Scratch()
         let fifo = scratch.path("in.ts")
         try #require(mkfifo(fifo, 0o600) == 0)
@@ -16,7 +17,7 @@ struct SignalTests {
 
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Tool.avtool)
-        p.arguments = ["remux", fifo, scratch.path("out.mkv")]
+        p.arguments = [verb, fifo, scratch.path("out.mkv")] + (verb == "transcode" ? ["--preset", "ultrafast"] : [])
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
