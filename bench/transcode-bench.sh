@@ -105,7 +105,7 @@ trap 'exit 143' TERM
 # ---------------------------------------------------------------------------
 # Input generation (cached in WORKDIR). Bump GEN_VERSION when changing the recipe.
 # ---------------------------------------------------------------------------
-GEN_VERSION=1
+GEN_VERSION=2
 GEN_FRAMES=300   # 10.01 s at 30000/1001
 INPUT="$WORKDIR/transcode-input-v$GEN_VERSION.mp4"
 
@@ -113,7 +113,7 @@ generate_input() {
     local tmp="$RESULTS/input.mp4" t0=$SECONDS
     log "encoding $GEN_FRAMES frames 1920x1080 @ 30000/1001 (testsrc2 + noise; libx264 medium crf 20 bf 3) + AAC 48 kHz stereo"
     ffmpeg -nostdin -hide_banner -loglevel error -y \
-        -f lavfi -i "testsrc2=size=1920x1080:rate=30000/1001,noise=alls=12:allf=t:all_seed=20240101" \
+        -f lavfi -i "testsrc2=size=1920x1080:rate=30000/1001,noise=alls=4:allf=t:all_seed=20240101" \
         -f lavfi -i "sine=frequency=440:beep_factor=4:sample_rate=48000,aformat=sample_fmts=fltp:channel_layouts=stereo" \
         -map 0:v -map 1:a -frames:v "$GEN_FRAMES" -t "$(awk -v n="$GEN_FRAMES" 'BEGIN{printf "%.3f", n*1001/30000}')" \
         -c:v libx264 -preset medium -crf 20 -bf 3 -pix_fmt yuv420p \

@@ -37,6 +37,11 @@ public struct Frame: ~Copyable {
     public var width: Int { Int(pointer.pointee.width) }
     public var height: Int { Int(pointer.pointee.height) }
 
+    /// Forgets the coded picture type the decoder reported. Encoders such as
+    /// libx265 treat a set type as forced, which would copy the source's
+    /// I/P/B pattern instead of letting the encoder choose.
+    public func clearPictureType() { pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE }
+
     public func unref() { av_frame_unref(pointer) }
 }
 

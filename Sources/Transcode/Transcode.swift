@@ -139,6 +139,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
             report.framesDecoded += 1
             let (pts, _) = frameTimes.frame(timestamp: frame.bestEffortTimestamp, duration: frame.duration)
             frame.pts = pts
+            frame.clearPictureType()
             if frame.pixelFormat != pixelFormat || frame.width != target.width || frame.height != target.height {
                 if scaler == nil || scalerFormat != frame.pixelFormat {
                     scaler = try Scaler(fromWidth: frame.width, height: frame.height,

@@ -82,6 +82,22 @@ struct TranscodeTests {
         #expect(FFprobe.rotation(v) == FFprobe.rotation(try FFprobe(try Fixtures.path("rotated90.mp4")).stream(0)))
     }
 
+    /// The encoder chooses its own frame types: an intra-only source (MJPEG)
+    /// must not become all-I HEVC.
+    @Test func encoderChoosesFrameTypes() throws {
+        let scratch = try Scratch()
+        let input = scratch.path("intra.mov"), out = scratch.path("out.mov")
+        let gen = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25",
+                                          "-frames:v", "50", "-c:v", "mjpeg", input])
+        try #require(gen.status == 0, "\(gen)")
+        let run = try Tool.avtool("transcode", input, out, "--preset", "ultrafast", "-q")
+        try #require(run.status == 0, "\(run)")
+        let types = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pict_type",
+                                             "-of", "csv=p=0", out]).stdout.split(separator: "\n")
+        #expect(types.count == 50)
+        #expect(types.filter { $0 == "I" }.count <= 2, "I-frames: \(types.filter { $0 == "I" }.count) of \(types.count)")
+    }
+
     @Test func sizeKeepsAspect() throws {
         let scratch = try Scratch()
         let out = scratch.path("out.mkv")
