@@ -131,7 +131,7 @@ public func remux(input inputPath: String, output outputPath: String, options: R
     report.outputBytes = fileSize(outputPath) ?? output.bytesWritten
     report.durationSeconds = duration
     let elapsed = clock.now - began
-    report.elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    report.elapsedSeconds = elapsed.seconds
     return report
 }
 

@@ -67,7 +67,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
                                  hint: "drop it with --no-audio or choose a container that holds it (mov, mkv)")
     }
     // Other video streams (a second angle) are copied; only the main one is encoded.
-    var plan = try planStreams(input, container: container, selection: selection) { $0.index == video.index }
+    let plan = try planStreams(input, container: container, selection: selection) { $0.index == video.index }
 
     let decoder = try Decoder(stream: video)
     let target = outputSize(input: (video.width, video.height), requested: options.size)
@@ -96,8 +96,8 @@ public func transcode(input inputPath: String, output outputPath: String, option
     var report = TranscodeReport(
         input: inputPath, output: outputPath, container: container.name, videoStream: video.index,
         encoder: encoder.codecName, width: target.width, height: target.height, pixelFormat: pixelFormat,
-        copiedStreams: plan.kept.filter { $0.index != video.index }.map(\.index), dropped: plan.dropped)
-    plan.warnings.forEach { report.warnings.append($0) }
+        copiedStreams: plan.kept.filter { $0.index != video.index }.map(\.index), dropped: plan.dropped,
+        warnings: plan.warnings)
 
     let packet = try Packet(), encoded = try Packet()
     let frame = try Frame(), converted = try Frame()
@@ -186,7 +186,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
     report.outputBytes = fileSize(outputPath) ?? 0
     report.durationSeconds = duration
     let elapsed = clock.now - began
-    report.elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    report.elapsedSeconds = elapsed.seconds
     return report
 }
 

@@ -67,37 +67,28 @@ struct RemuxCommand: ParsableCommand {
     }
 
     func run() throws {
-        reporting.applyLogLevel()
-        Signals.install()
-        let line = ProgressLine(quiet: reporting.quiet)
-        let report = try reportingFailures { () throws(MediaError) in
-            defer { line.finish() }
-            return try remux(input: input, output: output, options: options) { p in
+        try reporting.perform { line throws(MediaError) in
+            try remux(input: input, output: output, options: options) { p in
                 line.update(fraction: p.fraction, position: p.position)
             }
         }
-        if reporting.json {
-            Terminal.output(jsonText(report))
-        } else if !reporting.quiet {
-            for w in report.warnings { Terminal.error("avtool: warning: \(w)") }
-            Terminal.error(summary(report))
-        }
-    }
-
-    private func summary(_ r: RemuxReport) -> String {
-        let packets = r.streams.reduce(0) { $0 + $1.packets }
-        let kinds = r.streams.map { "\($0.type.rawValue) \($0.codec)" }.joined(separator: ", ")
-        var s = "remuxed '\(r.input)' → '\(r.output)' (\(r.container)): \(kinds); \(packets) packets, "
-        s += "\(formatBytes(r.outputBytes)) in \(String(format2: r.elapsedSeconds)) s"
-        if let d = r.durationSeconds, r.elapsedSeconds > 0 { s += " (×\(String(format2: d / r.elapsedSeconds)))" }
-        let c = r.corrections
-        s += c.total == 0 ? "; no timestamp fixes needed"
-            : "; timestamp fixes: \(c.dtsBumped) DTS bumped, \(c.ptsRaised) PTS raised, \(c.filled) filled, \(c.wraps) wraps"
-        if !r.dropped.isEmpty { s += "; dropped streams " + r.dropped.map { "#\($0.index)" }.joined(separator: ", ") }
-        return s
     }
 }
 
+extension RemuxReport: VerbReport {
+    var summary: String {
+        let packets = streams.reduce(0) { $0 + $1.packets }
+        let kinds = streams.map { "\($0.type.rawValue) \($0.codec)" }.joined(separator: ", ")
+        var s = "remuxed '\(input)' → '\(output)' (\(container)): \(kinds); \(packets) packets, "
+        s += "\(formatBytes(outputBytes)) in \(String(format2: elapsedSeconds)) s"
+        if let d = durationSeconds, elapsedSeconds > 0 { s += " (×\(String(format2: d / elapsedSeconds)))" }
+        let c = corrections
+        s += c.total == 0 ? "; no timestamp fixes needed"
+            : "; timestamp fixes: \(c.dtsBumped) DTS bumped, \(c.ptsRaised) PTS raised, \(c.filled) filled, \(c.wraps) wraps"
+        if !dropped.isEmpty { s += "; dropped streams " + dropped.map { "#\($0.index)" }.joined(separator: ", ") }
+        return s
+    }
+}
 extension StartPolicy: ExpressibleByArgument {}
 
 extension String {

@@ -106,27 +106,22 @@ struct TranscodeCommand: ParsableCommand {
     }
 
     func run() throws {
-        reporting.applyLogLevel()
-        Signals.install()
-        let line = ProgressLine(quiet: reporting.quiet)
-        let report = try reportingFailures { () throws(MediaError) in
-            defer { line.finish() }
-            return try transcode(input: input, output: output, options: options) { p in
+        try reporting.perform { line throws(MediaError) in
+            try transcode(input: input, output: output, options: options) { p in
                 line.update(fraction: p.fraction, position: p.position, detail: "\(p.frames) frames")
             }
         }
-        if reporting.json {
-            Terminal.output(jsonText(report))
-        } else if !reporting.quiet {
-            for w in report.warnings { Terminal.error("avtool: warning: \(w)") }
-            var s = "transcoded '\(report.input)' → '\(report.output)' (\(report.container)): "
-            s += "\(report.encoder) \(report.width)x\(report.height) \(report.pixelFormat), "
-            s += "\(report.framesEncoded) frames"
-            if !report.copiedStreams.isEmpty { s += ", copied streams " + report.copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
-            s += "; \(formatBytes(report.outputBytes)) (\(String(format2: report.sizeRatio * 100))% of input)"
-            s += " in \(String(format2: report.elapsedSeconds)) s"
-            if report.elapsedSeconds > 0 { s += ", \(String(format2: Double(report.framesEncoded) / report.elapsedSeconds)) fps" }
-            Terminal.error(s)
-        }
+    }
+}
+
+extension TranscodeReport: VerbReport {
+    var summary: String {
+        var s = "transcoded '\(input)' → '\(output)' (\(container)): "
+        s += "\(encoder) \(width)x\(height) \(pixelFormat), \(framesEncoded) frames"
+        if !copiedStreams.isEmpty { s += ", copied streams " + copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
+        s += "; \(formatBytes(outputBytes)) (\(String(format2: sizeRatio * 100))% of input)"
+        s += " in \(String(format2: elapsedSeconds)) s"
+        if elapsedSeconds > 0 { s += ", \(String(format2: Double(framesEncoded) / elapsedSeconds)) fps" }
+        return s
     }
 }

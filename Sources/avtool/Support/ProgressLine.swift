@@ -1,3 +1,4 @@
+import Media
 import Probe
 
 /// One self-overwriting status line on stderr (only when stderr is a
@@ -15,7 +16,7 @@ final class ProgressLine {
         lastDraw = start
     }
 
-    var elapsed: Double { seconds(clock.now - start) }
+    var elapsed: Double { (clock.now - start).seconds }
 
     /// - Parameters:
     ///   - fraction: 0…1 if known.
@@ -23,7 +24,7 @@ final class ProgressLine {
     func update(fraction: Double?, position: Double?, detail: String = "") {
         guard enabled else { return }
         let now = clock.now
-        guard seconds(now - lastDraw) >= 0.2 else { return }
+        guard (now - lastDraw).seconds >= 0.2 else { return }
         lastDraw = now
         let t = elapsed
         var line = ""
@@ -43,9 +44,6 @@ final class ProgressLine {
         drawn = false
     }
 
-    private func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
-    }
 
     private func fixed1(_ v: Double) -> String {
         let n = (v * 10).rounded()
