@@ -50,6 +50,12 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the container can hold `codec`: `true`/`false` when libavformat
     /// knows (`avformat_query_codec`), `nil` when it cannot tell.
+    /// Whether the container can hold what the encoder named `encoder` makes.
+    public func canHold(encoder name: String) -> Bool? {
+        guard let codec = avcodec_find_encoder_by_name(name) else { return false }
+        return canHold(codec.pointee.id)
+    }
+
     func canHold(_ codec: AVCodecID) -> Bool? {
         guard let format = outputFormat else { return false }
         let r = avformat_query_codec(format, codec, FF_COMPLIANCE_NORMAL)

@@ -44,8 +44,7 @@ public final class Encoder {
         self.timeBase = settings.timeBase
         let op = "could not open encoder \(settings.codec)"
         guard let codec = avcodec_find_encoder_by_name(settings.codec) else {
-            throw MediaError(code: AVTOOL_AVERROR_ENCODER_NOT_FOUND, operation: op,
-                             message: "this FFmpeg build has no \(settings.codec) encoder")
+            throw .missingEncoder(settings.codec, operation: op)
         }
         guard let ctx = avcodec_alloc_context3(codec) else {
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: op)
@@ -80,6 +79,13 @@ public final class Encoder {
         if !unknown.isEmpty {
             throw MediaError.invalid(op, message: "unknown option(s) \(unknown.map { "'\($0)'" }.joined(separator: ", "))")
         }
+    }
+
+    /// Takes ownership of an allocated, not yet opened context.
+    init(context: UnsafeMutablePointer<AVCodecContext>, source: InputStream?, timeBase: Rational) {
+        self.context = context
+        self.source = source
+        self.timeBase = timeBase
     }
 
     deinit {

@@ -34,6 +34,16 @@ public struct Frame: ~Copyable {
         pointer.pointee.format < 0 ? nil : av_get_pix_fmt_name(AVPixelFormat(pointer.pointee.format)).string
     }
 
+    /// Audio samples per channel.
+    public var sampleCount: Int { Int(pointer.pointee.nb_samples) }
+
+    /// Makes this frame refer to `other`'s data and properties, and empties
+    /// `other` (`av_frame_move_ref`).
+    public func take(from other: borrowing Frame) {
+        av_frame_unref(pointer)
+        av_frame_move_ref(pointer, other.pointer)
+    }
+
     public var width: Int { Int(pointer.pointee.width) }
     public var height: Int { Int(pointer.pointee.height) }
 

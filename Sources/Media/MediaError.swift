@@ -50,6 +50,12 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     }
 
     // Codes usable in `catch` patterns: `catch MediaError.endOfFile`.
+    /// This FFmpeg build lacks the encoder `name`.
+    public static func missingEncoder(_ name: String, operation: String) -> MediaError {
+        MediaError(code: AVTOOL_AVERROR_ENCODER_NOT_FOUND, operation: operation,
+                   message: "this FFmpeg build has no \(name) encoder")
+    }
+
     public static let endOfFile = MediaError(code: AVTOOL_AVERROR_EOF, operation: "end of file")
     public static let tryAgain = MediaError(code: AVTOOL_AVERROR_EAGAIN, operation: "try again")
     public static let invalidData = MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "invalid data")

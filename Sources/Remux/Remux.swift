@@ -79,7 +79,8 @@ public func remux(input inputPath: String, output outputPath: String, options: R
 
     let output = try OutputFile(path: staged.temporary, container: container,
                                 streams: plan.kept.map { .copy($0) }, metadataSource: input,
-                                options: muxerOptions(container, faststart: options.faststart),
+                                options: muxerOptions(container, faststart: options.faststart,
+                                                      audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate),
                                 cancellation: cancellation)
     var timelines = try copyTimelines(plan.kept, output: output, start: options.start, repair: options.repair)
 
@@ -135,23 +136,35 @@ public func remux(input inputPath: String, output outputPath: String, options: R
     return report
 }
 
-/// Muxer options every verb uses: faststart for MP4/MOV/M4A when asked.
-package func muxerOptions(_ container: Container, faststart: Bool) -> [(String, String)] {
-    container.isISOBMFF && faststart ? [("movflags", "+faststart")] : []
+/// Muxer options every verb uses: faststart for MP4/MOV/M4A when asked, and
+/// for MP4/MOV with audio a movie timescale of the audio's sample rate. Edit
+/// lists (a track starting late, AAC priming) are written in the movie
+/// timescale; movenc's default of 1/1000 s would move audio by up to a
+/// millisecond (48 samples), the sample rate keeps it on the sample.
+package func muxerOptions(_ container: Container, faststart: Bool, audioSampleRate: Int32? = nil) -> [(String, String)] {
+    var options: [(String, String)] = []
+    guard container.isISOBMFF else { return options }
+    if faststart { options.append(("movflags", "+faststart")) }
+    if let rate = audioSampleRate, rate >= 1000 { options.append(("movie_timescale", String(rate))) }
+    return options
 }
 
-/// One `TrackTimeline` per kept stream, from its input time base to the
-/// output's, all shifted alike by the start policy.
+/// One timeline per kept stream, all with the same start shift. A stream in
+/// `encoded` (input index → the encoder's time base) gets its packets from an
+/// encoder: in that time base, already unwrapped, with DTS set.
 package func copyTimelines(_ kept: [InputStream], output: OutputFile, start: StartPolicy,
-                           repair: TimestampRepair) throws(MediaError) -> [TrackTimeline] {
+                           repair: TimestampRepair, encoded: [Int: Rational] = [:]) throws(MediaError) -> [TrackTimeline] {
     let shift = start.shift(earliestStart: kept.compactMap(\.startTime).min())
     var timelines: [TrackTimeline] = []
     for (j, stream) in kept.enumerated() {
+        let encoderTimeBase = encoded[stream.index]
         do {
             timelines.append(try TrackTimeline(
-                source: stream.timeBase!, target: output.timeBases[j], shift: shift,
-                order: output.container.dtsOrder, repair: repair, wrapBits: stream.wrapBits,
-                reorderDelay: stream.reorderDelay, untimedAtOrigin: stream.isAttachedPicture))
+                source: encoderTimeBase ?? stream.timeBase!, target: output.timeBases[j], shift: shift,
+                order: output.container.dtsOrder, repair: repair,
+                wrapBits: encoderTimeBase == nil ? stream.wrapBits : nil,
+                reorderDelay: encoderTimeBase == nil ? stream.reorderDelay : 0,
+                untimedAtOrigin: stream.isAttachedPicture))
         } catch {
             throw timestampError(error, input: stream.file.path, stream: stream.index)
         }

@@ -14,23 +14,33 @@ public struct FrameTimestamps: Sendable {
     private var pending: [Int64: Int64] = [:]
     private var lastPTS: Int64?
     private var lastDuration: Int64 = 0
+    private var unwrapper: WrapUnwrapper?
 
-    public init(nominalDuration: Int64) {
+    /// - Parameter wrapBits: the width of a wrapping timestamp counter
+    ///   (33 for MPEG-TS): decoded timestamps are unwrapped, so the encoder
+    ///   never sees time go back.
+    public init(nominalDuration: Int64, wrapBits: Int? = nil) {
         self.nominalDuration = max(nominalDuration, 0)
+        self.unwrapper = wrapBits.flatMap { WrapUnwrapper(bits: $0) }
     }
 
     /// One frame at `rate` frames per second, in `timeBase` ticks (nearest).
-    public init(frameRate rate: Rational?, timeBase: Rational) {
+    public init(frameRate rate: Rational?, timeBase: Rational, wrapBits: Int? = nil) {
         var d: Int64 = 0
         if let rate, rate.numerator > 0, let period = Rational(rate.denominator, rate.numerator) {
             d = rescale(1, from: period, to: timeBase) ?? 0
         }
-        self.init(nominalDuration: d)
+        self.init(nominalDuration: d, wrapBits: wrapBits)
     }
 
     /// The presentation time and duration to give the next decoded frame.
     public mutating func frame(timestamp: Int64?, duration: Int64) -> (pts: Int64, duration: Int64) {
         let d = duration > 0 ? duration : (nominalDuration > 0 ? nominalDuration : lastDuration)
+        var timestamp = timestamp
+        if let t = timestamp, var u = unwrapper {
+            timestamp = u.unwrap(t)
+            unwrapper = u
+        }
         let pts = timestamp ?? lastPTS.map { $0 &+ max(lastDuration, 1) } ?? 0
         pending[pts] = d
         lastPTS = pts

@@ -27,6 +27,11 @@ public struct TranscodeOptions: Sendable {
     public var tenBit = false
     /// Output size; `nil` keeps the input's.
     public var size: (width: Int, height: Int)?
+    /// Output frame rate; `nil` passes timestamps through (VFR stays VFR).
+    public var frameRate: Rational?
+    public var audio: AudioMode = .auto
+    /// AAC bit rate for all channels; `nil` is 64 kb/s per channel.
+    public var audioBitRate: Int64?
     public var streams = StreamSelection()
     public var start: StartPolicy = .zero
     public var faststart = true
@@ -65,10 +70,55 @@ public struct TranscodeOptions: Sendable {
                 throw bad("'--size' sides must be between 2 and 16384, or -1 for one of them")
             }
         }
+        if let r = frameRate {
+            let fps = Double(r.numerator) / Double(r.denominator)
+            guard r.numerator > 0, r.denominator > 0, fps >= 1, fps <= 1000 else {
+                throw bad("'--fps' must be between 1 and 1000 frames per second")
+            }
+        }
+        if audioBitRate != nil, audio == .copy || audio == .pcm {
+            throw bad("'--audio-bitrate' applies to AAC, not to '--audio \(audio.rawValue)'")
+        }
+        if let b = audioBitRate, b < AACBitRate.minimumPerChannel {
+            throw bad("'--audio-bitrate' must be at least \(AACBitRate.minimumPerChannel / 1000)k per channel")
+        }
         if let p = x265Params {
             for pair in p.split(separator: ":") where !pair.contains("=") && !pair.isEmpty {
                 throw bad("'--x265-params' wants key=value pairs separated by ':', not '\(pair)'")
             }
         }
+    }
+}
+
+
+extension TranscodeOptions {
+    /// A frame rate as written on the command line or in a recipe: `30`,
+    /// `30000/1001`, or a decimal (`29.97`, `23.976` and `59.94` mean the
+    /// NTSC rates 30000/1001, 24000/1001, 60000/1001).
+    public static func parseFrameRate(_ text: String) -> Rational? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 2 {
+            guard let n = Int32(parts[0]), let d = Int32(parts[1]), n > 0, d > 0 else { return nil }
+            return Rational(n, d)
+        }
+        guard parts.count == 1, let v = Double(text), v.isFinite, v > 0, v <= 10_000 else { return nil }
+        for ntsc: Int32 in [24, 30, 48, 60, 120, 240] {
+            let exact = Double(ntsc) * 1000 / 1001
+            if abs(v - exact) < 0.006 { return Rational(ntsc * 1000, 1001) }
+        }
+        let milli = Int32((v * 1000).rounded())
+        guard milli > 0 else { return nil }
+        func gcd(_ a: Int32, _ b: Int32) -> Int32 { b == 0 ? a : gcd(b, a % b) }
+        let g = gcd(milli, 1000)
+        return Rational(milli / g, 1000 / g)
+    }
+
+    /// A bit rate such as `4M`, `800k`, `128000`.
+    public static func parseBitRate(_ s: String) -> Int64? {
+        let lower = s.lowercased()
+        let (digits, scale): (Substring, Double) = lower.hasSuffix("m") ? (lower.dropLast(), 1e6)
+            : lower.hasSuffix("k") ? (lower.dropLast(), 1e3) : (Substring(lower), 1)
+        guard let v = Double(digits), v > 0, v * scale < 1e10 else { return nil }
+        return Int64(v * scale)
     }
 }

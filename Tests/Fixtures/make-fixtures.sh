@@ -362,6 +362,26 @@ gen_hevc() {
     finish $n
 }
 
+# 11b. HDR10: 10-bit HEVC, BT.2020 / PQ, with mastering-display and
+#      content-light SEI (as HDR cameras and grading tools write it) and
+#      PCM audio, in MOV.
+gen_hdr10() {
+    local n=hdr10_pcm.mov f
+    f="$(partial $n)"
+    "${FF[@]}" \
+        -f lavfi -i "$(video_src 640x360 25 2)" \
+        -f lavfi -i "$(stereo_src 48000 2)" \
+        -map 0:v -map 1:a -c:v libx265 -preset veryfast -crf 28 -pix_fmt yuv420p10le -threads 1 \
+        -x265-params "$X265_PARAMS:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,50):max-cll=1000,400:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc" \
+        -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc -tag:v hvc1 \
+        -c:a pcm_s16le "${BITEXACT[@]}" "$f"
+    probe_ok "$f"
+    expect_eq "$n codecs" "$(codecs "$f")" "hevc,pcm_s16le"
+    expect_eq "$n transfer" "$(sval "$f" v:0 color_transfer)" "smpte2084"
+    expect_eq "$n pix_fmt" "$(sval "$f" v:0 pix_fmt)" "yuv420p10le"
+    finish $n
+}
+
 # 12. Ordinary MPEG-TS.
 gen_ts() {
     local n=h264_aac.ts f
@@ -471,6 +491,7 @@ gen_audio_gap
 gen_mkv_subs
 gen_ts_wrap
 gen_hevc
+gen_hdr10
 gen_ts
 gen_broken
 write_manifest

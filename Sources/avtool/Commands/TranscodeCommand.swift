@@ -14,10 +14,13 @@ struct TranscodeCommand: ParsableCommand {
             (pixel format, --size), and encoded with libx265; audio and other streams are copied \
             where the container (from OUTPUT's extension: mov, mp4, mkv, …) holds them. Timestamps \
             pass through unchanged, so variable frame rate stays variable and no frame is dropped \
-            or duplicated. HEVC in MP4/MOV is tagged 'hvc1'; color properties and rotation are \
+            or duplicated, unless --fps asks for a constant rate. HEVC in MP4/MOV is tagged 'hvc1'; color properties and rotation are \
             carried over. Rate control: --crf (default \(Int(TranscodeOptions.defaultCRF))), --bitrate or \
             --bpp (bits per pixel per frame × width × height × fps). Keyframes every 3 seconds \
-            unless --keyint. Audio-only input is refused (use 'avtool remux').
+            unless --keyint. Audio is copied when the container holds it, else encoded to AAC \
+            (64 kb/s per channel unless --audio-bitrate); --audio pcm writes 16-bit PCM (mov). \
+            HDR10 input stays HDR: Main10, with its mastering-display and light-level metadata. \
+            Audio-only input is refused (use 'avtool remux').
             """
     )
 
@@ -54,6 +57,15 @@ struct TranscodeCommand: ParsableCommand {
     @Option(help: "Output size WxH; -1 for one side keeps the aspect ratio (e.g. 1280x-1). Rounded down to even.")
     var size: String?
 
+    @Option(help: "Constant output frame rate (30, 30000/1001, 29.97): frames are dropped or repeated to fit. Default: timestamps pass through.")
+    var fps: String?
+
+    @Option(help: "Audio: auto (copy if the container holds it, else AAC), copy, aac, pcm (16-bit, for mov).")
+    var audio: AudioMode = .auto
+
+    @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate for all channels, e.g. 128k (default 64k per channel).")
+    var audioBitrate: String?
+
     @OptionGroup var containerOptions: ContainerOptions
     @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
@@ -63,7 +75,13 @@ struct TranscodeCommand: ParsableCommand {
         let rates = [crf != nil ? "'--crf'" : nil, bitrate != nil ? "'--bitrate'" : nil, bpp != nil ? "'--bpp'" : nil]
             .compactMap { $0 }
         if rates.count > 1 { throw ValidationError("\(rates.joined(separator: " and ")) cannot be used together") }
-        if let bitrate, Self.parseBitrate(bitrate) == nil {
+        if let fps, TranscodeOptions.parseFrameRate(fps) == nil {
+            throw ValidationError("'--fps' \(fps) is not a frame rate like 30, 29.97 or 30000/1001")
+        }
+        if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
+            throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k or 96000")
+        }
+        if let bitrate, TranscodeOptions.parseBitRate(bitrate) == nil {
             throw ValidationError("'--bitrate' \(bitrate) is not a bit rate like 4M, 800k or 2500000")
         }
         if let size, Self.parseSize(size) == nil {
@@ -76,7 +94,10 @@ struct TranscodeCommand: ParsableCommand {
         var o = TranscodeOptions()
         o.container = containerOptions.container
         if let crf { o.rate = .crf(crf) }
-        if let b = bitrate.flatMap(Self.parseBitrate) { o.rate = .bitrate(b) }
+        if let b = bitrate.flatMap(TranscodeOptions.parseBitRate) { o.rate = .bitrate(b) }
+        o.frameRate = fps.flatMap(TranscodeOptions.parseFrameRate)
+        o.audio = audio
+        o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
         if let bpp { o.rate = .bitsPerPixel(bpp) }
         o.preset = preset
         o.tune = tune
@@ -88,14 +109,6 @@ struct TranscodeCommand: ParsableCommand {
         o.faststart = !containerOptions.noFaststart
         o.overwrite = outputOptions.overwrite
         return o
-    }
-
-    static func parseBitrate(_ s: String) -> Int64? {
-        let lower = s.lowercased()
-        let (digits, scale): (Substring, Double) = lower.hasSuffix("m") ? (lower.dropLast(), 1e6)
-            : lower.hasSuffix("k") ? (lower.dropLast(), 1e3) : (Substring(lower), 1)
-        guard let v = Double(digits), v > 0, v * scale < 1e10 else { return nil }
-        return Int64(v * scale)
     }
 
     static func parseSize(_ s: String) -> (width: Int, height: Int)? {
@@ -118,6 +131,12 @@ extension TranscodeReport: VerbReport {
     var summary: String {
         var s = "transcoded '\(input)' → '\(output)' (\(container)): "
         s += "\(encoder) \(width)x\(height) \(pixelFormat), \(framesEncoded) frames"
+        if let frameRate { s += " at \(frameRate) fps (\(framesDropped) dropped, \(framesDuplicated) repeated)" }
+        for a in audio where a.action == "encoded" {
+            s += ", audio #\(a.stream) → \(a.codec)"
+            if let b = a.bitRate { s += " \(b / 1000)k" }
+            if a.silenceInserted > 0 { s += " (\(a.silenceInserted) samples of silence filled)" }
+        }
         if !copiedStreams.isEmpty { s += ", copied streams " + copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
         s += "; \(formatBytes(outputBytes)) (\(String(format2: sizeRatio * 100))% of input)"
         s += " in \(String(format2: elapsedSeconds)) s"
@@ -125,3 +144,5 @@ extension TranscodeReport: VerbReport {
         return s
     }
 }
+
+extension AudioMode: ExpressibleByArgument {}

@@ -1,0 +1,239 @@
+import CFFmpeg
+import Sync
+
+/// What an audio encoder is asked to produce.
+public struct AudioEncoderSettings: Sendable {
+    /// libavcodec encoder name: `aac`, `pcm_s16le`, …
+    public var codec: String
+    public var sampleRate: Int32
+    public var channels: Int
+    /// Bits per second; 0 lets the encoder choose (PCM has a fixed rate).
+    public var bitRate: Int64 = 0
+    /// MP4/MOV want the AudioSpecificConfig in extradata.
+    public var globalHeader = true
+
+    public init(codec: String, sampleRate: Int32, channels: Int) {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+}
+
+/// What an audio encoder accepts, asked before opening it so a request it
+/// cannot serve is refused up front.
+public struct AudioEncoderCapabilities: Sendable {
+    public let codec: String
+    /// Sample rates it takes; empty means any.
+    public let sampleRates: [Int32]
+    /// Channel counts of the layouts it takes; empty means any.
+    public let channelCounts: [Int]
+    /// Its preferred sample format (the first it lists).
+    public let sampleFormat: String
+
+    public init?(codec name: String) {
+        guard let found = avcodec_find_encoder_by_name(name), found.pointee.type == AVMEDIA_TYPE_AUDIO else { return nil }
+        self.codec = name
+        let codec = found
+        var rates: [Int32] = []
+        if var p = codec.pointee.supported_samplerates {
+            while p.pointee != 0 { rates.append(p.pointee); p += 1 }
+        }
+        sampleRates = rates
+        var counts: [Int] = []
+        if var p = codec.pointee.ch_layouts {
+            while p.pointee.nb_channels != 0 { counts.append(Int(p.pointee.nb_channels)); p += 1 }
+        }
+        channelCounts = counts
+        let f = codec.pointee.sample_fmts?.pointee ?? AV_SAMPLE_FMT_S16
+        sampleFormat = av_get_sample_fmt_name(f).string ?? "s16"
+    }
+
+    /// The rate to encode `rate` at: itself when supported, else the nearest
+    /// supported rate not below it (else the highest).
+    public func sampleRate(for rate: Int32) -> Int32 {
+        guard !sampleRates.isEmpty, !sampleRates.contains(rate) else { return rate }
+        return sampleRates.filter { $0 >= rate }.min() ?? sampleRates.max()!
+    }
+}
+
+extension Encoder {
+    /// Opens an audio encoder in its preferred sample format, at the
+    /// settings' rate, with the default layout for the channel count. The
+    /// time base is one sample (1/rate), so timestamps are sample counts.
+    public convenience init(audio settings: AudioEncoderSettings, source: InputStream?) throws(MediaError) {
+        let op = "could not open encoder \(settings.codec)"
+        guard let codec = avcodec_find_encoder_by_name(settings.codec) else {
+            throw .missingEncoder(settings.codec, operation: op)
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: op)
+        }
+        ctx.pointee.sample_rate = settings.sampleRate
+        ctx.pointee.sample_fmt = codec.pointee.sample_fmts?.pointee ?? AV_SAMPLE_FMT_S16
+        av_channel_layout_default(&ctx.pointee.ch_layout, Int32(settings.channels))
+        ctx.pointee.time_base = AVRational(num: 1, den: settings.sampleRate)
+        ctx.pointee.bit_rate = settings.bitRate
+        if settings.globalHeader { ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        self.init(context: ctx, source: source, timeBase: Rational(1, settings.sampleRate) ?? .microseconds)
+        try MediaError.check(avcodec_open2(ctx, codec, nil), op)
+    }
+
+    public var sampleRate: Int32 { context.pointee.sample_rate }
+    public var channels: Int { Int(context.pointee.ch_layout.nb_channels) }
+    public var sampleFormat: String? { av_get_sample_fmt_name(context.pointee.sample_fmt).string }
+    /// Samples per frame the encoder wants (1024 for AAC); 0 means any.
+    public var frameSize: Int { Int(context.pointee.frame_size) }
+    /// Priming samples the encoder puts before the first real one.
+    public var initialPadding: Int { Int(context.pointee.initial_padding) }
+    public var bitRate: Int64 { context.pointee.bit_rate }
+}
+
+/// Converts decoded audio to an encoder's sample format, rate and layout
+/// (libswresample) and queues it (`AVAudioFifo`) so the encoder gets frames
+/// of exactly its frame size. Silence can be queued between real samples.
+public final class AudioQueue {
+    private var resampler: OpaquePointer?
+    private var resamplerInput: (format: Int32, rate: Int32, channels: Int32)?
+    private let fifo: OpaquePointer
+    private let format: AVSampleFormat
+    private var layout = AVChannelLayout()
+    public let sampleRate: Int32
+    private let converted: Frame
+    private let isPlanar: Bool
+    private let bytesPerSample: Int
+
+    public init(for encoder: Encoder) throws(MediaError) {
+        let op = "could not set up audio conversion"
+        format = encoder.context.pointee.sample_fmt
+        sampleRate = encoder.context.pointee.sample_rate
+        try MediaError.check(av_channel_layout_copy(&layout, &encoder.context.pointee.ch_layout), op)
+        guard let f = av_audio_fifo_alloc(format, layout.nb_channels, 4096) else {
+            av_channel_layout_uninit(&layout)
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: op)
+        }
+        fifo = f
+        converted = try Frame()
+        isPlanar = av_sample_fmt_is_planar(format) != 0
+        bytesPerSample = Int(av_get_bytes_per_sample(format))
+    }
+
+    deinit {
+        swr_free(&resampler)
+        av_audio_fifo_free(fifo)
+        av_channel_layout_uninit(&layout)
+    }
+
+    /// Samples waiting for the encoder.
+    public var count: Int { Int(av_audio_fifo_size(fifo)) }
+
+    /// Samples `frame` gives once converted (the resampler's delay aside).
+    public func convertedCount(of frame: borrowing Frame) -> Int64 {
+        let n = Int64(frame.pointer.pointee.nb_samples)
+        let rate = frame.pointer.pointee.sample_rate
+        guard rate > 0, rate != sampleRate else { return n }
+        return n * Int64(sampleRate) / Int64(rate)
+    }
+
+    /// Converts `frame` and queues it, leaving out its first `trim` samples
+    /// (counted after conversion).
+    public func append(_ frame: borrowing Frame, trim: Int64 = 0) throws(MediaError) {
+        let op = "could not convert audio"
+        let f = frame.pointer
+        let key = (f.pointee.format, f.pointee.sample_rate, f.pointee.ch_layout.nb_channels)
+        let direct = f.pointee.format == format.rawValue && f.pointee.sample_rate == sampleRate
+            && av_channel_layout_compare(&f.pointee.ch_layout, &layout) == 0
+        if direct {
+            try write(f, skipping: Int(trim))
+            return
+        }
+        if resampler == nil || resamplerInput.map({ $0 != key }) ?? true {
+            swr_free(&resampler)
+            var inLayout = AVChannelLayout()
+            if f.pointee.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || f.pointee.ch_layout.nb_channels == 0 {
+                av_channel_layout_default(&inLayout, max(f.pointee.ch_layout.nb_channels, 1))
+            } else {
+                try MediaError.check(av_channel_layout_copy(&inLayout, &f.pointee.ch_layout), op)
+            }
+            defer { av_channel_layout_uninit(&inLayout) }
+            try MediaError.check(swr_alloc_set_opts2(&resampler, &layout, format, sampleRate,
+                                                     &inLayout, AVSampleFormat(f.pointee.format), f.pointee.sample_rate,
+                                                     0, nil), op)
+            try MediaError.check(swr_init(resampler), op)
+            resamplerInput = key
+        }
+        try resample(f)
+        try write(converted.pointer, skipping: Int(trim))
+    }
+
+    /// Drains what the resampler still holds (after the last frame).
+    public func flush() throws(MediaError) {
+        guard resampler != nil else { return }
+        try resample(nil)
+        try write(converted.pointer, skipping: 0)
+    }
+
+    private func resample(_ source: UnsafeMutablePointer<AVFrame>?) throws(MediaError) {
+        let out = converted.pointer
+        av_frame_unref(out)
+        out.pointee.format = format.rawValue
+        out.pointee.sample_rate = sampleRate
+        try MediaError.check(av_channel_layout_copy(&out.pointee.ch_layout, &layout), "could not convert audio")
+        // Room for the input plus what the resampler holds back.
+        let pending = swr_get_delay(resampler, Int64(sampleRate))
+        let incoming = source.map { Int64($0.pointee.nb_samples) * Int64(sampleRate) / Int64(max($0.pointee.sample_rate, 1)) } ?? 0
+        out.pointee.nb_samples = Int32(clamping: pending + incoming + 32)
+        try MediaError.check(av_frame_get_buffer(out, 0), "could not convert audio")
+        try MediaError.check(swr_convert_frame(resampler, out, source), "could not convert audio")
+    }
+
+    /// Queues `n` samples of silence.
+    public func appendSilence(_ n: Int64) throws(MediaError) {
+        var left = n
+        let chunk = Int32(4096)
+        var buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?
+        var lineSize: Int32 = 0
+        try MediaError.check(av_samples_alloc_array_and_samples(&buffer, &lineSize, layout.nb_channels, chunk, format, 0),
+                             "could not make silence")
+        defer {
+            av_free(buffer?[0])  // the samples
+            av_free(buffer)  // the pointer array
+        }
+        try MediaError.check(av_samples_set_silence(buffer, 0, chunk, layout.nb_channels, format), "could not make silence")
+        while left > 0 {
+            let k = Int32(min(left, Int64(chunk)))
+            let written = buffer!.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: Int(layout.nb_channels)) {
+                av_audio_fifo_write(fifo, $0, k)
+            }
+            try MediaError.check(written, "could not queue audio")
+            left -= Int64(k)
+        }
+    }
+
+    /// Takes `n` samples (fewer if fewer are queued) into `frame`.
+    public func take(_ n: Int, into frame: borrowing Frame) throws(MediaError) {
+        let f = frame.pointer
+        av_frame_unref(f)
+        let k = Int32(min(n, count))
+        f.pointee.nb_samples = k
+        f.pointee.format = format.rawValue
+        f.pointee.sample_rate = sampleRate
+        try MediaError.check(av_channel_layout_copy(&f.pointee.ch_layout, &layout), "could not queue audio")
+        try MediaError.check(av_frame_get_buffer(f, 0), "could not queue audio")
+        let planes = isPlanar ? Int(layout.nb_channels) : 1
+        let read = f.pointee.extended_data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: planes) {
+            av_audio_fifo_read(fifo, $0, k)
+        }
+        try MediaError.check(read, "could not queue audio")
+    }
+
+    private func write(_ f: UnsafeMutablePointer<AVFrame>, skipping skip: Int) throws(MediaError) {
+        let total = Int(f.pointee.nb_samples)
+        guard skip < total else { return }
+        let planes = isPlanar ? Int(layout.nb_channels) : 1
+        let offset = skip * bytesPerSample * (isPlanar ? 1 : Int(layout.nb_channels))
+        var pointers = [UnsafeMutableRawPointer?](repeating: nil, count: planes)
+        for p in 0..<planes { pointers[p] = f.pointee.extended_data[p].map { UnsafeMutableRawPointer($0 + offset) } }
+        let r = pointers.withUnsafeMutableBufferPointer { av_audio_fifo_write(fifo, $0.baseAddress, Int32(total - skip)) }
+        try MediaError.check(r, "could not queue audio")
+    }
+}
