@@ -3,13 +3,15 @@
 # wall time, peak RSS, output size, PSNR against the source, frame counts.
 #
 # Usage: bench/transcode-bench.sh [--avtool PATH] [--runs N] [--preset P] [--crf C]
-#                                 [--max-load L] [--max-wait S] [--workdir DIR]
+#                                 [--keyint K] [--max-load L] [--max-wait S] [--workdir DIR]
 #   --avtool PATH   avtool binary (default <repo>/.build-bench/release/avtool; built with
 #                   `swift build -c release --product avtool --scratch-path .build-bench`
 #                   if missing)
 #   --runs N        timed runs per command (default 3); medians are reported
 #   --preset P      x265 preset for both commands (default fast)
 #   --crf C         CRF for both commands (default 24, avtool's default)
+#   --keyint K      keyframe interval for both (avtool --keyint K, ffmpeg -g K); default:
+#                   each its own (avtool 3 s = 90 frames, x265 250), as users run them
 #   --max-load L    before each timed run wait while the 1-min load average is > L
 #                   (default 1.0) ...
 #   --max-wait S    ... for at most S seconds (default 180), then run anyway
@@ -48,6 +50,7 @@ AVTOOL="$REPO_ROOT/$SCRATCH/release/avtool"
 AVTOOL_EXPLICIT=0
 RUNS=3
 PRESET=fast
+KEYINT=
 CRF=24
 BENCH_MAX_LOAD=1.0
 BENCH_MAX_WAIT=180
@@ -65,6 +68,8 @@ while [[ $# -gt 0 ]]; do
         --preset=*)  PRESET="${1#*=}"; shift ;;
         --crf)       [[ $# -ge 2 ]] || die "--crf needs a value"; CRF="$2"; shift 2 ;;
         --crf=*)     CRF="${1#*=}"; shift ;;
+        --keyint)    [[ $# -ge 2 ]] || die "--keyint needs a value"; KEYINT="$2"; shift 2 ;;
+        --keyint=*)  KEYINT="${1#*=}"; shift ;;
         --max-load)  [[ $# -ge 2 ]] || die "--max-load needs a value"; BENCH_MAX_LOAD="$2"; shift 2 ;;
         --max-load=*) BENCH_MAX_LOAD="${1#*=}"; shift ;;
         --max-wait)  [[ $# -ge 2 ]] || die "--max-wait needs a value"; BENCH_MAX_WAIT="$2"; shift 2 ;;
@@ -77,6 +82,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer (got '$RUNS')"
+[[ -z "$KEYINT" || "$KEYINT" =~ ^[1-9][0-9]*$ ]] || die "--keyint must be a positive integer (got '$KEYINT')"
 [[ "$PRESET" =~ ^(ultrafast|superfast|veryfast|faster|fast|medium|slow|slower|veryslow|placebo)$ ]] \
     || die "--preset must be an x265 preset (got '$PRESET')"
 [[ "$CRF" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v c="$CRF" 'BEGIN { exit !(c <= 51) }' \
@@ -150,14 +156,16 @@ INPUT_DESC=$(ffprobe -v error -show_entries stream=codec_name,profile,width,heig
 # ---------------------------------------------------------------------------
 # Benchmarks: bench_<name> IN OUT, each a single command timed by the caller.
 # ---------------------------------------------------------------------------
-bench_avtool() { "$AVTOOL" transcode "$1" "$2" --preset "$PRESET" --crf "$CRF" --quiet --overwrite; }
+bench_avtool() {
+    "$AVTOOL" transcode "$1" "$2" --preset "$PRESET" --crf "$CRF" ${KEYINT:+--keyint "$KEYINT"} --quiet --overwrite
+}
 bench_ffmpeg() {
-    ffmpeg -nostdin -y -loglevel error -i "$1" -c:v libx265 -preset "$PRESET" -crf "$CRF" \
+    ffmpeg -nostdin -y -loglevel error -i "$1" -c:v libx265 -preset "$PRESET" -crf "$CRF" ${KEYINT:+-g "$KEYINT"} \
         -x265-params log-level=error -tag:v hvc1 -c:a copy "$2"
 }
 
 BENCHES=(avtool ffmpeg)
-BENCH_VARS=(AVTOOL PRESET CRF)  # variables the bench_ functions read
+BENCH_VARS=(AVTOOL PRESET CRF KEYINT)  # variables the bench_ functions read
 
 # run_bench NAME RUN — waits for a quiet machine, times one run, records the
 # load ("NAME RUN load" in $RESULTS/load) and the output size ($RESULTS/NAME.bytes);
