@@ -26,10 +26,12 @@ let package = Package(
         .target(name: "Probe", dependencies: ["Media", "Sync"]),
         .target(name: "Remux", dependencies: ["Media", "Sync"]),
         .target(name: "Transcode", dependencies: ["Media", "Sync", "Remux"]),
+        // merge, concat, fill-silence: one assembly pipeline over the core's sync, gap and splice plans.
+        .target(name: "Concat", dependencies: ["Media", "Sync", "Remux", "Transcode"]),
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "Media", "Sync", "Probe", "Remux", "Transcode",
+                "Media", "Sync", "Probe", "Remux", "Transcode", "Concat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job on generated sample media: set up, build, then probe a sample
-# and remux it into MKV, MOV and MPEG-TS, probing each result.
+# The main job on generated sample media: set up, build, then probe a sample,
+# remux it into MKV, MOV and MPEG-TS, and transcode it (and a PCM-in-MOV
+# recording) to H.265, probing each result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -21,3 +22,11 @@ done
 echo
 echo "== avtool probe .fixtures/audio_gap.mp4 (a recording with a hole in its audio)"
 "$avtool" probe .fixtures/audio_gap.mp4
+echo
+echo "== avtool transcode $sample $out/sample-hevc.mov (H.264 MP4 → H.265 MOV, audio copied)"
+"$avtool" transcode "$sample" "$out/sample-hevc.mov" --preset fast --overwrite
+"$avtool" probe "$out/sample-hevc.mov"
+echo
+echo "== avtool transcode .fixtures/pcm_in_mov.mov $out/pcm-hevc.mp4 (PCM audio becomes AAC for MP4)"
+"$avtool" transcode .fixtures/pcm_in_mov.mov "$out/pcm-hevc.mp4" --preset fast --overwrite
+"$avtool" probe "$out/pcm-hevc.mp4"

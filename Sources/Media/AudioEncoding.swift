@@ -86,6 +86,11 @@ extension Encoder {
     /// Priming samples the encoder puts before the first real one.
     public var initialPadding: Int { Int(context.pointee.initial_padding) }
     public var bitRate: Int64 { context.pointee.bit_rate }
+    /// The global header the encoder made (e.g. AAC's AudioSpecificConfig).
+    public var extradata: [UInt8] {
+        guard let d = context.pointee.extradata, context.pointee.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: d, count: Int(context.pointee.extradata_size)))
+    }
 }
 
 /// Converts decoded audio to an encoder's sample format, rate and layout
@@ -135,15 +140,15 @@ public final class AudioQueue {
     }
 
     /// Converts `frame` and queues it, leaving out its first `trim` samples
-    /// (counted after conversion).
-    public func append(_ frame: borrowing Frame, trim: Int64 = 0) throws(MediaError) {
+    /// and keeping at most `keep` after them (counted after conversion).
+    public func append(_ frame: borrowing Frame, trim: Int64 = 0, keep: Int64? = nil) throws(MediaError) {
         let op = "could not convert audio"
         let f = frame.pointer
         let key = (f.pointee.format, f.pointee.sample_rate, f.pointee.ch_layout.nb_channels)
         let direct = f.pointee.format == format.rawValue && f.pointee.sample_rate == sampleRate
             && av_channel_layout_compare(&f.pointee.ch_layout, &layout) == 0
         if direct {
-            try write(f, skipping: Int(trim))
+            try write(f, skipping: Int(trim), keeping: keep.map { Int($0) })
             return
         }
         if resampler == nil || resamplerInput.map({ $0 != key }) ?? true {
@@ -162,7 +167,7 @@ public final class AudioQueue {
             resamplerInput = key
         }
         try resample(f)
-        try write(converted.pointer, skipping: Int(trim))
+        try write(converted.pointer, skipping: Int(trim), keeping: keep.map { Int($0) })
     }
 
     /// Drains what the resampler still holds (after the last frame).
@@ -226,8 +231,8 @@ public final class AudioQueue {
         try MediaError.check(read, "could not queue audio")
     }
 
-    private func write(_ f: UnsafeMutablePointer<AVFrame>, skipping skip: Int) throws(MediaError) {
-        let total = Int(f.pointee.nb_samples)
+    private func write(_ f: UnsafeMutablePointer<AVFrame>, skipping skip: Int, keeping keep: Int? = nil) throws(MediaError) {
+        let total = min(Int(f.pointee.nb_samples), skip + (keep ?? Int(f.pointee.nb_samples)))
         guard skip < total else { return }
         let planes = isPlanar ? Int(layout.nb_channels) : 1
         let offset = skip * bytesPerSample * (isPlanar ? 1 : Int(layout.nb_channels))

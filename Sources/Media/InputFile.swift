@@ -112,6 +112,15 @@ public final class InputFile {
         return true
     }
 
+    /// Makes the demuxer skip every stream but `kept` (`AVDISCARD_ALL`):
+    /// their packets are not returned and, where the format allows (MP4,
+    /// MOV), not even read.
+    public func discardAll(except kept: Set<Int>) {
+        for i in 0..<Int(context.pointee.nb_streams) where !kept.contains(i) {
+            context.pointee.streams[i]!.pointee.discard = AVDISCARD_ALL
+        }
+    }
+
     /// The error for a packet flagged corrupt (a cut-off file, a damaged stream).
     public func corruptPacketError(stream: Int) -> MediaError {
         MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,

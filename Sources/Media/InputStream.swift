@@ -138,6 +138,24 @@ public struct InputStream {
         Int64(av_get_audio_frame_duration2(parameters, packet.pointer.pointee.size))
     }
 
+    /// The codec's global header (AudioSpecificConfig, avcC, …), empty if none.
+    public var extradata: [UInt8] {
+        let p = parameters.pointee
+        guard let d = p.extradata, p.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: d, count: Int(p.extradata_size)))
+    }
+
+    /// The codec profile number (`FF_PROFILE_*`), or nil if unknown.
+    public var profile: Int32? { parameters.pointee.profile >= 0 ? parameters.pointee.profile : nil }
+    /// Bytes per sample frame for PCM codecs (block_align), else 0.
+    public var blockAlign: Int { Int(parameters.pointee.block_align) }
+    /// The name of libavcodec's encoder for this stream's codec, if it has one.
+    public var encoderName: String? { avcodec_find_encoder(codecID)?.pointee.name.string }
+    /// Whether silence in this codec is all-zero bytes (signed PCM).
+    public var isSignedPCM: Bool {
+        codecName.hasPrefix("pcm_s") || codecName.hasPrefix("pcm_f")
+    }
+
     private static func positive(_ q: AVRational) -> Rational? {
         q.num > 0 && q.den > 0 ? Rational(q.num, q.den) : nil
     }

@@ -55,5 +55,22 @@ public struct Packet: ~Copyable {
     /// Drops the payload; the packet is blank afterwards.
     public func unref() { av_packet_unref(pointer) }
 
+    /// Flagged to be decoded but not shown (AAC priming before an edit list's start).
+    public var isDiscard: Bool { pointer.pointee.flags & AV_PKT_FLAG_DISCARD != 0 }
+
+    /// Makes this packet refer to `other`'s payload and properties (`av_packet_ref`).
+    public func reference(_ other: borrowing Packet) throws(MediaError) {
+        av_packet_unref(pointer)
+        try MediaError.check(av_packet_ref(pointer, other.pointer), "could not copy a packet")
+    }
+
+    /// A packet whose payload is `count` zero bytes (silence for signed PCM).
+    public func zeroed(count: Int) throws(MediaError) {
+        av_packet_unref(pointer)
+        try MediaError.check(av_new_packet(pointer, Int32(count)), "could not make a packet")
+        if count > 0 { pointer.pointee.data.update(repeating: 0, count: count) }
+        pointer.pointee.flags |= AV_PKT_FLAG_KEY
+    }
+
     static func known(_ v: Int64) -> Int64? { v == AVTOOL_NOPTS_VALUE ? nil : v }
 }

@@ -66,58 +66,103 @@ public struct AudioOutcome: Sendable, Codable, Equatable {
     public var samplesTrimmed: Int64 = 0
 }
 
-/// Decodes one audio stream and encodes it again (AAC or PCM): converted to
-/// the encoder's format, cut into the encoder's frame size, timed by the
-/// core's `AudioSampleClock` from a sample counter — gaps in the input
-/// become exact runs of silence, so the audio stays where its timestamps
-/// put it.
+/// Decodes audio and encodes it again (AAC or PCM): converted to the
+/// encoder's format, cut into the encoder's frame size, and laid on the
+/// output's sample timeline by the core's `AudioAssembler` (exact mode): a
+/// gap becomes exactly as many samples of silence, an overlap is trimmed, a
+/// limit cuts the tail, so the audio stays where its timestamps put it.
+/// Several inputs (segments) can follow one another through one encoder.
 public final class AudioReencoder {
-    public let stream: InputStream
     public let encoder: Encoder
-    private let decoder: Decoder
+    private var decoder: Decoder?
+    private var stream: InputStream?
     private let queue: AudioQueue
-    private var clock: AudioSampleClock
+    private var assembler: AudioAssembler
+    private let sampleTimeBase: Rational
+    /// Added to decoded positions (in samples) for the current input.
+    private var shift: Int64 = 0
+    /// Samples at or after this output position are cut.
+    public var limit: Int64?
     private let decoded: Frame
     private let chunk: Frame
     private let packet: Packet
     /// Samples sent to the encoder.
     private var sent: Int64 = 0
 
-    /// Opens the decoder and the encoder. The bit rate is not checked here
-    /// (see `AACBitRate.choose`).
-    public init(stream: InputStream, encoder name: String, sampleRate: Int32, bitRate: Int64,
-                globalHeader: Bool) throws(MediaError) {
-        self.stream = stream
-        decoder = try Decoder(stream: stream)
-        var settings = AudioEncoderSettings(codec: name, sampleRate: sampleRate, channels: max(stream.channelCount, 1))
-        settings.bitRate = bitRate
-        settings.globalHeader = globalHeader
+    /// Opens the encoder (metadata from `source`) and a decoder for `source`.
+    /// The bit rate is not checked here (see `AACBitRate.choose`).
+    public init(settings: AudioEncoderSettings, source: InputStream, toleranceSamples: Int64? = nil) throws(MediaError) {
         do {
-            encoder = try Encoder(audio: settings, source: stream)
+            encoder = try Encoder(audio: settings, source: source)
         } catch {
-            throw error.about(path: stream.file.path, stream: stream.index)
+            throw error.about(path: source.file.path, stream: source.index)
         }
         queue = try AudioQueue(for: encoder)
-        clock = AudioSampleClock(timeBase: stream.timeBase!, sampleRate: encoder.sampleRate)!
+        sampleTimeBase = encoder.timeBase
+        let tolerance = toleranceSamples ?? AudioGapScanner.defaultTolerance(
+            timeBase: source.timeBase ?? .microseconds, sampleRate: encoder.sampleRate)
+        assembler = AudioAssembler(sampleRate: encoder.sampleRate, toleranceSamples: tolerance)
         decoded = try Frame()
         chunk = try Frame()
         packet = try Packet()
+        try begin(source)
     }
 
-    public var silenceInserted: Int64 { clock.silenceInserted }
-    public var samplesTrimmed: Int64 { clock.samplesTrimmed }
+    /// Re-encodes one stream on its own timeline (transcode).
+    public convenience init(stream: InputStream, encoder name: String, sampleRate: Int32, bitRate: Int64,
+                            globalHeader: Bool) throws(MediaError) {
+        var settings = AudioEncoderSettings(codec: name, sampleRate: sampleRate, channels: max(stream.channelCount, 1))
+        settings.bitRate = bitRate
+        settings.globalHeader = globalHeader
+        try self.init(settings: settings, source: stream)
+    }
+
+    /// Switches to decoding `stream`, whose positions (in samples of the
+    /// encoder's rate) get `shift` added. Call `endInput` on the previous one first.
+    public func begin(_ stream: InputStream, shift: Int64 = 0) throws(MediaError) {
+        decoder = try Decoder(stream: stream)
+        self.stream = stream
+        self.shift = shift
+    }
+
+    public var silenceInserted: Int64 { assembler.silenceInserted }
+    public var samplesTrimmed: Int64 { assembler.samplesTrimmed }
+    public var repairs: [AudioRepair] { assembler.repairs }
+    /// The next sample's output position (encoder time base), `nil` before any.
+    public var cursor: Int64? { assembler.cursor }
+    public var origin: Int64? { assembler.origin }
 
     /// Decodes `input` and passes each encoded packet (timing in the
     /// encoder's time base, 1/rate) to `emit`.
     public func send(_ input: borrowing Packet, emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        guard let decoder else { return }
         while try !decoder.send(input) { try drainDecoder(emit) }
         try drainDecoder(emit)
     }
 
-    /// Flushes the decoder, the converter and the encoder.
-    public func finish(emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+    /// Drains the current input's decoder.
+    public func endInput(emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        guard let decoder else { return }
         try decoder.sendEnd()
         try drainDecoder(emit)
+        self.decoder = nil
+    }
+
+    /// Silence from the cursor to `end` (output samples).
+    public func pad(to end: Int64, emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        let n = assembler.pad(to: end)
+        if n > 0 {
+            try queue.appendSilence(n)
+            try encodeQueued(final: false, emit)
+        }
+    }
+
+    /// Starts the timeline at `position` if nothing was written (all-silence output).
+    public func start(at position: Int64) { assembler.start(at: position) }
+
+    /// Flushes the decoder, the converter and the encoder.
+    public func finish(emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        try endInput(emit: emit)
         try queue.flush()
         try encodeQueued(final: true, emit)
         try encoder.sendEnd()
@@ -125,10 +170,14 @@ public final class AudioReencoder {
     }
 
     private func drainDecoder(_ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        guard let decoder, let stream else { return }
         while case .ready = try decoder.receive(into: decoded) {
-            let placement = clock.place(pts: decoded.bestEffortTimestamp, samples: queue.convertedCount(of: decoded))
-            if placement.silence > 0 { try queue.appendSilence(placement.silence) }
-            try queue.append(decoded, trim: placement.trim)
+            let at = decoded.bestEffortTimestamp
+                .flatMap { rescale($0, from: stream.timeBase!, to: sampleTimeBase) }
+                .map { $0 &+ shift }
+            let step = assembler.place(at: at, samples: queue.convertedCount(of: decoded), limit: limit)
+            if step.silence > 0 { try queue.appendSilence(step.silence) }
+            if step.keep > 0 { try queue.append(decoded, trim: step.trimStart, keep: step.keep) }
             decoded.unref()
             try encodeQueued(final: false, emit)
         }
@@ -138,7 +187,7 @@ public final class AudioReencoder {
         let size = encoder.frameSize > 0 ? encoder.frameSize : 1024
         while queue.count >= size || (final && queue.count > 0) {
             try queue.take(size, into: chunk)
-            chunk.pts = (clock.origin ?? 0) &+ sent
+            chunk.pts = (assembler.origin ?? 0) &+ sent
             sent &+= Int64(chunk.sampleCount)
             while try !encoder.send(chunk) { try drainEncoder(emit) }
             try drainEncoder(emit)

@@ -38,4 +38,16 @@ struct FrameTimestampsTests {
         // A packet that has its own duration keeps it.
         #expect(t.packetDuration(pts: 5, duration: 7) == 7)
     }
+
+    @Test("33-bit MPEG-TS timestamps are unwrapped, so frames keep going forward across the wrap")
+    func unwrapsTimestamps() {
+        var t = FrameTimestamps(nominalDuration: 3003, wrapBits: 33)
+        let wrap = Int64(1) << 33
+        let before = t.frame(timestamp: wrap - 3003, duration: 3003)
+        let after = t.frame(timestamp: 0, duration: 3003)
+        let next = t.frame(timestamp: 3003, duration: 3003)
+        #expect(before.pts == wrap - 3003)
+        #expect(after.pts == wrap)
+        #expect(next.pts == wrap + 3003)
+    }
 }

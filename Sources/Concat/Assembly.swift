@@ -1,0 +1,597 @@
+import Media
+import Remux
+import Sync
+import Transcode
+
+/// Options shared by merge, concat and fill-silence.
+public struct AssemblyOptions: Sendable {
+    public var container: Container?
+    /// Where the output ends; `nil` leaves both tracks' ends as they are.
+    public var end: EndPolicy? = .video
+    /// Fill gaps inside the audio with silence (and trim overlaps).
+    public var fill = true
+    /// Timestamp differences up to this are rounding, not gaps; `nil` is
+    /// the larger of one time-base tick and 1 ms.
+    public var tolerance: Duration?
+    /// AAC bit rate when the audio has to be re-encoded; `nil` keeps the
+    /// input's (or 64 kb/s per channel).
+    public var audioBitRate: Int64?
+    public var faststart = true
+    public var overwrite = false
+
+    public init() {}
+
+    public func validate() throws(MediaError) {
+        if let t = tolerance, t < .zero || t > .seconds(10) {
+            throw MediaError.invalid("invalid option", message: "'--tolerance' must be between 0 and 10 seconds")
+        }
+        if let b = audioBitRate, b < AACBitRate.minimumPerChannel {
+            throw MediaError.invalid("invalid option", message: "'--audio-bitrate' must be at least \(AACBitRate.minimumPerChannel / 1000)k per channel")
+        }
+    }
+}
+
+/// One piece of the output: video from one file, audio from another (or
+/// the same) file, placed by an alignment.
+struct SegmentSpec {
+    var videoPath: String
+    var audioPath: String?
+    var alignment: MergeAlignment
+    var offset: Duration = .zero
+    /// A label for errors and reports ("segment 2", "AUDIO").
+    var name: String
+}
+
+/// A silence insertion or removal, in output seconds and samples.
+public struct AudioRepairReport: Sendable, Codable, Equatable {
+    public var atSeconds: Double
+    /// Silence inserted (> 0) or samples removed (< 0).
+    public var samples: Int64
+}
+
+/// What merge, concat or fill-silence did to the sync.
+public struct AssemblyReport: Sendable, Codable {
+    public var inputs: [String]
+    public var output: String
+    public var container: String
+    public var videoCodec = ""
+    public var audioCodec: String?
+    /// `copied` (packets unchanged, silence as whole codec frames) or `re-encoded`.
+    public var audioMode: String?
+    /// Why the audio had to be re-encoded.
+    public var reencodeReason: String?
+    /// Audio start − video start applied on the output timeline.
+    public var offsetMilliseconds: Double?
+    public var offsetSamples: Int64?
+    public var sampleRate: Int32?
+    public var silenceInsertedSamples: Int64 = 0
+    public var samplesTrimmed: Int64 = 0
+    public var repairs: [AudioRepairReport] = []
+    /// Where each segment starts on the output timeline (concat).
+    public var jointsSeconds: [Double] = []
+    /// Final A/V start skew and end difference of the output.
+    public var skew: AVSkew?
+    public var videoPackets = 0
+    public var audioPackets = 0
+    public var corrections = TimelineCorrections()
+    public var outputBytes: Int64 = 0
+    public var durationSeconds: Double?
+    public var elapsedSeconds = 0.0
+    public var warnings: [String] = []
+}
+
+/// Progress of an assembly: output seconds written of the expected total.
+public struct AssemblyProgress: Sendable {
+    public let position: Double
+    public let duration: Double?
+    public var fraction: Double? {
+        guard let d = duration, d > 0 else { return nil }
+        return min(max(position / d, 0), 1)
+    }
+}
+
+/// One stream of one file, read on its own (the file's other streams are
+/// discarded), one packet ahead so the caller can pick the earlier of two.
+final class StreamReader {
+    let file: InputFile
+    let stream: InputStream
+    let packet: Packet
+    private(set) var loaded = false
+    private(set) var ended = false
+
+    init(path: String, stream index: Int, cancellation: Cancellation) throws(MediaError) {
+        file = try InputFile(path: path, cancellation: cancellation)
+        stream = file.streams[index]
+        file.discardAll(except: [index])
+        packet = try Packet()
+    }
+
+    /// Loads the next packet of the stream if none is loaded; false at the end.
+    func peek() throws(MediaError) -> Bool {
+        if loaded { return true }
+        if ended { return false }
+        while try file.read(into: packet) {
+            guard packet.streamIndex == stream.index else { continue }
+            if packet.isCorrupt { throw file.corruptPacketError(stream: stream.index) }
+            loaded = true
+            return true
+        }
+        ended = true
+        return false
+    }
+
+    /// Marks the loaded packet as used.
+    func consume() { loaded = false }
+}
+
+/// Finds the stream a verb needs, or says clearly that the file has none.
+func mainStream(_ file: InputFile, _ type: MediaType, role: String) throws(MediaError) -> InputStream {
+    guard let s = file.streams.first(where: { $0.mediaType == type && !$0.isAttachedPicture }) else {
+        throw MediaError.invalid("could not use \(role)", path: file.path,
+                                 message: "it has no \(type.rawValue) stream")
+    }
+    guard s.timeBase != nil else {
+        throw MediaError.invalid("could not use \(role)", path: file.path, stream: s.index,
+                                 message: "the stream has no valid time base")
+    }
+    return s
+}
+
+enum AudioHandling {
+    /// Packets copied; silence from `silence` (whole frames of `frameSize`).
+    case copy(silence: SilentAudio)
+    case reencode(AudioEncoderSettings, reason: String)
+}
+
+/// The outcome of one attempt: done, or stream copy could not keep the
+/// audio in sync and it must be re-encoded.
+enum AssemblyAttempt {
+    case done(AssemblyReport)
+    case needsReencode(String)
+}
+
+/// The shared pipeline of merge, concat and fill-silence: segments end to
+/// end (the core's `SplicePlan`), each with its video and audio placed by
+/// the core's `SyncPlan`, audio laid sample by sample by the core's
+/// `AudioAssembler` (gaps filled, overlaps trimmed, ends padded or cut).
+/// Video is always stream-copied; audio is copied with silent frames of the
+/// same codec where that lands every sample within the tolerance, and
+/// re-encoded once otherwise (the report says why).
+func assemble(_ specs: [SegmentSpec], output outputPath: String, options: AssemblyOptions,
+              verb: String, cancellation: Cancellation,
+              progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
+    let clock = ContinuousClock()
+    let began = clock.now
+    try options.validate()
+    let container = try resolveContainer(options.container, output: outputPath)
+
+    // Open and check everything before the output exists.
+    var segments: [Segment] = []
+    for spec in specs {
+        segments.append(try Segment(spec, cancellation: cancellation))
+    }
+    try checkCompatible(segments, container: container)
+    let first = segments[0]
+
+    var handling: AudioHandling?
+    if let audio = first.audio {
+        if let silence = try SilentAudio(matching: audio, container: container) {
+            handling = .copy(silence: silence)
+        } else {
+            handling = .reencode(try reencodeSettings(audio, container: container, options: options),
+                                 reason: "silence cannot be made as \(audio.stream.codecName) frames that match the input")
+        }
+    }
+    for attempt in 0..<2 {
+        // Fresh readers for a second attempt.
+        if attempt > 0 {
+            segments = []
+            for spec in specs { segments.append(try Segment(spec, cancellation: cancellation)) }
+        }
+        let result = try run(segments, handling: handling, container: container, output: outputPath,
+                             options: options, verb: verb, cancellation: cancellation, progress: progress)
+        switch result {
+        case .done(var report):
+            report.elapsedSeconds = (clock.now - began).seconds
+            return report
+        case .needsReencode(let reason):
+            let audio = segments[0].audio!
+            handling = .reencode(try reencodeSettings(audio, container: container, options: options), reason: reason)
+        }
+    }
+    throw MediaError.invalid("could not \(verb)", path: outputPath, message: "audio could not be placed")
+}
+
+/// Opened readers for one segment.
+struct Segment {
+    let spec: SegmentSpec
+    let video: StreamReader
+    let audio: StreamReader?
+
+    init(_ spec: SegmentSpec, cancellation: Cancellation) throws(MediaError) {
+        self.spec = spec
+        let vf = try InputFile(path: spec.videoPath, cancellation: cancellation)
+        let vs = try mainStream(vf, .video, role: spec.name == "AUDIO" ? "VIDEO" : spec.name)
+        video = try StreamReader(path: spec.videoPath, stream: vs.index, cancellation: cancellation)
+        if let ap = spec.audioPath {
+            let af = ap == spec.videoPath ? vf : try InputFile(path: ap, cancellation: cancellation)
+            if ap != spec.videoPath || af.streams.contains(where: { $0.mediaType == .audio }) {
+                let role = ap == spec.videoPath ? spec.name : "AUDIO"
+                let s = try mainStream(af, .audio, role: role)
+                guard s.sampleRate > 0 else {
+                    throw MediaError.invalid("could not use \(role)", path: ap, stream: s.index,
+                                             message: "the audio stream has no sample rate")
+                }
+                audio = try StreamReader(path: ap, stream: s.index, cancellation: cancellation)
+            } else {
+                audio = nil
+            }
+        } else {
+            audio = nil
+        }
+    }
+}
+
+/// Segments must match where stream copy puts them into one track.
+func checkCompatible(_ segments: [Segment], container: Container) throws(MediaError) {
+    let first = segments[0]
+    for (what, s) in [("video", first.video.stream)] + (first.audio.map { [("audio", $0.stream)] } ?? []) {
+        if container.canHold(s) == false {
+            throw MediaError.invalid("could not write", path: s.file.path, stream: s.index,
+                                     message: "\(container.name) cannot hold \(what) codec '\(s.codecName)'",
+                                     hint: "choose a container that holds it (mov, mkv) or convert it with 'avtool transcode'")
+        }
+    }
+    for seg in segments.dropFirst() {
+        func mismatch(_ s: InputStream, _ what: String, _ a: String, _ b: String) -> MediaError {
+            MediaError.invalid("could not concatenate", path: s.file.path, stream: s.index,
+                               message: "\(what) differs from the first segment's (\(b), not \(a))",
+                               hint: "segments must share codec parameters to be joined without re-encoding")
+        }
+        let a = first.video.stream, b = seg.video.stream
+        if a.codecName != b.codecName { throw mismatch(b, "video codec", a.codecName, b.codecName) }
+        if a.width != b.width || a.height != b.height {
+            throw mismatch(b, "video size", "\(a.width)x\(a.height)", "\(b.width)x\(b.height)")
+        }
+        if a.pixelFormat != b.pixelFormat { throw mismatch(b, "pixel format", a.pixelFormat ?? "?", b.pixelFormat ?? "?") }
+        if a.extradata != b.extradata {
+            throw mismatch(b, "video codec configuration (SPS/PPS)", "\(a.extradata.count) bytes", "\(b.extradata.count) bytes")
+        }
+        switch (first.audio?.stream, seg.audio?.stream) {
+        case (nil, nil): break
+        case (let x?, nil):
+            throw MediaError.invalid("could not concatenate", path: seg.video.stream.file.path,
+                                     message: "it has no audio but the first segment has \(x.codecName) audio")
+        case (nil, let y?):
+            throw MediaError.invalid("could not concatenate", path: y.file.path, stream: y.index,
+                                     message: "it has audio but the first segment has none")
+        case (let x?, let y?):
+            if x.codecName != y.codecName { throw mismatch(y, "audio codec", x.codecName, y.codecName) }
+            if x.sampleRate != y.sampleRate { throw mismatch(y, "sample rate", "\(x.sampleRate)", "\(y.sampleRate)") }
+            if x.channelCount != y.channelCount {
+                throw mismatch(y, "channel count", "\(x.channelCount)", "\(y.channelCount)")
+            }
+        }
+    }
+}
+
+/// The encoder for re-encoded audio: the input's codec when it is AAC or
+/// PCM the container holds, else AAC; at the input's rate and channels.
+func reencodeSettings(_ audio: StreamReader, container: Container, options: AssemblyOptions) throws(MediaError) -> AudioEncoderSettings {
+    let s = audio.stream
+    var name = "aac"
+    if s.codecName.hasPrefix("pcm_"), container.canHold(encoder: "pcm_s16le") == true { name = "pcm_s16le" }
+    guard let caps = AudioEncoderCapabilities(codec: name) else {
+        throw .missingEncoder(name, operation: "could not re-encode audio")
+    }
+    if !caps.channelCounts.isEmpty, !caps.channelCounts.contains(s.channelCount) {
+        throw MediaError.invalid("could not re-encode audio", path: s.file.path, stream: s.index,
+                                 message: "\(name) cannot encode \(s.channelCount) channels")
+    }
+    var settings = AudioEncoderSettings(codec: name, sampleRate: caps.sampleRate(for: s.sampleRate), channels: s.channelCount)
+    settings.globalHeader = container.isISOBMFF || container.muxer == "matroska"
+    if name == "aac" {
+        let requested = options.audioBitRate ?? s.bitRate.map {
+            min($0, AACBitRate.maximum(sampleRate: settings.sampleRate, channels: s.channelCount))
+        }
+        switch AACBitRate.choose(requested, sampleRate: settings.sampleRate, channels: s.channelCount) {
+        case .success(let b): settings.bitRate = b
+        case .failure(let e): throw e.about(path: s.file.path, stream: s.index)
+        }
+    }
+    return settings
+}
+
+private func run(_ segments: [Segment], handling: AudioHandling?, container: Container, output outputPath: String,
+                 options: AssemblyOptions, verb: String, cancellation: Cancellation,
+                 progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyAttempt {
+    let first = segments[0]
+    let videoStream = first.video.stream
+    let videoTB = videoStream.timeBase!
+    let audioStream = first.audio?.stream
+
+    var reencoder: AudioReencoder?
+    var silence: SilentAudio?
+    switch handling {
+    case .copy(let s)?: silence = s
+    case .reencode(let settings, _)?: reencoder = try AudioReencoder(settings: settings, source: audioStream!)
+    case nil: break
+    }
+    let sampleRate = reencoder?.encoder.sampleRate ?? audioStream?.sampleRate ?? 0
+    let sampleTB = Rational.perSecond(max(sampleRate, 1))!
+
+    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite,
+                                  inputs: Array(Set(segments.flatMap { [$0.spec.videoPath] + ($0.spec.audioPath.map { [$0] } ?? []) })))
+    var sources: [OutputStreamSource] = [.copy(videoStream)]
+    if let audioStream { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(audioStream)) }
+    let out = try OutputFile(path: staged.temporary, container: container, streams: sources,
+                             metadataSource: first.video.file,
+                             options: muxerOptions(container, faststart: options.faststart,
+                                                   audioSampleRate: audioStream == nil ? nil : sampleRate),
+                             cancellation: cancellation)
+    var videoTimeline: TrackTimeline
+    var audioTimeline: TrackTimeline?
+    do {
+        videoTimeline = try TrackTimeline(source: videoTB, target: out.timeBases[0], order: container.dtsOrder,
+                                          repair: .fix, reorderDelay: videoStream.reorderDelay)
+        if audioStream != nil {
+            audioTimeline = try TrackTimeline(source: sampleTB, target: out.timeBases[1], order: container.dtsOrder, repair: .fix)
+        }
+    } catch {
+        throw timestampError(error, input: videoStream.file.path, stream: videoStream.index)
+    }
+
+    let toleranceSamples: Int64 = {
+        if let t = options.tolerance {
+            return Int64((t.seconds * Double(sampleRate)).rounded())
+        }
+        return AudioGapScanner.defaultTolerance(timeBase: audioStream?.timeBase ?? sampleTB, sampleRate: max(sampleRate, 1))
+    }()
+    var assembler = AudioAssembler(sampleRate: max(sampleRate, 1), frameSize: silence?.quantum,
+                                   toleranceSamples: options.fill ? toleranceSamples : Int64.max / 4)
+    var splice = SplicePlan(timeBase: videoTB)
+    var report = AssemblyReport(inputs: segments.flatMap { [$0.spec.videoPath] + ($0.spec.audioPath.map { [$0] } ?? []) }
+                                .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } },
+                            output: outputPath, container: container.name)
+    report.videoCodec = videoStream.codecName
+    report.audioCodec = reencoder?.encoder.codecName ?? audioStream?.codecName
+    if case .reencode(_, let reason)? = handling {
+        report.audioMode = "re-encoded"
+        report.reencodeReason = reason
+    } else if audioStream != nil {
+        report.audioMode = "copied"
+    }
+    report.sampleRate = audioStream == nil ? nil : sampleRate
+
+    let totalDuration = segments.compactMap { $0.video.stream.duration?.seconds }.reduce(0, +)
+    let silentPacket = try Packet()
+    var videoStartOut: Int64?, videoEndOut: Int64 = 0
+    var audibleStart: Int64?
+    var packetsWritten = 0
+
+    func writeVideo(_ p: borrowing Packet) throws(MediaError) {
+        do { p.timing = try videoTimeline.map(p.timing) } catch {
+            throw timestampError(error, input: videoStream.file.path, stream: videoStream.index)
+        }
+        p.streamIndex = 0
+        try out.write(p)
+        report.videoPackets += 1
+    }
+    func writeAudio(_ p: borrowing Packet) throws(MediaError) {
+        do { p.timing = try audioTimeline!.map(p.timing) } catch {
+            throw timestampError(error, input: audioStream!.file.path, stream: audioStream!.index)
+        }
+        p.streamIndex = 1
+        try out.write(p)
+        report.audioPackets += 1
+    }
+    /// Silent packets (copy mode) covering `count` samples from `position`.
+    func writeSilence(_ count: Int64, at position: Int64) throws(MediaError) {
+        guard let silence, count > 0 else { return }
+        var left = count, pos = position
+        while left > 0 {
+            let n = min(left, silence.packetSamples)
+            try silence.packet(samples: n, into: silentPacket)
+            silentPacket.timing = PacketTiming(pts: pos, dts: pos, duration: n)
+            try writeAudio(silentPacket)
+            left -= n
+            pos += n
+        }
+    }
+
+    for (k, seg) in segments.enumerated() {
+        try cancellation.check()
+        let vs = seg.video.stream
+        // The segment's first frame and first DTS, from its first packet.
+        guard try seg.video.peek() else {
+            throw MediaError.invalid("could not \(verb)", path: vs.file.path, stream: vs.index,
+                                     message: "the video stream has no packets")
+        }
+        let segTB = vs.timeBase!
+        func toCommon(_ v: Int64?) -> Int64? { v.flatMap { rescale($0, from: segTB, to: videoTB) } }
+        let videoStart = toCommon(vs.startTime?.rescaled(to: segTB)?.value ?? seg.video.packet.timing.pts) ?? 0
+        let videoShift = splice.begin(videoStart: videoStart, firstDTS: toCommon(seg.video.packet.timing.dts))
+        let joint = videoStart &+ videoShift
+        videoStartOut = videoStartOut ?? joint
+        report.jointsSeconds.append(Timestamp(joint, videoTB).seconds)
+
+        // Audio placement for this segment, in output samples.
+        var audioBase: Int64 = 0
+        if let ar = seg.audio {
+            let st = ar.stream
+            let hasFirst = try ar.peek()
+            let firstPTS = hasFirst ? ar.packet.timing.pts.flatMap { rescale($0, from: st.timeBase!, to: sampleTB) } : nil
+            let audioStartLocal = st.startTime?.rescaled(to: sampleTB)?.value ?? firstPTS ?? 0
+            let videoStartLocal = vs.startTime?.rescaled(to: sampleTB)?.value ?? rescale(videoStart, from: videoTB, to: sampleTB) ?? 0
+            guard let plan = SyncPlan(videoStart: Timestamp(videoStartLocal, sampleTB),
+                                      audioStart: Timestamp(audioStartLocal, sampleTB),
+                                      alignment: seg.spec.alignment,
+                                      offset: Timestamp(Int64((seg.spec.offset.seconds * 1e6).rounded()), .microseconds)),
+                  let jointSamples = rescale(joint, from: videoTB, to: sampleTB) else {
+                throw MediaError.invalid("could not \(verb)", path: st.file.path, stream: st.index, message: "timestamps overflow")
+            }
+            audioBase = plan.audioShift.value &+ jointSamples
+            if k == 0 {
+                report.offsetSamples = plan.offset.value
+                report.offsetMilliseconds = Double(plan.offset.value) * 1000 / Double(sampleRate)
+            }
+            // An offset that leaves the audio entirely outside the video is a mistake.
+            if let d = st.duration?.rescaled(to: sampleTB)?.value, let vd = vs.duration?.rescaled(to: sampleTB)?.value {
+                let start = audioStartLocal &+ audioBase
+                if start &+ d <= jointSamples || start >= jointSamples &+ vd {
+                    throw MediaError.invalid("could not \(verb)", path: st.file.path, stream: st.index,
+                                             message: "the offset puts the audio entirely outside the video",
+                                             hint: "check --offset and --align")
+                }
+            }
+            reencoder?.limit = nil
+            try reencoder?.begin(st, shift: audioBase)
+        }
+
+        var videoEnded = false, audioEnded = seg.audio == nil
+        var audioLimit: Int64?
+        var videoCut: Int64?
+        var segmentVideoEnd: Int64 = joint
+        var lastProgress = -1.0
+
+        func videoTime() -> Timestamp? {
+            let t = seg.video.packet.timing
+            return toCommon(t.dts ?? t.pts).map { Timestamp($0 &+ videoShift, videoTB) }
+        }
+        func audioTime() -> Timestamp? {
+            guard let ar = seg.audio else { return nil }
+            return ar.packet.timing.pts.flatMap { rescale($0, from: ar.stream.timeBase!, to: sampleTB) }
+                .map { Timestamp($0 &+ audioBase, sampleTB) }
+        }
+
+        while true {
+            try cancellation.check()
+            let hasVideo = try seg.video.peek()
+            let hasAudio = try seg.audio?.peek() ?? false
+            if !hasVideo && !videoEnded {
+                videoEnded = true
+                // The video's end is known: from here the audio may be cut there.
+                let cutsAudio = segments.count > 1 || options.end == .video || options.end == .shortest
+                if cutsAudio, seg.audio != nil, let endSamples = rescale(segmentVideoEnd, from: videoTB, to: sampleTB) {
+                    audioLimit = endSamples
+                    reencoder?.limit = endSamples
+                }
+            }
+            if !hasAudio && !audioEnded {
+                audioEnded = true
+                if options.end == .shortest, hasVideo, segments.count == 1 {
+                    let audioEnd = reencoder?.cursor ?? assembler.cursor ?? 0
+                    videoCut = rescale(audioEnd, from: sampleTB, to: videoTB)
+                }
+            }
+            if !hasVideo && !hasAudio { break }
+            let takeVideo: Bool
+            if hasVideo && hasAudio, let vt = videoTime(), let at = audioTime() {
+                takeVideo = vt <= at
+            } else {
+                takeVideo = hasVideo
+            }
+            if takeVideo {
+                var t = seg.video.packet.timing
+                t.pts = toCommon(t.pts).map { $0 &+ videoShift }
+                t.dts = toCommon(t.dts).map { $0 &+ videoShift }
+                t.duration = rescale(t.duration, from: segTB, to: videoTB) ?? t.duration
+                if let cut = videoCut, let d = t.dts ?? t.pts, d >= cut {
+                    seg.video.consume()
+                    continue
+                }
+                if let pts = t.pts { segmentVideoEnd = max(segmentVideoEnd, pts &+ max(t.duration, 0)) }
+                if let d = t.dts { splice.wrote(dts: d) }
+                seg.video.packet.timing = t
+                try writeVideo(seg.video.packet)
+                seg.video.consume()
+                packetsWritten += 1
+                if let progress, let pts = t.pts {
+                    let pos = Timestamp(pts, videoTB).seconds - Timestamp(videoStartOut ?? 0, videoTB).seconds
+                    if pos - lastProgress >= 0.25 {
+                        lastProgress = pos
+                        progress(AssemblyProgress(position: pos, duration: totalDuration > 0 ? totalDuration : nil))
+                    }
+                }
+            } else if let ar = seg.audio {
+                if let r = reencoder {
+                    try r.send(ar.packet) { q throws(MediaError) in try writeAudio(q) }
+                    ar.consume()
+                    continue
+                }
+                // Later segments' priming is not replayed at the joint.
+                if k > 0 && ar.packet.isDiscard {
+                    ar.consume()
+                    continue
+                }
+                let samples = ar.stream.samples(in: ar.packet) > 0 ? ar.stream.samples(in: ar.packet)
+                    : rescale(ar.packet.timing.duration, from: ar.stream.timeBase!, to: sampleTB) ?? 0
+                let at = audioTime()?.value
+                let step = assembler.place(at: at, samples: samples, limit: audioLimit)
+                if step.residual != 0 {
+                    let where_ = Double(step.position) / Double(sampleRate)
+                    return .needsReencode("a gap or overlap at \(String(format3: where_)) s is not a whole number of \(ar.stream.codecName) frames (\(step.residual) samples off)")
+                }
+                if step.silence > 0 { try writeSilence(step.silence, at: step.position - step.silence) }
+                if step.keep > 0 {
+                    if audibleStart == nil && !ar.packet.isDiscard { audibleStart = step.position }
+                    ar.packet.timing = PacketTiming(pts: step.position, dts: step.position, duration: samples)
+                    try writeAudio(ar.packet)
+                }
+                ar.consume()
+            }
+        }
+        // The segment's end: audio padded to the video's end where the policy says.
+        if seg.audio != nil {
+            if let r = reencoder {
+                try r.endInput { q throws(MediaError) in try writeAudio(q) }
+            }
+            let endSamples = rescale(segmentVideoEnd, from: videoTB, to: sampleTB) ?? 0
+            let pad = segments.count > 1 || options.end == .video || options.end == .longest
+            if pad {
+                if let r = reencoder {
+                    if r.cursor == nil { r.start(at: rescale(joint, from: videoTB, to: sampleTB) ?? 0) }
+                    try r.pad(to: endSamples) { q throws(MediaError) in try writeAudio(q) }
+                } else {
+                    if assembler.cursor == nil { assembler.start(at: rescale(joint, from: videoTB, to: sampleTB) ?? 0) }
+                    let c = assembler.cursor!
+                    let n = assembler.pad(to: endSamples)
+                    try writeSilence(n, at: c)
+                }
+            }
+        }
+        splice.end(videoEnd: segmentVideoEnd &- videoShift)
+        videoEndOut = max(videoEndOut, segmentVideoEnd)
+    }
+    if let r = reencoder {
+        try r.finish { q throws(MediaError) in try writeAudio(q) }
+    }
+    try cancellation.check()
+    try out.finish()
+    try staged.commit()
+
+    // Sync as written.
+    if audioStream != nil {
+        let a = reencoder.map { ($0.origin, $0.cursor, $0.silenceInserted, $0.samplesTrimmed, $0.repairs) }
+            ?? (audibleStart ?? assembler.origin, assembler.cursor, assembler.silenceInserted, assembler.samplesTrimmed, assembler.repairs)
+        report.silenceInsertedSamples = a.2
+        report.samplesTrimmed = a.3
+        report.repairs = a.4.map { AudioRepairReport(atSeconds: Double($0.position) / Double(sampleRate), samples: $0.samples) }
+        if let s = a.0, let e = a.1, let vs = videoStartOut {
+            report.skew = AVSkew(video: TrackExtent(start: Timestamp(vs, videoTB), end: Timestamp(videoEndOut, videoTB)),
+                                 audio: TrackExtent(start: Timestamp(s, sampleTB), end: Timestamp(e, sampleTB)),
+                                 sampleRate: sampleRate)
+        }
+    }
+    report.corrections = videoTimeline.corrections + (audioTimeline?.corrections ?? TimelineCorrections())
+    report.outputBytes = fileSize(outputPath) ?? 0
+    if let vs = videoStartOut { report.durationSeconds = Timestamp(videoEndOut - vs, videoTB).seconds }
+    return .done(report)
+}
+
+extension String {
+    init(format3 v: Double) {
+        let scaled = (v * 1000).rounded() / 1000
+        self = "\(scaled)"
+    }
+}

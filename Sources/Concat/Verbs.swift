@@ -1,0 +1,61 @@
+import Media
+import Sync
+
+/// `avtool merge VIDEO AUDIO OUT`: video from one file, audio from another,
+/// placed by `alignment` and `offset`, ended by `options.end`.
+public func merge(video: String, audio: String, output: String, alignment: MergeAlignment = .start,
+                  offset: Duration = .zero, options: AssemblyOptions,
+                  cancellation: Cancellation = .shared,
+                  progress: ((AssemblyProgress) -> Void)? = nil) throws(MediaError) -> AssemblyReport {
+    try assemble([SegmentSpec(videoPath: video, audioPath: audio, alignment: alignment, offset: offset, name: "VIDEO")],
+                 output: output, options: options, verb: "merge", cancellation: cancellation, progress: progress)
+}
+
+/// `avtool concat A B … OUT`: segments end to end, each segment's audio
+/// padded or cut to its video so A/V sync restarts at every joint.
+public func concat(_ inputs: [String], output: String, options: AssemblyOptions,
+                   cancellation: Cancellation = .shared,
+                   progress: ((AssemblyProgress) -> Void)? = nil) throws(MediaError) -> AssemblyReport {
+    guard inputs.count >= 2 else {
+        throw MediaError.invalid("could not concatenate", message: "at least two segments are needed")
+    }
+    var options = options
+    options.end = .video
+    let specs = inputs.enumerated().map { i, path in
+        SegmentSpec(videoPath: path, audioPath: path, alignment: .timestamps, name: "segment \(i + 1)")
+    }
+    return try assemble(specs, output: output, options: options, verb: "concatenate",
+                        cancellation: cancellation, progress: progress)
+}
+
+/// `avtool fill-silence IN OUT`: the file's own audio with its gaps filled
+/// (and, with `toVideoEnd`, a short tail padded to the video's end).
+public func fillSilence(input: String, output: String, toVideoEnd: Bool, options: AssemblyOptions,
+                        cancellation: Cancellation = .shared,
+                        progress: ((AssemblyProgress) -> Void)? = nil) throws(MediaError) -> AssemblyReport {
+    var options = options
+    options.end = toVideoEnd ? .longest : nil
+    options.fill = true
+    return try assemble([SegmentSpec(videoPath: input, audioPath: input, alignment: .timestamps, name: "input")],
+                        output: output, options: options, verb: "fill silence in",
+                        cancellation: cancellation, progress: progress)
+}
+
+/// A duration as written on the command line: `120ms`, `-0.5s`, `1.25`
+/// (seconds), `2m`, `+40us`.
+public func parseDuration(_ text: String) -> Duration? {
+    var t = String(text.filter { $0 != " " && $0 != "\t" }).lowercased()
+    var sign = 1.0
+    if t.hasPrefix("-") { sign = -1; t.removeFirst() } else if t.hasPrefix("+") { t.removeFirst() }
+    let units: [(String, Double)] = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("s", 1), ("m", 60), ("h", 3600)]
+    var scale = 1.0
+    for (suffix, s) in units where t.hasSuffix(suffix) {
+        t.removeLast(suffix.count)
+        scale = s
+        break
+    }
+    guard let v = Double(t), v.isFinite, v >= 0, v * scale < 86_400 * 7 else { return nil }
+    let micro = (sign * v * scale * 1e6).rounded()
+    return .microseconds(Int64(micro))
+}
+

@@ -1,0 +1,172 @@
+/// What to write for one incoming audio packet or frame.
+public struct AudioStep: Hashable, Sendable {
+    /// Samples of silence to write first (a gap).
+    public var silence: Int64 = 0
+    /// Samples to leave out at the start (an overlap with what was written).
+    public var trimStart: Int64 = 0
+    /// Samples to write after the trim (the rest is cut at the end limit).
+    public var keep: Int64 = 0
+    /// Where the first written sample (after any silence) lands, in samples.
+    public var position: Int64 = 0
+    /// In whole-packet mode: how far the packet lands from where its
+    /// timestamp puts it (samples; positive means later), when that is more
+    /// than the tolerance. Such audio needs re-encoding to stay in sync.
+    public var residual: Int64 = 0
+
+    public init(silence: Int64 = 0, trimStart: Int64 = 0, keep: Int64 = 0, position: Int64 = 0, residual: Int64 = 0) {
+        self.silence = silence
+        self.trimStart = trimStart
+        self.keep = keep
+        self.position = position
+        self.residual = residual
+    }
+
+    /// Whether the packet is written at all.
+    public var writes: Bool { keep > 0 }
+}
+
+/// A discontinuity the assembler repaired.
+public struct AudioRepair: Hashable, Sendable, Codable {
+    /// Output sample position where it happened.
+    public let position: Int64
+    /// Silence inserted (> 0) or samples removed (< 0).
+    public let samples: Int64
+
+    public init(position: Int64, samples: Int64) {
+        self.position = position
+        self.samples = samples
+    }
+}
+
+/// Lays audio onto an output timeline counted in samples (1/rate), so that
+/// every sample lands where the input's timestamps put it, with no drift:
+/// each packet's intended position is compared with the running sample
+/// count, gaps are filled with silence, overlaps trimmed, and an end limit
+/// cuts the tail. Two modes:
+///
+/// - exact (`frameSize == nil`, for decoded PCM going to an encoder): silence
+///   and trims are any number of samples;
+/// - whole packets (`frameSize` set, for stream copy): only whole packets can
+///   be written or dropped and silence comes in whole frames; when that
+///   cannot land a packet within the tolerance the step says so
+///   (`residual`), and the caller re-encodes instead.
+public struct AudioAssembler: Sendable {
+    public let sampleRate: Int32
+    public let frameSize: Int64?
+    public let toleranceSamples: Int64
+    /// The next sample's output position; `nil` before the first packet.
+    public private(set) var cursor: Int64?
+    /// The first written sample's position.
+    public private(set) var origin: Int64?
+    public private(set) var silenceInserted: Int64 = 0
+    public private(set) var samplesTrimmed: Int64 = 0
+    public private(set) var repairs: [AudioRepair] = []
+    /// The largest distance (samples) a packet landed from its place
+    /// (whole-packet mode), within the tolerance or not; 0 if none.
+    public private(set) var worstResidual: Int64 = 0
+    public let keepAtMost: Int
+
+    public init(sampleRate: Int32, frameSize: Int64? = nil, toleranceSamples: Int64, keepAtMost: Int = 1000) {
+        self.sampleRate = sampleRate
+        self.frameSize = frameSize.map { max($0, 1) }
+        self.toleranceSamples = max(toleranceSamples, 0)
+        self.keepAtMost = keepAtMost
+    }
+
+    /// Samples written so far, silence included.
+    public var written: Int64 { cursor.map { $0 &- (origin ?? $0) } ?? 0 }
+
+    /// Places `samples` samples that belong at `at` (output samples; `nil`
+    /// continues from the cursor). Samples at or after `limit` are cut
+    /// (whole-packet mode: a packet starting before it is kept whole).
+    public mutating func place(at: Int64?, samples: Int64, limit: Int64? = nil) -> AudioStep {
+        let samples = max(samples, 0)
+        guard let c = cursor else {
+            let start = at ?? 0
+            var step = AudioStep(position: start)
+            step.keep = keepCount(from: start, samples: samples, limit: limit)
+            if step.keep > 0 {
+                origin = start
+                cursor = start &+ step.keep
+            } else if limit == nil || samples == 0 {
+                origin = start
+                cursor = start
+            }
+            return step
+        }
+        let target = at ?? c
+        let diff = target &- c
+        var step = AudioStep(position: c)
+        if abs(diff) > toleranceSamples {
+            if let q = frameSize {
+                if diff > 0 {
+                    let frames = (diff + q / 2) / q
+                    step.silence = frames * q
+                    step.residual = diff - step.silence
+                } else if target &+ samples <= c &+ toleranceSamples {
+                    // Entirely inside what was written: drop it.
+                    step.trimStart = samples
+                } else {
+                    // Keep it late by the overlap, or drop it early by the rest: the smaller error.
+                    let late = -diff, early = target &+ samples &- c
+                    if early < late { step.trimStart = samples; step.residual = -early } else { step.residual = late }
+                }
+                worstResidual = max(worstResidual, abs(step.residual))
+                if abs(step.residual) <= toleranceSamples { step.residual = 0 }
+            } else if diff > 0 {
+                step.silence = diff
+            } else {
+                step.trimStart = min(-diff, samples)
+            }
+        }
+        if step.silence > 0 {
+            // Silence only up to the limit.
+            if let limit { step.silence = max(0, min(step.silence, limit &- c)) }
+            silenceInserted &+= step.silence
+            record(AudioRepair(position: c, samples: step.silence))
+        }
+        if step.trimStart > 0 {
+            samplesTrimmed &+= step.trimStart
+            record(AudioRepair(position: c, samples: -step.trimStart))
+        }
+        let start = c &+ step.silence
+        step.position = start
+        step.keep = keepCount(from: start, samples: samples - step.trimStart, limit: limit)
+        let cut = samples - step.trimStart - step.keep
+        if cut > 0 { samplesTrimmed &+= cut }
+        cursor = start &+ step.keep
+        return step
+    }
+
+    /// Silence to reach `end` from the cursor (whole-packet mode: whole
+    /// frames, rounded up, so the audio ends at most one frame after `end`).
+    public mutating func pad(to end: Int64) -> Int64 {
+        guard let c = cursor, end > c else { return 0 }
+        var n = end &- c
+        if let q = frameSize { n = (n + q - 1) / q * q }
+        silenceInserted &+= n
+        record(AudioRepair(position: c, samples: n))
+        cursor = c &+ n
+        return n
+    }
+
+    /// Starts the timeline at `position` when nothing has been written yet
+    /// (a track that is all padding).
+    public mutating func start(at position: Int64) {
+        if cursor == nil {
+            cursor = position
+            origin = position
+        }
+    }
+
+    private func keepCount(from start: Int64, samples: Int64, limit: Int64?) -> Int64 {
+        guard let limit else { return samples }
+        if start >= limit { return 0 }
+        if frameSize != nil { return samples }
+        return min(samples, limit &- start)
+    }
+
+    private mutating func record(_ r: AudioRepair) {
+        if repairs.count < keepAtMost { repairs.append(r) }
+    }
+}

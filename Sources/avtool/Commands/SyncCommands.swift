@@ -1,0 +1,224 @@
+import ArgumentParser
+import Concat
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Media
+import Probe
+import Sync
+import Transcode
+
+/// Options merge, concat and fill-silence share.
+struct SyncOptions: ParsableArguments {
+    @Option(help: "Timestamp differences up to this are rounding, not gaps (e.g. 2ms; default: 1 ms or one tick).")
+    var tolerance: String?
+
+    @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate if the audio must be re-encoded (default: the input's).")
+    var audioBitrate: String?
+
+    func validate() throws {
+        if let tolerance, parseDuration(tolerance) == nil {
+            throw ValidationError("'--tolerance' \(tolerance) is not a duration like 2ms or 0.01s")
+        }
+        if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
+            throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k")
+        }
+    }
+
+    func apply(to o: inout AssemblyOptions) {
+        o.tolerance = tolerance.flatMap(parseDuration)
+        o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
+    }
+}
+
+private func assemblyOptions(_ c: ContainerOptions, _ out: OutputOptions, _ s: SyncOptions) -> AssemblyOptions {
+    var o = AssemblyOptions()
+    o.container = c.container
+    o.faststart = !c.noFaststart
+    o.overwrite = out.overwrite
+    s.apply(to: &o)
+    return o
+}
+
+struct MergeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge",
+        abstract: "Put a separately recorded video and audio into one file, in sync.",
+        discussion: """
+            Video comes from VIDEO and audio from AUDIO (.m4a/AAC, MP3, WAV/PCM, or another video \
+            file's audio), both stream-copied. --align start (default) puts each file's first frame \
+            and first audible sample (after AAC priming) at 0, as two recordings started together; \
+            --align timestamps keeps the files' own timestamps (one shared clock). --offset moves \
+            the audio later (120ms) or earlier (-0.5s).
+            --end video (default) makes the output as long as the video: short audio is padded with \
+            silence, long audio is cut; shortest cuts the longer track; longest keeps both whole.
+            Gaps inside the audio are filled with exactly the missing samples of silence and \
+            overlaps trimmed (--no-fill to keep them). Silence is made as frames of the audio's own \
+            codec so the real audio is not re-encoded; when that cannot keep every sample within \
+            --tolerance of its place, the audio is re-encoded once and the report says why.
+            The report (--json, or the summary) gives the offset applied, the silence inserted and \
+            where, samples trimmed, and the output's A/V start skew and end difference.
+            """
+    )
+
+    @Argument(help: "The video recording.") var video: String
+    @Argument(help: "The audio recording.") var audio: String
+    @Argument(help: "The output file (mp4, mov, mkv, …).") var output: String
+
+    @Option(help: "How to align: start (first frame and first sample at 0) or timestamps (keep the files' clocks).")
+    var align: MergeAlignment = .start
+
+    @Option(help: "Move the audio later (e.g. 120ms) or earlier (-0.5s).")
+    var offset: String?
+
+    @Option(help: "Where the output ends: video, shortest, longest.")
+    var end: EndPolicy = .video
+
+    @Flag(help: "Keep gaps and overlaps inside the audio as they are.")
+    var noFill = false
+
+    @OptionGroup var sync: SyncOptions
+    @OptionGroup var containerOptions: ContainerOptions
+    @OptionGroup var outputOptions: OutputOptions
+    @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        if let offset, parseDuration(offset) == nil {
+            throw ValidationError("'--offset' \(offset) is not a duration like 120ms, -0.5s or 1.25")
+        }
+    }
+
+    func run() throws {
+        var o = assemblyOptions(containerOptions, outputOptions, sync)
+        o.end = end
+        o.fill = !noFill
+        let shift = offset.flatMap(parseDuration) ?? .zero
+        try reporting.perform { line throws(MediaError) in
+            try merge(video: video, audio: audio, output: output, alignment: align, offset: shift, options: o) { p in
+                line.update(fraction: p.fraction, position: p.position)
+            }
+        }
+    }
+}
+
+struct ConcatCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "concat",
+        abstract: "Join segments end to end, timestamps continuous, A/V in sync at every joint.",
+        discussion: """
+            Each segment starts where the previous one's video ended. Within a segment the audio \
+            keeps its own offset to the video; a segment whose audio is shorter than its video gets \
+            silence to the video's end, longer audio is cut there, so sync restarts at every joint \
+            and never drifts. AAC priming of later segments is not replayed at the joints. \
+            Video is stream-copied, so the segments must share codec, size, pixel format and codec \
+            configuration; a mismatch is an error naming the segment and parameter. Audio is copied \
+            when every joint falls on a whole codec frame within --tolerance, otherwise re-encoded \
+            once (the report says so).
+            """
+    )
+
+    @Argument(help: "The segments, in order, then the output file.")
+    var paths: [String] = []
+
+    @Option(help: "A file listing the segments, one path per line (blank lines and # comments ignored).")
+    var list: String?
+
+    @OptionGroup var sync: SyncOptions
+    @OptionGroup var containerOptions: ContainerOptions
+    @OptionGroup var outputOptions: OutputOptions
+    @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        if list == nil && paths.count < 3 {
+            throw ValidationError("give at least two segments and an output (or --list FILE and an output)")
+        }
+        if list != nil && paths.count != 1 {
+            throw ValidationError("with --list, give only the output file")
+        }
+    }
+
+    func segments() throws -> [String] {
+        guard let list else { return Array(paths.dropLast()) }
+        guard let data = try? Data(contentsOf: URL(filePath: list)) else {
+            throw ValidationError("cannot read the list '\(list)'")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        let dir = list.contains("/") ? String(list[..<list.lastIndex(of: "/")!]) : "."
+        return text.split(separator: "\n").map { line in
+            String(line.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
+        }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            .map { $0.hasPrefix("/") ? String($0) : dir + "/" + $0 }
+    }
+
+    func run() throws {
+        let inputs = try segments()
+        let o = assemblyOptions(containerOptions, outputOptions, sync)
+        try reporting.perform { line throws(MediaError) in
+            try concat(inputs, output: paths.last!, options: o) { p in
+                line.update(fraction: p.fraction, position: p.position)
+            }
+        }
+    }
+}
+
+struct FillSilenceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fill-silence",
+        abstract: "Fill gaps in a file's audio with silence so A/V stays in sync.",
+        discussion: """
+            Finds the places where the audio's timestamps jump beyond --tolerance and fills each \
+            with exactly the missing samples of silence (overlaps are trimmed); with \
+            --to-video-end a short audio tail is padded to the video's end too. Video is \
+            stream-copied; the audio is copied with silent frames of its own codec when they fit \
+            every gap to the sample, else re-encoded once. Reports what it did.
+            """
+    )
+
+    @Argument(help: "The file to repair.") var input: String
+    @Argument(help: "The repaired output file.") var output: String
+
+    @Flag(help: "Also pad audio that ends before the video with silence to the video's end.")
+    var toVideoEnd = false
+
+    @OptionGroup var sync: SyncOptions
+    @OptionGroup var containerOptions: ContainerOptions
+    @OptionGroup var outputOptions: OutputOptions
+    @OptionGroup var reporting: ReportingOptions
+
+    func run() throws {
+        let o = assemblyOptions(containerOptions, outputOptions, sync)
+        try reporting.perform { line throws(MediaError) in
+            try fillSilence(input: input, output: output, toVideoEnd: toVideoEnd, options: o) { p in
+                line.update(fraction: p.fraction, position: p.position)
+            }
+        }
+    }
+}
+
+extension AssemblyReport: VerbReport {
+    var summary: String {
+        var s = "wrote '\(output)' (\(container)): video \(videoCodec) copied"
+        if let audioCodec, let audioMode {
+            s += ", audio \(audioCodec) \(audioMode)"
+            if let reencodeReason { s += " (\(reencodeReason))" }
+        }
+        if let ms = offsetMilliseconds, let n = offsetSamples { s += "; offset \(String(format2: ms)) ms (\(n) samples)" }
+        if silenceInsertedSamples > 0 {
+            s += "; \(silenceInsertedSamples) samples of silence in \(repairs.filter { $0.samples > 0 }.count) place(s)"
+        }
+        if samplesTrimmed > 0 { s += "; \(samplesTrimmed) samples trimmed" }
+        if jointsSeconds.count > 1 { s += "; joints at " + jointsSeconds.map { String(format2: $0) + " s" }.joined(separator: ", ") }
+        if let k = skew {
+            s += "; A/V start skew \(k.startSamples.map { "\($0) samples" } ?? "\(k.startMicroseconds) µs")"
+            s += ", end difference \(k.endSamples.map { "\($0) samples" } ?? "\(k.endMicroseconds) µs")"
+        }
+        s += "; \(formatBytes(outputBytes)) in \(String(format2: elapsedSeconds)) s"
+        return s
+    }
+}
+
+extension MergeAlignment: ExpressibleByArgument {}
+extension EndPolicy: ExpressibleByArgument {}
