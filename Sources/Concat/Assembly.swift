@@ -291,8 +291,10 @@ func reencodeSettings(_ audio: StreamReader, container: Container, options: Asse
     var settings = AudioEncoderSettings(codec: name, sampleRate: caps.sampleRate(for: s.sampleRate), channels: s.channelCount)
     settings.globalHeader = container.isISOBMFF || container.muxer == "matroska"
     if name == "aac" {
+        // The input's own rate, kept within what AAC can use, unless asked.
         let requested = options.audioBitRate ?? s.bitRate.map {
-            min($0, AACBitRate.maximum(sampleRate: settings.sampleRate, channels: s.channelCount))
+            min(max($0, AACBitRate.minimumPerChannel * Int64(s.channelCount)),
+                AACBitRate.maximum(sampleRate: settings.sampleRate, channels: s.channelCount))
         }
         switch AACBitRate.choose(requested, sampleRate: settings.sampleRate, channels: s.channelCount) {
         case .success(let b): settings.bitRate = b
@@ -329,11 +331,12 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                              options: muxerOptions(container, faststart: options.faststart,
                                                    audioSampleRate: audioStream == nil ? nil : sampleRate),
                              cancellation: cancellation)
+    // One video timeline per segment (its own time base, shift, wraps and
+    // leading-DTS inference), each resuming the order of the one before.
     var videoTimeline: TrackTimeline
     var audioTimeline: TrackTimeline?
     do {
-        videoTimeline = try TrackTimeline(source: videoTB, target: out.timeBases[0], order: container.dtsOrder,
-                                          repair: .fix, reorderDelay: videoStream.reorderDelay)
+        videoTimeline = try TrackTimeline(source: videoTB, target: out.timeBases[0], order: container.dtsOrder, repair: .fix)
         if audioStream != nil {
             audioTimeline = try TrackTimeline(source: sampleTB, target: out.timeBases[1], order: container.dtsOrder, repair: .fix)
         }
@@ -373,6 +376,7 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
         do { p.timing = try videoTimeline.map(p.timing) } catch {
             throw timestampError(error, input: videoStream.file.path, stream: videoStream.index)
         }
+        if let d = p.timing.dts, let c = rescale(d, from: out.timeBases[0], to: videoTB) { splice.wrote(dts: c) }
         p.streamIndex = 0
         try out.write(p)
         report.videoPackets += 1
@@ -410,7 +414,22 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
         let segTB = vs.timeBase!
         func toCommon(_ v: Int64?) -> Int64? { v.flatMap { rescale($0, from: segTB, to: videoTB) } }
         let videoStart = toCommon(vs.startTime?.rescaled(to: segTB)?.value ?? seg.video.packet.timing.pts) ?? 0
-        let videoShift = splice.begin(videoStart: videoStart, firstDTS: toCommon(seg.video.packet.timing.dts))
+        // A stream without stored DTS (Matroska) decodes its first frames
+        // one frame apart before its first PTS.
+        let firstTiming = seg.video.packet.timing
+        let firstDTS = toCommon(firstTiming.dts) ?? toCommon(firstTiming.pts).map {
+            $0 &- Int64(vs.reorderDelay) &* max(toCommon(firstTiming.duration) ?? 0, 1)
+        }
+        let videoShift = splice.begin(videoStart: videoStart, firstDTS: firstDTS)
+        do {
+            var next = try TrackTimeline(source: segTB, target: out.timeBases[0], shift: Timestamp(videoShift, videoTB),
+                                         order: container.dtsOrder, repair: .fix, wrapBits: vs.wrapBits,
+                                         reorderDelay: vs.reorderDelay)
+            next.resume(after: videoTimeline)
+            videoTimeline = next
+        } catch {
+            throw timestampError(error, input: vs.file.path, stream: vs.index)
+        }
         let joint = videoStart &+ videoShift
         videoStartOut = videoStartOut ?? joint
         report.jointsSeconds.append(Timestamp(joint, videoTB).seconds)
@@ -492,6 +511,7 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                 takeVideo = hasVideo
             }
             if takeVideo {
+                // Output positions on the common video time base, for ends and cuts.
                 var t = seg.video.packet.timing
                 t.pts = toCommon(t.pts).map { $0 &+ videoShift }
                 t.dts = toCommon(t.dts).map { $0 &+ videoShift }
@@ -501,8 +521,6 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                     continue
                 }
                 if let pts = t.pts { segmentVideoEnd = max(segmentVideoEnd, pts &+ max(t.duration, 0)) }
-                if let d = t.dts { splice.wrote(dts: d) }
-                seg.video.packet.timing = t
                 try writeVideo(seg.video.packet)
                 seg.video.consume()
                 packetsWritten += 1

@@ -118,7 +118,7 @@ public struct TrackTimeline: Sendable {
 
     public var corrections: TimelineCorrections {
         var c = fixes
-        c.wraps = max(ptsUnwrapper?.wraps ?? 0, dtsUnwrapper?.wraps ?? 0)
+        c.wraps = fixes.wraps + max(ptsUnwrapper?.wraps ?? 0, dtsUnwrapper?.wraps ?? 0)
         return c
     }
 
@@ -225,6 +225,17 @@ public struct TrackTimeline: Sendable {
         lastDTS = d
         lastDuration = duration
         return PacketTiming(pts: p, dts: d, duration: duration)
+    }
+
+    /// Continues the output order of `previous` (a track of the same output
+    /// read from an earlier segment): DTS stay ordered across the joint, and
+    /// the corrections add up. Each segment keeps its own source time base,
+    /// shift, unwrapping and leading-DTS inference.
+    public mutating func resume(after previous: TrackTimeline) {
+        guard previous.target == target, let last = previous.lastDTS else { return }
+        lastDTS = last
+        lastDuration = previous.lastDuration
+        fixes = fixes + previous.corrections
     }
 
     private var minimumStep: Int64 { order == .strictlyIncreasing ? 1 : 0 }

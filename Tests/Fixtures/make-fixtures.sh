@@ -382,6 +382,79 @@ gen_hdr10() {
     finish $n
 }
 
+# 11c. Click tracks for sync tests: video with a white frame at every whole
+#      second, audio with a 10 ms 1 kHz beep at every whole second of the same
+#      clock, recorded separately (VIDEO + AUDIO) with known offsets, gaps and
+#      tails, and as segments. Tests find flashes and beep onsets in the
+#      decoded output and compare them.
+click_video_src() { # DURATION [START_SECONDS]
+    local start=${2:-0}
+    echo "color=c=black:s=320x240:r=25:d=$1,drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='eq(mod(n+$((start * 25))\,25)\,0)'"
+}
+click_audio_src() { # DURATION [CONTENT_START_SECONDS]
+    local c=${2:-0}
+    echo "aevalsrc='if(lt(mod(t+$c\,1)\,0.01)\,0.5*sin(2*PI*1000*(t+$c))\,0)':s=48000:d=$1:n=1024,aformat=channel_layouts=stereo"
+}
+gen_clicks() {
+    local n f
+    n=clicks_video.mp4; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_video_src 10)" "${X264[@]}" "${BITEXACT[@]}" "$f"
+    probe_ok "$f"; expect_eq "$n codecs" "$(codecs "$f")" "h264"; finish $n
+
+    n=clicks_audio.m4a; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_audio_src 10)" "${AAC[@]}" "${BITEXACT[@]}" "$f"
+    probe_ok "$f"; finish $n
+
+    # Started 0.25 s after the video: its t=0 is the video's 0.25 s.
+    n=clicks_audio_late250.m4a; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_audio_src 9.75 0.25)" "${AAC[@]}" "${BITEXACT[@]}" "$f"
+    probe_ok "$f"; finish $n
+
+    # The microphone stopped for ~0.5 s (4.3 → 4.8 s), cut in 1000-sample
+    # frames so the hole is not a whole number of AAC frames.
+    n=clicks_audio_gap.m4a; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_audio_src 10),asetnsamples=n=1000,aselect='not(between(t,4.3,4.8))'" \
+        "${AAC[@]}" "${BITEXACT[@]}" "$f"
+    probe_ok "$f"
+    expect_range "$n audio pts jump" "$(max_pts_gap "$f" a:0)" 0.45 0.6
+    finish $n
+
+    # Ends 1.5 s before the video.
+    n=clicks_audio_short.m4a; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_audio_src 8.5)" "${AAC[@]}" "${BITEXACT[@]}" "$f"
+    probe_ok "$f"; finish $n
+
+    # One file with a hole of whole AAC frames in its audio (fill-silence can copy).
+    n=clicks_av_gap.mp4; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_video_src 10)" \
+        -f lavfi -i "$(click_audio_src 10),aselect='not(between(t,4.2,5.2))'" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" "$f"
+    probe_ok "$f"
+    expect_range "$n audio pts jump" "$(max_pts_gap "$f" a:0)" 0.9 1.1
+    finish $n
+
+    # Three segments of one recording (0–4 s, 4–7 s, 7–10 s): the second's
+    # audio starts 0.1 s after its video, the third's timestamps start at 100 s.
+    n=clicks_seg1.mp4; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_video_src 4 0)" -f lavfi -i "$(click_audio_src 4 0)" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" "$f"
+    probe_ok "$f"; finish $n
+    n=clicks_seg2.mp4; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_video_src 3 4)" -itsoffset 0.1 -f lavfi -i "$(click_audio_src 2.9 4.1)" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" "$f"
+    probe_ok "$f"
+    # Priming before a late start is kept as audio (FFmpeg's MP4 edit lists
+    # skip it only at a track's start), so the stream starts 1024 samples early.
+    expect_range "$n audio start_time" "$(sval "$f" a:0 start_time)" 0.07 0.11
+    finish $n
+    n=clicks_seg3.mkv; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_video_src 3 7)" -f lavfi -i "$(click_audio_src 3 7)" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" -output_ts_offset 100 "${BITEXACT[@]}" "$f"
+    probe_ok "$f"
+    expect_range "$n video start_time" "$(sval "$f" v:0 start_time)" 99.9 100.2
+    finish $n
+}
+
 # 12. Ordinary MPEG-TS.
 gen_ts() {
     local n=h264_aac.ts f
@@ -492,6 +565,7 @@ gen_mkv_subs
 gen_ts_wrap
 gen_hevc
 gen_hdr10
+gen_clicks
 gen_ts
 gen_broken
 write_manifest
