@@ -40,6 +40,8 @@ struct SegmentSpec {
     var offset: Duration = .zero
     /// A label for errors and reports ("segment 2", "AUDIO").
     var name: String
+    /// Whether a missing audio stream is an error (merge, fill-silence).
+    var requiresAudio = true
 }
 
 /// A silence insertion or removal, in output seconds and samples.
@@ -215,7 +217,7 @@ struct Segment {
         video = try StreamReader(path: spec.videoPath, stream: vs.index, cancellation: cancellation)
         if let ap = spec.audioPath {
             let af = ap == spec.videoPath ? vf : try InputFile(path: ap, cancellation: cancellation)
-            if ap != spec.videoPath || af.streams.contains(where: { $0.mediaType == .audio }) {
+            if spec.requiresAudio || af.streams.contains(where: { $0.mediaType == .audio }) {
                 let role = ap == spec.videoPath ? spec.name : "AUDIO"
                 let s = try mainStream(af, .audio, role: role)
                 guard s.sampleRate > 0 else {

@@ -22,7 +22,8 @@ public func concat(_ inputs: [String], output: String, options: AssemblyOptions,
     var options = options
     options.end = .video
     let specs = inputs.enumerated().map { i, path in
-        SegmentSpec(videoPath: path, audioPath: path, alignment: .timestamps, name: "segment \(i + 1)")
+        SegmentSpec(videoPath: path, audioPath: path, alignment: .timestamps, name: "segment \(i + 1)",
+                    requiresAudio: false)
     }
     return try assemble(specs, output: output, options: options, verb: "concatenate",
                         cancellation: cancellation, progress: progress)

@@ -128,3 +128,58 @@ struct GstDiscoverer {
     var videoStreams: Int { output.components(separatedBy: "video #").count - 1 }
     var audioStreams: Int { output.components(separatedBy: "audio #").count - 1 }
 }
+
+/// Sync measured from decoded output: the times of bright video frames
+/// (ffmpeg's signalstats, YAVG > 128) and of beep onsets in the decoded
+/// audio (ffmpeg decodes to 16-bit mono; an onset is the first sample above
+/// 15 % of full scale after at least 100 ms of quiet), on the file's own
+/// timeline (the audio stream's start time plus the sample index).
+struct ClickTrack {
+    let flashes: [Double]
+    let beeps: [Double]
+    /// Decoded audio length in seconds.
+    let audioSeconds: Double
+    let sampleRate: Double
+
+    init(_ path: String) throws {
+        let v = try Tool.run("ffprobe", ["-v", "error", "-f", "lavfi", "-i", "movie=\(path),signalstats",
+                                         "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG",
+                                         "-of", "csv=p=0"])
+        flashes = v.stdout.split(separator: "\n").compactMap { line -> Double? in
+            let f = line.split(separator: ",")
+            guard f.count >= 2, let t = Double(f[0]), let y = Double(f[1]), y > 128 else { return nil }
+            return t
+        }
+        let probe = try FFprobe(path)
+        let audio = try #require(probe.streams.first { FFprobe.string($0, "codec_type") == "audio" })
+        let start = FFprobe.double(audio, "start_time") ?? 0
+        sampleRate = FFprobe.double(audio, "sample_rate") ?? 48_000
+        let a = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-ac", "1",
+                                        "-f", "s16le", "-"])
+        let data = a.data
+        let count = data.count / 2
+        var onsets: [Double] = []
+        var quiet = Int.max / 2
+        let threshold = Int32(0.15 * 32768)
+        let rate = sampleRate
+        let minimumQuiet = Int(rate / 10)
+        data.withUnsafeBytes { raw in
+            for i in 0..<count {
+                let v = Int32(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self)))
+                if abs(v) > threshold {
+                    if quiet >= minimumQuiet { onsets.append(start + Double(i) / rate) }
+                    quiet = 0
+                } else {
+                    quiet += 1
+                }
+            }
+        }
+        beeps = onsets
+        audioSeconds = Double(count) / sampleRate
+    }
+
+    /// For each beep, its distance (s) to the nearest flash.
+    var beepErrors: [Double] {
+        beeps.map { b in flashes.map { abs($0 - b) }.min() ?? .infinity }
+    }
+}

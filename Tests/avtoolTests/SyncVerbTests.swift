@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+
+/// merge, concat and fill-silence, checked on click tracks (a white frame
+/// and a 1 kHz beep at every whole second of one clock) by decoding the
+/// output with ffmpeg: every beep must sound within 1 ms of its flash.
+@Suite("merge, concat, fill-silence")
+struct SyncVerbTests {
+    static let syncLimit = 0.001
+
+    func expectInSync(_ c: ClickTrack, beeps expected: [Int], sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(c.flashes.map { Int($0.rounded()) } == Array(0...9), "flashes \(c.flashes)", sourceLocation: sourceLocation)
+        #expect(c.beeps.map { Int($0.rounded()) } == expected, "beeps \(c.beeps)", sourceLocation: sourceLocation)
+        for (b, e) in zip(c.beeps, c.beepErrors) {
+            #expect(e <= Self.syncLimit, "beep at \(b) s is \(e * 1000) ms from its flash", sourceLocation: sourceLocation)
+        }
+    }
+
+    func merged(_ audio: String, _ args: [String] = [], name: String = "out.mp4") throws -> (Scratch, String, Run) {
+        let scratch = try Scratch()
+        let out = scratch.path(name)
+        let run = try Tool.avtool(["merge", try Fixtures.path("clicks_video.mp4"), try Fixtures.path(audio), out, "--json"] + args)
+        return (scratch, out, run)
+    }
+
+    @Test func mergeRecordingsStartedTogether() throws {
+        let (keep, out, run) = try merged("clicks_audio.m4a")
+        defer { withExtendedLifetime(keep) {} }
+        try #require(run.status == 0, "\(run)")
+        let c = try ClickTrack(out)
+        expectInSync(c, beeps: Array(0...9))
+        // --end video: audio as long as the video, within one AAC frame.
+        let videoSeconds = FFprobe.double(try FFprobe(out).stream(0), "duration")!
+        #expect(abs(c.audioSeconds - videoSeconds) <= 1024 / c.sampleRate)
+        #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(run.stdout)")
+        // The input's packets are in the output unchanged (stream copy).
+        let ours = try PacketList(out), theirs = try PacketList(try Fixtures.path("clicks_audio.m4a"))
+        #expect(Set(theirs.payloads[0]!).isSubset(of: Set(ours.payloads[1]!)))
+        let video = try PacketList(try Fixtures.path("clicks_video.mp4"))
+        #expect(ours.payloads[0] == video.payloads[0])
+    }
+
+    @Test func mergeLateAudioWithOffset() throws {
+        let (keep, out, run) = try merged("clicks_audio_late250.m4a", ["--offset", "250ms"])
+        defer { withExtendedLifetime(keep) {} }
+        try #require(run.status == 0, "\(run)")
+        expectInSync(try ClickTrack(out), beeps: Array(1...9))
+        #expect(run.stdout.contains("\"offset_samples\" : 12000"), "\(run.stdout)")
+        // Without the offset the beeps are 250 ms early: the measurement can fail.
+        let (keep2, wrong, run2) = try merged("clicks_audio_late250.m4a", name: "wrong.mp4")
+        defer { withExtendedLifetime(keep2) {} }
+        try #require(run2.status == 0, "\(run2)")
+        let errors = try ClickTrack(wrong).beepErrors
+        #expect(errors.allSatisfy { abs($0 - 0.25) < 0.002 }, "\(errors)")
+    }
+
+    @Test func mergeAudioWithAHoleIsReencodedOnceAndStaysInSync() throws {
+        let (keep, out, run) = try merged("clicks_audio_gap.m4a")
+        defer { withExtendedLifetime(keep) {} }
+        try #require(run.status == 0, "\(run)")
+        let c = try ClickTrack(out)
+        expectInSync(c, beeps: Array(0...9))
+        #expect(run.stdout.contains("\"audio_mode\" : \"re-encoded\""), "\(run.stdout)")
+        #expect(run.stdout.contains("\"reencode_reason\" : \"a gap or overlap"), "\(run.stdout)")
+        let video = FFprobe.double(try FFprobe(out).stream(0), "duration")!
+        #expect(abs(c.audioSeconds - video) <= 1024 / c.sampleRate)
+    }
+
+    @Test func mergeShortAudioIsPaddedToTheVideo() throws {
+        let (keep, out, run) = try merged("clicks_audio_short.m4a")
+        defer { withExtendedLifetime(keep) {} }
+        try #require(run.status == 0, "\(run)")
+        let c = try ClickTrack(out)
+        expectInSync(c, beeps: Array(0...8))
+        let video = FFprobe.double(try FFprobe(out).stream(0), "duration")!
+        #expect(abs(c.audioSeconds - video) <= 1024 / c.sampleRate, "audio \(c.audioSeconds) s, video \(video) s")
+        #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(run.stdout)")
+
+        // --end shortest cuts the video at the audio's end instead.
+        let (keep2, short, run2) = try merged("clicks_audio_short.m4a", ["--end", "shortest"], name: "short.mp4")
+        defer { withExtendedLifetime(keep2) {} }
+        try #require(run2.status == 0, "\(run2)")
+        let v = FFprobe.double(try FFprobe(short).stream(0), "duration")!
+        #expect(abs(v - 8.5) <= 0.1, "video \(v) s")
+    }
+
+    @Test func fillSilenceRepairsAHoleWithSilentFrames() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("clicks_av_gap.mp4")
+        let out = scratch.path("fixed.mp4")
+        let run = try Tool.avtool("fill-silence", input, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let c = try ClickTrack(out)
+        // The hole swallowed the beep at 5 s; every other beep is on its flash.
+        expectInSync(c, beeps: [0, 1, 2, 3, 4, 6, 7, 8, 9])
+        #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(run.stdout)")
+        // No timestamp jump left in the audio.
+        let pts = try PacketList(out).packets.filter { $0.stream == 1 }.compactMap(\.pts).sorted()
+        #expect(Set(zip(pts, pts.dropFirst()).map { $1 - $0 }) == [1024])
+        // Before: the same measurement on the input shows the hole (decoded audio shorter).
+        let before = try ClickTrack(input)
+        #expect(c.audioSeconds - before.audioSeconds > 0.9)
+    }
+
+    @Test func concatThreeSegmentsWithDifferentOffsets() throws {
+        let scratch = try Scratch()
+        let segs = try ["clicks_seg1.mp4", "clicks_seg2.mp4", "clicks_seg3.mkv"].map { try Fixtures.path($0) }
+        let out = scratch.path("joined.mp4")
+        let run = try Tool.avtool(["concat"] + segs + [out, "--json"])
+        try #require(run.status == 0, "\(run)")
+        let c = try ClickTrack(out)
+        // Segment 2's audio starts 0.1 s into it, so the beep at 4 s is not there.
+        expectInSync(c, beeps: [0, 1, 2, 3, 5, 6, 7, 8, 9])
+        let total = try segs.map { FFprobe.double(try FFprobe($0).stream(0), "duration")! }.reduce(0, +)
+        let v = FFprobe.double(try FFprobe(out).stream(0), "duration")!
+        #expect(abs(v - total) <= 0.001, "joined \(v) s, segments \(total) s")
+        #expect(abs(c.audioSeconds - v) <= 1024 / c.sampleRate)
+        let warnings = try Tool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", out, "-f", "null", "-"])
+        #expect(warnings.stderr.isEmpty, "\(warnings.stderr)")
+
+        // --list gives the same.
+        let list = scratch.path("list.txt")
+        try (segs.joined(separator: "\n") + "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        let out2 = scratch.path("joined2.mp4")
+        let run2 = try Tool.avtool("concat", "--list", list, out2, "-q")
+        try #require(run2.status == 0, "\(run2)")
+        #expect(try PacketList(out2).payloads == PacketList(out).payloads)
+    }
+
+    @Test(arguments: [
+        (["merge", "clicks_video.mp4", "clicks_video.mp4"], "could not use AUDIO", "it has no audio stream"),
+        (["merge", "clicks_audio.m4a", "clicks_audio.m4a"], "could not use VIDEO", "it has no video stream"),
+        (["merge", "clicks_video.mp4", "clicks_audio.m4a", "--offset", "30s"], "clicks_audio.m4a", "entirely outside the video"),
+        (["concat", "clicks_seg1.mp4", "h264_bframes_2997_aac48_stereo.mp4"], "h264_bframes_2997_aac48_stereo.mp4", "video size differs"),
+        (["concat", "clicks_seg1.mp4", "clicks_video.mp4"], "clicks_video.mp4", "it has no audio"),
+    ])
+    func refused(args: [String], names: String, cause: String) throws {
+        let scratch = try Scratch()
+        let inputs = try args.dropFirst().map { $0.hasSuffix(".mp4") || $0.hasSuffix(".m4a") ? try Fixtures.path($0) : $0 }
+        let hashes = try inputs.filter { $0.hasPrefix("/") }.map(sha256)
+        let run = try Tool.avtool([args[0]] + inputs.prefix { !$0.hasPrefix("--") } + [scratch.path("o.mp4")]
+                                  + inputs.drop { !$0.hasPrefix("--") })
+        #expect(run.status != 0)
+        #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+        #expect(run.stderr.contains(names) && run.stderr.contains(cause), "\(run.stderr)")
+        #expect(scratch.contents.isEmpty)
+        #expect(try inputs.filter { $0.hasPrefix("/") }.map(sha256) == hashes)
+    }
+}
