@@ -213,12 +213,12 @@ struct Segment {
     init(_ spec: SegmentSpec, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
         let vf = try InputFile(path: spec.videoPath, cancellation: cancellation)
-        let vs = try mainStream(vf, .video, role: spec.name == "AUDIO" ? "VIDEO" : spec.name)
+        let vs = try mainStream(vf, .video, role: spec.name)
         video = try StreamReader(path: spec.videoPath, stream: vs.index, cancellation: cancellation)
         if let ap = spec.audioPath {
             let af = ap == spec.videoPath ? vf : try InputFile(path: ap, cancellation: cancellation)
             if spec.requiresAudio || af.streams.contains(where: { $0.mediaType == .audio }) {
-                let role = ap == spec.videoPath ? spec.name : "AUDIO"
+                let role = spec.name == "VIDEO" ? "AUDIO" : spec.name
                 let s = try mainStream(af, .audio, role: role)
                 guard s.sampleRate > 0 else {
                     throw MediaError.invalid("could not use \(role)", path: ap, stream: s.index,
