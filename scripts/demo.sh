@@ -30,3 +30,14 @@ echo
 echo "== avtool transcode .fixtures/pcm_in_mov.mov $out/pcm-hevc.mp4 (PCM audio becomes AAC for MP4)"
 "$avtool" transcode .fixtures/pcm_in_mov.mov "$out/pcm-hevc.mp4" --preset fast --overwrite
 "$avtool" probe "$out/pcm-hevc.mp4"
+echo
+echo "== avtool merge .fixtures/clicks_video.mp4 .fixtures/clicks_audio_late250.m4a $out/merged.mp4 --offset 250ms"
+echo "   (a video and a separately recorded .m4a that started 250 ms later)"
+"$avtool" merge .fixtures/clicks_video.mp4 .fixtures/clicks_audio_late250.m4a "$out/merged.mp4" --offset 250ms --overwrite
+echo
+echo "== avtool fill-silence .fixtures/audio_gap.mp4 $out/filled.mp4 (the microphone stopped for a second)"
+"$avtool" fill-silence .fixtures/audio_gap.mp4 "$out/filled.mp4" --overwrite
+"$avtool" probe "$out/filled.mp4"
+echo
+echo "== avtool concat three segments → $out/joined.mp4"
+"$avtool" concat .fixtures/clicks_seg1.mp4 .fixtures/clicks_seg2.mp4 .fixtures/clicks_seg3.mkv "$out/joined.mp4" --overwrite
