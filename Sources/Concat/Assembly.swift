@@ -177,7 +177,10 @@ func assemble(_ specs: [SegmentSpec], output outputPath: String, options: Assemb
 
     var handling: AudioHandling?
     if let audio = first.audio {
-        if let silence = try SilentAudio(matching: audio, container: container) {
+        if container.canHold(audio.stream) == false {
+            handling = .reencode(try reencodeSettings(audio, container: container, options: options),
+                                 reason: "\(container.name) cannot hold \(audio.stream.codecName)")
+        } else if let silence = try SilentAudio(matching: audio, container: container) {
             handling = .copy(silence: silence)
         } else {
             handling = .reencode(try reencodeSettings(audio, container: container, options: options),
@@ -237,12 +240,12 @@ struct Segment {
 /// Segments must match where stream copy puts them into one track.
 func checkCompatible(_ segments: [Segment], container: Container) throws(MediaError) {
     let first = segments[0]
-    for (what, s) in [("video", first.video.stream)] + (first.audio.map { [("audio", $0.stream)] } ?? []) {
-        if container.canHold(s) == false {
-            throw MediaError.invalid("could not write", path: s.file.path, stream: s.index,
-                                     message: "\(container.name) cannot hold \(what) codec '\(s.codecName)'",
-                                     hint: "choose a container that holds it (mov, mkv) or convert it with 'avtool transcode'")
-        }
+    // Audio the container cannot hold is re-encoded; video is always copied.
+    let s = first.video.stream
+    if container.canHold(s) == false {
+        throw MediaError.invalid("could not write", path: s.file.path, stream: s.index,
+                                 message: "\(container.name) cannot hold video codec '\(s.codecName)'",
+                                 hint: "choose a container that holds it (mov, mkv) or convert it with 'avtool transcode'")
     }
     for seg in segments.dropFirst() {
         func mismatch(_ s: InputStream, _ what: String, _ a: String, _ b: String) -> MediaError {
@@ -318,7 +321,9 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     var silence: SilentAudio?
     switch handling {
     case .copy(let s)?: silence = s
-    case .reencode(let settings, _)?: reencoder = try AudioReencoder(settings: settings, source: audioStream!)
+    case .reencode(let settings, _)?:
+        let tolerance = options.tolerance.map { Int64(($0.seconds * Double(settings.sampleRate)).rounded()) }
+        reencoder = try AudioReencoder(settings: settings, source: audioStream!, toleranceSamples: tolerance)
     case nil: break
     }
     let sampleRate = reencoder?.encoder.sampleRate ?? audioStream?.sampleRate ?? 0
@@ -554,8 +559,10 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                 }
                 if step.silence > 0 { try writeSilence(step.silence, at: step.position - step.silence) }
                 if step.keep > 0 {
-                    if audibleStart == nil && !ar.packet.isDiscard { audibleStart = step.position }
-                    ar.packet.timing = PacketTiming(pts: step.position, dts: step.position, duration: samples)
+                    // --no-fill: the packet keeps its own time (gaps stay gaps).
+                    let position = options.fill ? step.position : (at ?? step.position)
+                    if audibleStart == nil && !ar.packet.isDiscard { audibleStart = position }
+                    ar.packet.timing = PacketTiming(pts: position, dts: position, duration: samples)
                     try writeAudio(ar.packet)
                 }
                 ar.consume()

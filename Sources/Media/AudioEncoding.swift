@@ -144,6 +144,13 @@ public final class AudioQueue {
     public func append(_ frame: borrowing Frame, trim: Int64 = 0, keep: Int64? = nil) throws(MediaError) {
         let op = "could not convert audio"
         let f = frame.pointer
+        // Decoders of WAV/PCM give an unordered layout: call it the default
+        // layout for its channel count (what the encoder was opened with).
+        if f.pointee.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC, f.pointee.ch_layout.nb_channels > 0 {
+            let n = f.pointee.ch_layout.nb_channels
+            av_channel_layout_uninit(&f.pointee.ch_layout)
+            av_channel_layout_default(&f.pointee.ch_layout, n)
+        }
         let key = (f.pointee.format, f.pointee.sample_rate, f.pointee.ch_layout.nb_channels)
         let direct = f.pointee.format == format.rawValue && f.pointee.sample_rate == sampleRate
             && av_channel_layout_compare(&f.pointee.ch_layout, &layout) == 0
@@ -154,8 +161,8 @@ public final class AudioQueue {
         if resampler == nil || resamplerInput.map({ $0 != key }) ?? true {
             swr_free(&resampler)
             var inLayout = AVChannelLayout()
-            if f.pointee.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || f.pointee.ch_layout.nb_channels == 0 {
-                av_channel_layout_default(&inLayout, max(f.pointee.ch_layout.nb_channels, 1))
+            if f.pointee.ch_layout.nb_channels == 0 {
+                av_channel_layout_default(&inLayout, 1)
             } else {
                 try MediaError.check(av_channel_layout_copy(&inLayout, &f.pointee.ch_layout), op)
             }

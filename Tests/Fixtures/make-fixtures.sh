@@ -419,6 +419,11 @@ gen_clicks() {
     expect_range "$n audio pts jump" "$(max_pts_gap "$f" a:0)" 0.45 0.6
     finish $n
 
+    # The same as 16-bit PCM WAV (a field recorder).
+    n=clicks_audio.wav; f="$(partial $n)"
+    "${FF[@]}" -f lavfi -i "$(click_audio_src 10)" -c:a pcm_s16le "${BITEXACT[@]}" -f wav "$f"
+    probe_ok "$f"; finish $n
+
     # Ends 1.5 s before the video.
     n=clicks_audio_short.m4a; f="$(partial $n)"
     "${FF[@]}" -f lavfi -i "$(click_audio_src 8.5)" "${AAC[@]}" "${BITEXACT[@]}" "$f"

@@ -66,6 +66,22 @@ struct SyncVerbTests {
         #expect(abs(c.audioSeconds - video) <= 1024 / c.sampleRate)
     }
 
+    /// WAV into MP4 (which cannot hold PCM): encoded to AAC once, in sync;
+    /// into MOV: PCM copied.
+    @Test func mergeWAV() throws {
+        let (keep, out, run) = try merged("clicks_audio.wav")
+        defer { withExtendedLifetime(keep) {} }
+        try #require(run.status == 0, "\(run)")
+        expectInSync(try ClickTrack(out), beeps: Array(0...9))
+        #expect(run.stdout.contains("\"reencode_reason\" : \"mp4 cannot hold pcm_s16le\""), "\(run.stdout)")
+        #expect(FFprobe.string(try FFprobe(out).stream(1), "codec_name") == "aac")
+        let (keep2, mov, run2) = try merged("clicks_audio.wav", name: "out.mov")
+        defer { withExtendedLifetime(keep2) {} }
+        try #require(run2.status == 0, "\(run2)")
+        expectInSync(try ClickTrack(mov), beeps: Array(0...9))
+        #expect(run2.stdout.contains("\"audio_mode\" : \"copied\""), "\(run2.stdout)")
+    }
+
     @Test func mergeShortAudioIsPaddedToTheVideo() throws {
         let (keep, out, run) = try merged("clicks_audio_short.m4a")
         defer { withExtendedLifetime(keep) {} }
