@@ -101,8 +101,9 @@ final class StreamReader {
     private(set) var loaded = false
     private(set) var ended = false
 
-    init(path: String, stream index: Int, cancellation: Cancellation) throws(MediaError) {
-        file = try InputFile(path: path, cancellation: cancellation)
+    /// Reads stream `index` of an opened file (which this reader then owns).
+    init(file: InputFile, stream index: Int) throws(MediaError) {
+        self.file = file
         stream = file.streams[index]
         file.discardAll(except: [index])
         packet = try Packet()
@@ -217,7 +218,7 @@ struct Segment {
         self.spec = spec
         let vf = try InputFile(path: spec.videoPath, cancellation: cancellation)
         let vs = try mainStream(vf, .video, role: spec.name)
-        video = try StreamReader(path: spec.videoPath, stream: vs.index, cancellation: cancellation)
+        var audioStream: InputStream?
         if let ap = spec.audioPath {
             let af = ap == spec.videoPath ? vf : try InputFile(path: ap, cancellation: cancellation)
             if spec.requiresAudio || af.streams.contains(where: { $0.mediaType == .audio }) {
@@ -227,10 +228,15 @@ struct Segment {
                     throw MediaError.invalid("could not use \(role)", path: ap, stream: s.index,
                                              message: "the audio stream has no sample rate")
                 }
-                audio = try StreamReader(path: ap, stream: s.index, cancellation: cancellation)
-            } else {
-                audio = nil
+                audioStream = s
             }
+        }
+        // Each reader has its own opening of the file, so the two streams
+        // are read independently, each in its own time order.
+        video = try StreamReader(file: vf, stream: vs.index)
+        if let s = audioStream {
+            let file = s.file === vf ? try InputFile(path: vf.path, cancellation: cancellation) : s.file
+            audio = try StreamReader(file: file, stream: s.index)
         } else {
             audio = nil
         }
