@@ -286,33 +286,20 @@ func checkCompatible(_ segments: [Segment], container: Container) throws(MediaEr
     }
 }
 
-/// The encoder for re-encoded audio: the input's codec when it is AAC or
-/// PCM the container holds, else AAC; at the input's rate and channels.
+/// The encoder for re-encoded audio: 16-bit PCM when the input is PCM and the
+/// container holds it, else AAC; at the input's rate and channels.
 func reencodeSettings(_ audio: StreamReader, container: Container, options: AssemblyOptions) throws(MediaError) -> AudioEncoderSettings {
     let s = audio.stream
-    var name = "aac"
-    if s.codecName.hasPrefix("pcm_"), container.canHold(encoder: "pcm_s16le") == true { name = "pcm_s16le" }
-    guard let caps = AudioEncoderCapabilities(codec: name) else {
-        throw .missingEncoder(name, operation: "could not re-encode audio")
+    let name = s.codecName.hasPrefix("pcm_") && container.canHold(encoder: "pcm_s16le") == true ? "pcm_s16le" : "aac"
+    // The input's own bit rate, kept within what AAC can use, unless asked.
+    let rate = AudioEncoderCapabilities(codec: name)?.sampleRate(for: s.sampleRate) ?? s.sampleRate
+    let requested = options.audioBitRate ?? s.bitRate.map {
+        min(max($0, AACBitRate.minimumPerChannel * Int64(s.channelCount)),
+            AACBitRate.maximum(sampleRate: rate, channels: s.channelCount))
     }
-    if !caps.channelCounts.isEmpty, !caps.channelCounts.contains(s.channelCount) {
-        throw MediaError.invalid("could not re-encode audio", path: s.file.path, stream: s.index,
-                                 message: "\(name) cannot encode \(s.channelCount) channels")
-    }
-    var settings = AudioEncoderSettings(codec: name, sampleRate: caps.sampleRate(for: s.sampleRate), channels: s.channelCount)
-    settings.globalHeader = container.isISOBMFF || container.muxer == "matroska"
-    if name == "aac" {
-        // The input's own rate, kept within what AAC can use, unless asked.
-        let requested = options.audioBitRate ?? s.bitRate.map {
-            min(max($0, AACBitRate.minimumPerChannel * Int64(s.channelCount)),
-                AACBitRate.maximum(sampleRate: settings.sampleRate, channels: s.channelCount))
-        }
-        switch AACBitRate.choose(requested, sampleRate: settings.sampleRate, channels: s.channelCount) {
-        case .success(let b): settings.bitRate = b
-        case .failure(let e): throw e.about(path: s.file.path, stream: s.index)
-        }
-    }
-    return settings
+    return try audioEncoderSettings(for: s, encoder: name, bitRate: requested,
+                                    globalHeader: container.isISOBMFF || container.muxer == "matroska",
+                                    operation: "could not re-encode audio")
 }
 
 private func run(_ segments: [Segment], handling: AudioHandling?, container: Container, output outputPath: String,

@@ -291,29 +291,41 @@ func planAudio(_ input: InputFile, container: Container, selection: StreamSelect
                                      message: "\(container.name) cannot hold \(name) audio",
                                      hint: name.hasPrefix("pcm") ? "use a .mov output for PCM, or --audio aac" : nil)
         }
-        guard let caps = AudioEncoderCapabilities(codec: name) else {
-            throw .missingEncoder(name, operation: "could not transcode")
-        }
-        guard s.sampleRate > 0, s.channelCount > 0 else {
-            throw MediaError.invalid("could not transcode", path: input.path, stream: s.index,
-                                     message: "the audio stream has no sample rate or channel count")
-        }
-        if !caps.channelCounts.isEmpty, !caps.channelCounts.contains(s.channelCount) {
-            throw MediaError.invalid("could not transcode", path: input.path, stream: s.index,
-                                     message: "\(name) cannot encode \(s.channelCount) channels",
-                                     hint: "drop the stream with --no-audio")
-        }
-        let rate = caps.sampleRate(for: s.sampleRate)
-        var bitRate: Int64 = 0
-        if name == "aac" {
-            switch AACBitRate.choose(options.audioBitRate, sampleRate: rate, channels: s.channelCount) {
-            case .success(let b): bitRate = b
-            case .failure(let e): throw e.about(path: input.path, stream: s.index)
-            }
-        }
-        plans[s.index] = AudioPlan(encoder: name, sampleRate: rate, bitRate: bitRate)
+        let settings = try audioEncoderSettings(for: s, encoder: name, bitRate: options.audioBitRate,
+                                                globalHeader: true, operation: "could not transcode")
+        plans[s.index] = AudioPlan(encoder: name, sampleRate: settings.sampleRate, bitRate: settings.bitRate)
     }
     return plans
+}
+
+/// Encoder settings to re-encode `stream` with the encoder `name` (aac,
+/// pcm_s16le, …): the input's channels, its rate or the nearest the encoder
+/// takes, and for AAC the bit rate `bitRate` (nil: 64 kb/s per channel),
+/// refused with a clear message when the encoder cannot use it. Transcode
+/// and the assembly verbs both decide here.
+public func audioEncoderSettings(for s: InputStream, encoder name: String, bitRate: Int64?, globalHeader: Bool,
+                                 operation: String) throws(MediaError) -> AudioEncoderSettings {
+    guard let caps = AudioEncoderCapabilities(codec: name) else {
+        throw .missingEncoder(name, operation: operation)
+    }
+    guard s.sampleRate > 0, s.channelCount > 0 else {
+        throw MediaError.invalid(operation, path: s.file.path, stream: s.index,
+                                 message: "the audio stream has no sample rate or channel count")
+    }
+    if !caps.channelCounts.isEmpty, !caps.channelCounts.contains(s.channelCount) {
+        throw MediaError.invalid(operation, path: s.file.path, stream: s.index,
+                                 message: "\(name) cannot encode \(s.channelCount) channels",
+                                 hint: "drop the stream with --no-audio")
+    }
+    var settings = AudioEncoderSettings(codec: name, sampleRate: caps.sampleRate(for: s.sampleRate), channels: s.channelCount)
+    settings.globalHeader = globalHeader
+    if name == "aac" {
+        switch AACBitRate.choose(bitRate, sampleRate: settings.sampleRate, channels: s.channelCount) {
+        case .success(let b): settings.bitRate = b
+        case .failure(let e): throw e.about(path: s.file.path, stream: s.index)
+        }
+    }
+    return settings
 }
 
 /// The HDR10 metadata in the first decoded frame of `stream` (x265 and other
