@@ -542,7 +542,8 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                     ar.consume()
                     continue
                 }
-                let samples = ar.stream.samples(in: ar.packet) > 0 ? ar.stream.samples(in: ar.packet)
+                let counted = ar.stream.samples(in: ar.packet)
+                let samples = counted > 0 ? counted
                     : rescale(ar.packet.timing.duration, from: ar.stream.timeBase!, to: sampleTB) ?? 0
                 let at = audioTime()?.value
                 let step = assembler.place(at: at, samples: samples, limit: audioLimit)

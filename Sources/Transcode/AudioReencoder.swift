@@ -89,8 +89,8 @@ public final class AudioReencoder {
     /// Samples sent to the encoder.
     private var sent: Int64 = 0
 
-    /// Opens the encoder (metadata from `source`) and a decoder for `source`.
-    /// The bit rate is not checked here (see `AACBitRate.choose`).
+    /// Opens the encoder (metadata from `source`); call `begin` for each
+    /// input to decode. The bit rate is not checked here (see `AACBitRate.choose`).
     public init(settings: AudioEncoderSettings, source: InputStream, toleranceSamples: Int64? = nil) throws(MediaError) {
         do {
             encoder = try Encoder(audio: settings, source: source)
@@ -105,7 +105,6 @@ public final class AudioReencoder {
         decoded = try Frame()
         chunk = try Frame()
         packet = try Packet()
-        try begin(source)
     }
 
     /// Re-encodes one stream on its own timeline (transcode).
@@ -115,6 +114,7 @@ public final class AudioReencoder {
         settings.bitRate = bitRate
         settings.globalHeader = globalHeader
         try self.init(settings: settings, source: stream)
+        try begin(stream)
     }
 
     /// Switches to decoding `stream`, whose positions (in samples of the
