@@ -10,6 +10,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // FFmpeg 5.1 through pkg-config, plus a shim for the macros Swift cannot import.
@@ -28,10 +29,14 @@ let package = Package(
         .target(name: "Transcode", dependencies: ["Media", "Sync", "Remux"]),
         // merge, concat, fill-silence: one assembly pipeline over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Remux", "Transcode"]),
+        // Recipes (YAML), job expansion, the ledger, sharding and the scheduler. It runs jobs
+        // through a `JobRunner` the CLI supplies, so a recipe's options are checked and run by
+        // the very code that parses the command line.
+        .target(name: "Batch", dependencies: [.product(name: "Yams", package: "Yams")]),
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "Media", "Sync", "Probe", "Remux", "Transcode", "Concat",
+                "Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Batch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -40,6 +45,7 @@ let package = Package(
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg"]),
+        .testTarget(name: "BatchTests", dependencies: ["Batch"]),
         .testTarget(name: "avtoolTests", dependencies: ["avtool"]),
     ],
     swiftLanguageModes: [.v6]

@@ -106,6 +106,19 @@ public final class StagedOutput {
         TemporaryFiles.shared.unregister(temporary)
     }
 
+    /// Temporaries of `target` that a killed process left behind (the names
+    /// `init` reserves), for a caller that knows no other process is writing
+    /// `target` to remove.
+    public static func leftovers(of target: String) -> [String] {
+        let (dir, base) = split(target)
+        var g = glob_t()
+        defer { globfree(&g) }
+        // Glob metacharacters in the name are escaped so only the suffix is a pattern.
+        let escaped = "\(dir)/.\(base)".map { "*?[\\".contains($0) ? "\\\($0)" : String($0) }.joined()
+        guard glob(escaped + ".avtool-??????", GLOB_PERIOD, nil, &g) == 0 else { return [] }
+        return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { String(cString: $0) } }
+    }
+
     static func split(_ path: String) -> (dir: String, base: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let dir = String(path[..<slash])

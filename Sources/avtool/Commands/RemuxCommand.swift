@@ -4,7 +4,7 @@ import Probe
 import Remux
 import Sync
 
-struct RemuxCommand: ParsableCommand {
+struct RemuxCommand: WritingVerb {
     static let configuration = CommandConfiguration(
         commandName: "remux",
         abstract: "Change container without re-encoding: every packet is copied byte for byte.",
@@ -66,11 +66,9 @@ struct RemuxCommand: ParsableCommand {
         return o
     }
 
-    func run() throws {
-        try reporting.perform { line throws(MediaError) in
-            try remux(input: input, output: output, options: options) { p in
-                line.update(fraction: p.fraction, position: p.position)
-            }
+    func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
+        try remux(input: input, output: output, options: options) { p in
+            line.update(fraction: p.fraction, position: p.position, detail: "")
         }
     }
 }

@@ -42,7 +42,7 @@ private func assemblyOptions(_ c: ContainerOptions, _ out: OutputOptions, _ s: S
     return o
 }
 
-struct MergeCommand: ParsableCommand {
+struct MergeCommand: WritingVerb {
     static let configuration = CommandConfiguration(
         commandName: "merge",
         abstract: "Put a separately recorded video and audio into one file, in sync.",
@@ -90,20 +90,18 @@ struct MergeCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
         var o = assemblyOptions(containerOptions, outputOptions, sync)
         o.end = end
         o.fill = !noFill
         let shift = offset.flatMap(parseDuration) ?? .zero
-        try reporting.perform { line throws(MediaError) in
-            try merge(video: video, audio: audio, output: output, alignment: align, offset: shift, options: o) { p in
-                line.update(fraction: p.fraction, position: p.position)
-            }
+        return try merge(video: video, audio: audio, output: output, alignment: align, offset: shift, options: o) { p in
+            line.update(fraction: p.fraction, position: p.position, detail: "")
         }
     }
 }
 
-struct ConcatCommand: ParsableCommand {
+struct ConcatCommand: WritingVerb {
     static let configuration = CommandConfiguration(
         commandName: "concat",
         abstract: "Join segments end to end, timestamps continuous, A/V in sync at every joint.",
@@ -139,10 +137,10 @@ struct ConcatCommand: ParsableCommand {
         }
     }
 
-    func segments() throws -> [String] {
+    func segments() throws(MediaError) -> [String] {
         guard let list else { return Array(paths.dropLast()) }
         guard let data = try? Data(contentsOf: URL(filePath: list)) else {
-            throw ValidationError("cannot read the list '\(list)'")
+            throw MediaError.invalid("could not read the segment list", path: list, message: "no such readable file")
         }
         let text = String(decoding: data, as: UTF8.self)
         let dir = list.contains("/") ? String(list[..<list.lastIndex(of: "/")!]) : "."
@@ -153,18 +151,16 @@ struct ConcatCommand: ParsableCommand {
             .map { $0.hasPrefix("/") ? String($0) : dir + "/" + $0 }
     }
 
-    func run() throws {
+    func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
         let inputs = try segments()
         let o = assemblyOptions(containerOptions, outputOptions, sync)
-        try reporting.perform { line throws(MediaError) in
-            try concat(inputs, output: paths.last!, options: o) { p in
-                line.update(fraction: p.fraction, position: p.position)
-            }
+        return try concat(inputs, output: paths.last!, options: o) { p in
+            line.update(fraction: p.fraction, position: p.position, detail: "")
         }
     }
 }
 
-struct FillSilenceCommand: ParsableCommand {
+struct FillSilenceCommand: WritingVerb {
     static let configuration = CommandConfiguration(
         commandName: "fill-silence",
         abstract: "Fill gaps in a file's audio with silence so A/V stays in sync.",
@@ -188,12 +184,10 @@ struct FillSilenceCommand: ParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var reporting: ReportingOptions
 
-    func run() throws {
+    func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
         let o = assemblyOptions(containerOptions, outputOptions, sync)
-        try reporting.perform { line throws(MediaError) in
-            try fillSilence(input: input, output: output, toVideoEnd: toVideoEnd, options: o) { p in
-                line.update(fraction: p.fraction, position: p.position)
-            }
+        return try fillSilence(input: input, output: output, toVideoEnd: toVideoEnd, options: o) { p in
+            line.update(fraction: p.fraction, position: p.position, detail: "")
         }
     }
 }

@@ -5,7 +5,7 @@ import Remux
 import Sync
 import Transcode
 
-struct TranscodeCommand: ParsableCommand {
+struct TranscodeCommand: WritingVerb {
     static let configuration = CommandConfiguration(
         commandName: "transcode",
         abstract: "Re-encode the video to H.265 (libx265) and copy the other streams.",
@@ -118,11 +118,9 @@ struct TranscodeCommand: ParsableCommand {
         return (w, h)
     }
 
-    func run() throws {
-        try reporting.perform { line throws(MediaError) in
-            try transcode(input: input, output: output, options: options) { p in
-                line.update(fraction: p.fraction, position: p.position, detail: "\(p.frames) frames")
-            }
+    func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
+        try transcode(input: input, output: output, options: options) { p in
+            line.update(fraction: p.fraction, position: p.position, detail: "\(p.frames) frames")
         }
     }
 }

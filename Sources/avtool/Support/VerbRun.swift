@@ -1,3 +1,4 @@
+import ArgumentParser
 import Media
 
 /// A report a writing verb returns: JSON for `--json`, warnings and a
@@ -11,7 +12,7 @@ extension ReportingOptions {
     /// The life of a verb that writes a file: FFmpeg's log level, signal
     /// handling, a progress line on stderr, a failure as one line and an
     /// exit status, then the report.
-    func perform<R: VerbReport>(_ work: (ProgressLine) throws(MediaError) -> R) throws {
+    func perform(_ work: (ProgressLine) throws(MediaError) -> any VerbReport) throws {
         applyLogLevel()
         Signals.install()
         let line = ProgressLine(quiet: quiet)
@@ -25,5 +26,31 @@ extension ReportingOptions {
             for w in report.warnings { Terminal.error("avtool: warning: \(w)") }
             Terminal.error(report.summary)
         }
+    }
+}
+
+/// Where a verb reports how far it is: the terminal's progress line, or a
+/// batch job's share of the batch's progress.
+protocol ProgressSink {
+    /// - Parameters:
+    ///   - fraction: 0…1 if known.
+    ///   - position: media seconds done.
+    ///   - detail: a few words more (frames encoded).
+    func update(fraction: Double?, position: Double?, detail: String)
+}
+
+extension ProgressLine: ProgressSink {}
+
+/// A verb that writes one output file. Its work is separate from its
+/// printing so that `avtool batch` runs the same parsed, validated command.
+protocol WritingVerb: ParsableCommand {
+    var reporting: ReportingOptions { get }
+    var outputOptions: OutputOptions { get set }
+    func work(_ progress: any ProgressSink) throws(MediaError) -> any VerbReport
+}
+
+extension WritingVerb {
+    func run() throws {
+        try reporting.perform { line throws(MediaError) in try work(line) }
     }
 }

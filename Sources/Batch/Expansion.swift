@@ -1,0 +1,283 @@
+import Foundation
+import Glibc
+
+/// One unit of work: a verb with its inputs, output and options, as the
+/// command line would run it (`avtool VERB ARGUMENTS…`).
+public struct Job: Sendable, Equatable, Hashable {
+    /// 1-based step number and its line in the recipe.
+    public var step: Int
+    public var line: Int
+    public var verb: String
+    /// Absolute or base-joined paths, in the verb's order (merge: video, audio).
+    public var inputs: [String]
+    public var output: String
+    /// Defaults for the verb, then the step's own (a step's value wins).
+    public var options: [OptionSetting]
+
+    public init(step: Int, line: Int, verb: String, inputs: [String], output: String, options: [OptionSetting]) {
+        self.step = step
+        self.line = line
+        self.verb = verb
+        self.inputs = inputs
+        self.output = output
+        self.options = options
+    }
+
+    /// The arguments after the verb: inputs, output, options.
+    public var arguments: [String] {
+        inputs + [output] + options.flatMap(\.arguments)
+    }
+
+    /// What the options say, independent of file names: a stable digest of
+    /// the verb and option arguments (FNV-1a, 64 bits, hex).
+    public var optionsDigest: String {
+        Digest.fnv1a(([verb] + options.flatMap(\.arguments)).joined(separator: "\u{0}"))
+    }
+
+    /// How people read the job: `merge rec/a.mp4 + rec/a.m4a → out/a.mp4`.
+    public var title: String {
+        "\(verb) \(inputs.map(Paths.display).joined(separator: " + ")) → \(Paths.display(output))"
+    }
+}
+
+enum Digest {
+    static func fnv1a(_ text: String) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 {
+            h ^= UInt64(b)
+            h = h &* 0x100_0000_01b3
+        }
+        let hex = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// Why a recipe cannot be expanded: each missing input or clash, with its line.
+public struct ExpansionError: Error, CustomStringConvertible {
+    public var problems: [RecipeError]
+    public var description: String { problems.map(\.description).joined(separator: "\n") }
+}
+
+extension Recipe {
+    /// Expands globs, pairs and templates into jobs, relative paths resolved
+    /// against `base`. All problems are collected: inputs that match nothing,
+    /// merge videos without their audio, unknown template fields, and two jobs
+    /// writing one output.
+    public func jobs(base: String) throws(ExpansionError) -> [Job] {
+        var jobs: [Job] = []
+        var problems: [RecipeError] = []
+        func problem(_ line: Int, _ message: String) { problems.append(RecipeError(file: file, line: line, message)) }
+
+        for (i, step) in steps.enumerated() {
+            let options = Self.combine(defaults[step.verb] ?? [], step.options)
+            func make(_ inputs: [String], _ fields: [String: String]) {
+                do {
+                    let out = try Template.fill(step.output.text, fields)
+                    jobs.append(Job(step: i + 1, line: step.line, verb: step.verb, inputs: inputs,
+                                    output: Paths.join(base, out), options: options))
+                } catch {
+                    problem(step.output.line, "\(error) in output '\(step.output.text)'")
+                }
+            }
+            switch step.verb {
+            case "merge":
+                guard let video = step.video, let audio = step.audio else { continue }
+                guard let pairs = pair(video: video, audio: audio, base: base, problem: problem) else { continue }
+                for (name, v, a) in pairs {
+                    var fields = Template.fields(of: v, base: base)
+                    fields["name"] = name
+                    make([v, a], fields)
+                }
+            case "concat":
+                var segments: [String] = []
+                for p in step.inputs {
+                    let found = Glob.match(Paths.join(base, p.text))
+                    if found.isEmpty { problem(p.line, "no file matches '\(p.text)'") }
+                    segments += found
+                }
+                if segments.count == 1 { problem(step.line, "concat needs at least two segments; the inputs give one") }
+                guard segments.count >= 2 else { continue }
+                make(segments, Template.fields(of: segments[0], base: base))
+            default:
+                for p in step.inputs {
+                    let found = Glob.match(Paths.join(base, p.text))
+                    if found.isEmpty { problem(p.line, "no file matches '\(p.text)'") }
+                    for f in found { make([f], Template.fields(of: f, base: base)) }
+                }
+            }
+        }
+
+        // One output, one job; and no job may write over another's input.
+        var writer: [String: Job] = [:]
+        for job in jobs {
+            if let other = writer[job.output] {
+                problem(job.line, "two jobs write '\(Paths.display(job.output))': \(other.title) (step \(other.step)) and \(job.title) (step \(job.step))")
+            }
+            writer[job.output] = job
+        }
+        for job in jobs {
+            for input in job.inputs where writer[input] != nil {
+                problem(job.line, "'\(Paths.display(input))' is both an input of \(job.title) and an output of step \(writer[input]!.step)")
+            }
+        }
+        guard problems.isEmpty else { throw ExpansionError(problems: problems) }
+        return jobs
+    }
+
+    /// Defaults first, then the step's settings; a name the step sets
+    /// replaces the default.
+    static func combine(_ defaults: [OptionSetting], _ own: [OptionSetting]) -> [OptionSetting] {
+        let names = Set(own.map(\.name))
+        return defaults.filter { !names.contains($0.name) } + own
+    }
+
+    /// Merge pairs: every file matching `video` with `{name}` as a wildcard,
+    /// and the `audio` path with the same name.
+    private func pair(video: Pattern, audio: Pattern, base: String,
+                      problem: (Int, String) -> Void) -> [(String, String, String)]? {
+        let parts = video.text.components(separatedBy: "{name}")
+        guard parts.count == 2 else {
+            if parts.count == 1, audio.text.contains("{name}") {
+                problem(video.line, "'video' has no {name} to pair with 'audio' (e.g. rec/{name}.mp4)")
+                return nil
+            }
+            if parts.count == 1 {
+                // One explicit pair.
+                let v = Paths.join(base, video.text), a = Paths.join(base, audio.text)
+                var ok = true
+                if !Paths.exists(v) { problem(video.line, "no file '\(video.text)'"); ok = false }
+                if !Paths.exists(a) { problem(audio.line, "no file '\(audio.text)'"); ok = false }
+                return ok ? [(Template.fields(of: v, base: base)["stem"] ?? "", v, a)] : nil
+            }
+            problem(video.line, "'video' may hold {name} only once")
+            return nil
+        }
+        guard audio.text.contains("{name}") else {
+            problem(audio.line, "'audio' needs {name} to pair with 'video' (e.g. rec/{name}.m4a)")
+            return nil
+        }
+        // The literal part before {name}, joined to the base but keeping a trailing slash.
+        var prefix = Paths.join(base, parts[0].isEmpty ? "." : parts[0])
+        if parts[0].isEmpty || parts[0].hasSuffix("/") {
+            prefix = prefix == "." ? "" : prefix == "/" ? "/" : prefix + "/"
+        }
+        let suffix = parts[1]
+        let found = Glob.match(prefix + "*" + suffix)
+        if found.isEmpty { problem(video.line, "no file matches '\(video.text)'") }
+        var out: [(String, String, String)] = []
+        for v in found {
+            // The wildcard matched exactly the name between the literal parts,
+            // unless the parts hold wildcards themselves.
+            guard v.hasPrefix(prefix), v.hasSuffix(suffix), v.count >= prefix.count + suffix.count else { continue }
+            let name = String(v.dropFirst(prefix.count).dropLast(suffix.count))
+            guard !name.isEmpty, !name.contains("/") else { continue }
+            let a = Paths.join(base, audio.text.replacingOccurrences(of: "{name}", with: name))
+            if Paths.exists(a) {
+                out.append((name, v, a))
+            } else {
+                problem(audio.line, "no audio '\(Paths.display(a))' for the video '\(Paths.display(v))'")
+            }
+        }
+        return out
+    }
+}
+
+/// `{dir}`, `{stem}`, `{ext}` and `{name}` in output templates.
+enum Template {
+    struct UnknownField: Error, CustomStringConvertible {
+        var field: String
+        var description: String { "unknown field {\(field)} (known: {dir}, {stem}, {ext}, and {name} for merge)" }
+    }
+
+    /// The fields of an input: its directory as the recipe named it (relative
+    /// to the base when under it), its name without extension, its extension.
+    static func fields(of path: String, base: String) -> [String: String] {
+        let rel = Paths.relative(path, to: base)
+        let slash = rel.lastIndex(of: "/")
+        let dir = slash.map { String(rel[..<$0]) } ?? "."
+        let file = slash.map { String(rel[rel.index(after: $0)...]) } ?? rel
+        let dot = file.lastIndex(of: ".").flatMap { $0 == file.startIndex ? nil : $0 }
+        return [
+            "dir": dir,
+            "stem": dot.map { String(file[..<$0]) } ?? file,
+            "ext": dot.map { String(file[file.index(after: $0)...]) } ?? "",
+        ]
+    }
+
+    static func fill(_ template: String, _ fields: [String: String]) throws -> String {
+        var out = ""
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            out += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else { out += rest[open...]; return out }
+            let field = String(rest[rest.index(after: open)..<close])
+            guard let value = fields[field] else { throw UnknownField(field: field) }
+            out += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
+    }
+}
+
+/// Sorted glob matches (`*`, `?`, `[…]`, `{a,b}`); a path without wildcards
+/// matches itself if it exists.
+enum Glob {
+    static func match(_ pattern: String) -> [String] {
+        var g = glob_t()
+        defer { globfree(&g) }
+        guard glob(pattern, GLOB_BRACE, nil, &g) == 0 else { return [] }
+        return (0..<Int(g.gl_pathc)).compactMap { i in
+            g.gl_pathv[i].map { String(cString: $0) }
+        }.filter { Paths.isFile($0) }.sorted()
+    }
+}
+
+public enum Paths {
+    /// `rel` under `base` unless it is absolute.
+    public static func join(_ base: String, _ rel: String) -> String {
+        if rel.hasPrefix("/") || base.isEmpty || base == "." { return normalize(rel) }
+        return normalize(base + "/" + rel)
+    }
+
+    /// Removes `./` and duplicate slashes (not `..`, which may cross symlinks).
+    static func normalize(_ p: String) -> String {
+        let absolute = p.hasPrefix("/")
+        let parts = p.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        let joined = parts.joined(separator: "/")
+        return absolute ? "/" + joined : (joined.isEmpty ? "." : joined)
+    }
+
+    static func relative(_ path: String, to base: String) -> String {
+        let b = normalize(base)
+        if b == "." { return path }
+        if path.hasPrefix(b + "/") { return String(path.dropFirst(b.count + 1)) }
+        return path
+    }
+
+    /// A path as printed: relative to the working directory when under it.
+    public static func display(_ path: String) -> String {
+        guard path.hasPrefix("/"), let cwd = currentDirectory() else { return path }
+        return cwd == "/" ? path : relative(path, to: cwd)
+    }
+
+    static func currentDirectory() -> String? {
+        let cwd = FileManager.default.currentDirectoryPath
+        return cwd.isEmpty ? nil : cwd
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0
+    }
+
+    static func isFile(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFDIR
+    }
+
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let d = String(path[..<slash])
+        return d.isEmpty ? "/" : d
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+import Glibc
+
+/// A file as a job saw it: size and modification time (nanoseconds).
+public struct FileSignature: Codable, Sendable, Equatable, Hashable {
+    public var path: String
+    public var size: Int64
+    public var mtimeNs: Int64
+
+    public init(path: String, size: Int64, mtimeNs: Int64) {
+        self.path = path
+        self.size = size
+        self.mtimeNs = mtimeNs
+    }
+
+    /// The signature of an existing file, or nil.
+    public static func of(_ path: String) -> FileSignature? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return FileSignature(path: path, size: Int64(st.st_size),
+                             mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+    }
+}
+
+/// One finished job, as a line of the ledger.
+public struct LedgerEntry: Codable, Sendable, Equatable {
+    public enum Status: String, Codable, Sendable { case done, failed, interrupted }
+
+    public var verb: String
+    public var inputs: [FileSignature]
+    public var output: String
+    /// The output as written (done jobs only).
+    public var outputFile: FileSignature?
+    public var optionsDigest: String
+    public var arguments: [String]
+    public var status: Status
+    public var seconds: Double
+    public var error: String?
+    public var finished: String
+    public var host: String
+    public var shard: String?
+
+    public init(job: Job, inputs: [FileSignature], outputFile: FileSignature?, status: Status,
+                seconds: Double, error: String?, shard: String?) {
+        verb = job.verb
+        self.inputs = inputs
+        output = job.output
+        self.outputFile = outputFile
+        optionsDigest = job.optionsDigest
+        arguments = job.arguments
+        self.status = status
+        self.seconds = seconds
+        self.error = error
+        finished = Date().ISO8601Format()
+        host = ProcessInfo.processInfo.hostName
+        self.shard = shard
+    }
+}
+
+/// What to do with a job, from the ledger and the files as they are now.
+public enum JobDecision: Sendable, Equatable {
+    /// Run it; `overwrite` when it replaces an output this recipe made.
+    case run(reason: String, overwrite: Bool)
+    case skip(reason: String)
+
+    public var runs: Bool { if case .run = self { true } else { false } }
+
+    /// - Parameters:
+    ///   - last: the ledger's latest entry for the job's output.
+    ///   - inputs: the inputs' signatures now (nil for one that is missing).
+    ///   - output: the output's signature now, nil if it does not exist.
+    public static func decide(job: Job, last: LedgerEntry?, inputs: [FileSignature?], output: FileSignature?,
+                              force: Bool) -> JobDecision {
+        guard let output else {
+            return .run(reason: last?.status == .done ? "output missing" : "new", overwrite: false)
+        }
+        if force { return .run(reason: "forced", overwrite: true) }
+        guard let last, last.status == .done else {
+            return .skip(reason: "output exists and the ledger has no record of making it (--force replaces it)")
+        }
+        if last.outputFile != output {
+            return .run(reason: "output changed since it was made", overwrite: true)
+        }
+        if last.optionsDigest != job.optionsDigest {
+            return .run(reason: "options changed", overwrite: true)
+        }
+        let now = inputs.map { $0 }
+        if now.count != last.inputs.count || zip(now, last.inputs).contains(where: { $0 != $1 }) {
+            return .run(reason: "inputs changed", overwrite: true)
+        }
+        return .skip(reason: "up to date")
+    }
+}
+
+/// The batch ledger: JSON Lines, one entry per finished job, appended with a
+/// single write and synced, so a kill at any moment leaves at worst one cut
+/// line at the end, which the next run removes. A lock keeps two batches from
+/// sharing one ledger. Shards write `NAME.shard-K-of-N.jsonl` beside it; all of
+/// them are read, and `merge` folds them into the main file.
+public final class Ledger: @unchecked Sendable {
+    public let path: String
+    private let fd: Int32
+    private let lock = NSLock()
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.keyEncodingStrategy = .convertToSnakeCase
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Opens (creating) the ledger for appending and takes its lock.
+    public init(path: String) throws(Failure) {
+        self.path = path
+        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw Failure(description: "could not open the ledger '\(Paths.display(path))': \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw Failure(description: "the ledger '\(Paths.display(path))' is in use by another 'avtool batch'; wait for it or use --ledger")
+        }
+        self.fd = fd
+        Self.cutTornLine(fd)
+    }
+
+    deinit { close(fd) }
+
+    /// A kill during a write can leave a last line without its newline: drop it.
+    private static func cutTornLine(_ fd: Int32) {
+        let size = lseek(fd, 0, SEEK_END)
+        guard size > 0 else { return }
+        var last: UInt8 = 0
+        guard pread(fd, &last, 1, size - 1) == 1, last != UInt8(ascii: "\n") else { return }
+        var end = size - 1
+        var byte: UInt8 = 0
+        while end > 0, pread(fd, &byte, 1, end - 1) == 1, byte != UInt8(ascii: "\n") { end -= 1 }
+        _ = ftruncate(fd, end)
+    }
+
+    public func append(_ entry: LedgerEntry) throws(Failure) {
+        guard var data = try? encoder.encode(entry) else { throw Failure(description: "could not encode a ledger entry") }
+        data.append(UInt8(ascii: "\n"))
+        lock.lock()
+        defer { lock.unlock() }
+        let ok = data.withUnsafeBytes { buf -> Bool in
+            var offset = 0
+            while offset < buf.count {
+                let n = write(fd, buf.baseAddress! + offset, buf.count - offset)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+        guard ok else {
+            throw Failure(description: "could not write the ledger '\(Paths.display(path))': \(String(cString: strerror(errno)))")
+        }
+        _ = fdatasync(fd)
+    }
+
+    /// The shard ledgers that belong beside `path`.
+    public static func shardFiles(of path: String) -> [String] {
+        let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
+        return Glob.match(stem + ".shard-*-of-*.jsonl")
+    }
+
+    public static func shardPath(of path: String, shard: Shard) -> String {
+        let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
+        return "\(stem).shard-\(shard.index)-of-\(shard.count).jsonl"
+    }
+
+    /// Every entry of the ledger and its shards, in file order (main first);
+    /// lines that are not entries are counted, not fatal.
+    public static func read(_ path: String) -> (entries: [LedgerEntry], badLines: Int) {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        var entries: [LedgerEntry] = []
+        var bad = 0
+        for file in [path] + shardFiles(of: path) {
+            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
+                if let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) { entries.append(e) } else { bad += 1 }
+            }
+        }
+        return (entries, bad)
+    }
+
+    /// The latest entry per output (by finish time, then file order).
+    public static func latest(_ entries: [LedgerEntry]) -> [String: LedgerEntry] {
+        var out: [String: LedgerEntry] = [:]
+        for e in entries {
+            if let o = out[e.output], o.finished > e.finished { continue }
+            out[e.output] = e
+        }
+        return out
+    }
+
+    /// Folds the shard ledgers into this one and removes them.
+    /// - Returns: the number of entries moved.
+    public func mergeShards() throws(Failure) -> Int {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        var moved = 0
+        for file in Self.shardFiles(of: path) {
+            let shardFd = open(file, O_RDONLY | O_CLOEXEC)
+            guard shardFd >= 0 else { continue }
+            defer { close(shardFd) }
+            guard flock(shardFd, LOCK_EX | LOCK_NB) == 0 else {
+                throw Failure(description: "the shard ledger '\(Paths.display(file))' is still in use by a running batch")
+            }
+            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
+                guard let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) else { continue }
+                try append(e)
+                moved += 1
+            }
+            unlink(file)
+        }
+        return moved
+    }
+}
+
+/// `--shard K/N`: the K-th (0 ≤ K < N, as Slurm's SLURM_ARRAY_TASK_ID counts)
+/// of N disjoint parts of the jobs. A job belongs to the part its output path
+/// hashes to, so a job keeps its shard when other jobs come and go.
+public struct Shard: Sendable, Equatable, CustomStringConvertible {
+    public var index: Int
+    public var count: Int
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, k >= 0, k < n else { return nil }
+        index = k
+        count = n
+    }
+
+    public func contains(_ job: Job) -> Bool {
+        UInt64(Digest.fnv1a(job.output), radix: 16)! % UInt64(count) == UInt64(index)
+    }
+
+    public var description: String { "\(index)/\(count)" }
+}

@@ -1,0 +1,398 @@
+import ArgumentParser
+import Batch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Glibc
+import Media
+import Synchronization
+
+struct BatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "batch",
+        abstract: "Run a YAML recipe of jobs (remux, transcode, merge, concat, fill-silence) in parallel, resumably.",
+        discussion: """
+            A recipe (version: 1) has per-verb defaults and a list of steps; each step names a verb, \
+            its inputs by glob (merge: 'video' and 'audio' patterns paired by {name}), an output \
+            template ({dir}, {stem}, {ext}, {name}) and options spelled as the verb's flags \
+            (crf: 24, no-faststart: true). Relative paths are relative to the recipe's directory \
+            (or --base). Everything is checked before any job runs: unknown keys and bad values \
+            name the recipe line, missing inputs are listed, two jobs writing one output are \
+            refused, and each job's options go through the verb's own command-line checks.
+
+            A ledger (JSON Lines; .avtool-ledger.jsonl in the outputs' common directory, or \
+            'ledger:' / --ledger) records every finished job. A job whose output exists and whose \
+            ledger entry shows the same inputs (size and mtime), options and output is skipped; \
+            --force redoes it. An output the ledger does not know is never replaced without --force. \
+            A killed batch (even SIGKILL) run again finishes the rest: outputs appear only when \
+            complete, and temporaries a killed run left are removed.
+
+            Parallelism: stream-copy jobs run side by side (twice the cores, at most 8); a \
+            transcode runs alone because x265 already uses every core. -j N runs N jobs of any verb.
+
+            --shard K/N (0 <= K < N, as SLURM_ARRAY_TASK_ID) runs one of N disjoint parts of the \
+            jobs and writes its own ledger beside the main one; --merge-ledgers folds them in.
+            """
+    )
+
+    @Argument(help: "The recipe file (YAML).")
+    var recipe: String
+
+    @Option(name: [.customShort("j"), .long], help: "How many jobs run at once (default: by cores and verbs).")
+    var jobs: Int?
+
+    @Flag(help: "Print the expanded jobs and what would be skipped, and run nothing.")
+    var dryRun = false
+
+    @Flag(help: "Redo jobs that are up to date, and replace outputs the ledger does not know.")
+    var force = false
+
+    @Flag(help: "Stop starting jobs after the first failure.")
+    var failFast = false
+
+    @Option(help: "The ledger file (default: the recipe's 'ledger:', else .avtool-ledger.jsonl in the outputs' common directory).")
+    var ledger: String?
+
+    @Option(help: "Run only part K of N (0 <= K < N) of the jobs, e.g. 3/8.")
+    var shard: String?
+
+    @Option(help: "The directory relative paths in the recipe start from (default: the recipe's directory).")
+    var base: String?
+
+    @Flag(help: "Fold the shards' ledgers into the main ledger, then exit.")
+    var mergeLedgers = false
+
+    @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("'--jobs' must be at least 1") }
+        if let shard, Shard(shard) == nil {
+            throw ValidationError("'--shard' \(shard) is not K/N with 0 <= K < N (e.g. 0/4)")
+        }
+        if mergeLedgers && (dryRun || shard != nil) {
+            throw ValidationError("'--merge-ledgers' cannot be used with '--dry-run' or '--shard'")
+        }
+    }
+
+    func run() throws {
+        reporting.applyLogLevel()
+        let (jobs, ledgerPath) = try prepare()
+        let shard = self.shard.flatMap(Shard.init)
+
+        if mergeLedgers {
+            let l = try open(ledgerPath)
+            do {
+                let n = try l.mergeShards()
+                if !reporting.quiet { Terminal.error("avtool: merged \(n) entries into '\(Paths.display(ledgerPath))'") }
+            } catch { throw fail(error.description, status: 1) }
+            return
+        }
+
+        let (entries, bad) = Ledger.read(ledgerPath)
+        if bad > 0 && !reporting.quiet {
+            Terminal.error("avtool: warning: \(bad) line(s) of the ledger '\(Paths.display(ledgerPath))' are not entries; ignored")
+        }
+        let plan = jobs.planned(ledger: entries, force: force, shard: shard)
+        if dryRun { return printPlan(plan) }
+
+        Signals.install()
+        for dir in Set(plan.filter(\.decision.runs).map { Paths.directory(of: $0.job.output) }) {
+            try makeDirectory(dir)
+        }
+        let writePath = shard.map { Ledger.shardPath(of: ledgerPath, shard: $0) } ?? ledgerPath
+        try makeDirectory(Paths.directory(of: writePath))
+        let ledger = try open(writePath)
+
+        var settings = Scheduler.Settings(jobs: self.jobs)
+        settings.failFast = failFast
+        settings.shard = shard
+        let display = BatchDisplay(quiet: reporting.quiet || reporting.json)
+        let started = ContinuousClock.now
+        let results = Scheduler(runner: VerbRunner(), ledger: ledger, settings: settings, observer: display.show).run(plan)
+        display.finish()
+        let summary = BatchSummary(results: results, seconds: (ContinuousClock.now - started).seconds,
+                                   ledger: writePath, shard: shard?.description)
+        if reporting.json {
+            Terminal.output(jsonText(summary))
+        } else if !reporting.quiet {
+            Terminal.error(summary.text)
+        }
+        if Cancellation.shared.isCancelled {
+            let sig = Cancellation.shared.reason
+            Terminal.error("avtool: interrupted (\(Signals.name(sig))); finished jobs are kept, unfinished ones left no output")
+            throw ExitCode(sig > 0 ? 128 + sig : 130)
+        }
+        if summary.failed > 0 { throw ExitCode.failure }
+    }
+
+    /// Reads, expands and checks the recipe; every problem found is printed
+    /// (file:line: …) before the exit.
+    private func prepare() throws -> ([Job], String) {
+        guard let data = FileManager.default.contents(atPath: recipe) else {
+            throw fail("could not read the recipe '\(recipe)': \(String(cString: strerror(errno)))", status: 2)
+        }
+        let parsed: Recipe
+        do {
+            parsed = try Recipe(yaml: String(decoding: data, as: UTF8.self), file: recipe)
+        } catch {
+            throw fail(error.description, status: 2)
+        }
+        let root = base ?? Paths.directory(of: recipe)
+        let jobs: [Job]
+        do {
+            jobs = try parsed.jobs(base: root)
+        } catch {
+            for p in error.problems { Terminal.error("avtool: \(p)") }
+            throw ExitCode(2)
+        }
+        // Each job's options through the verb's own parser and checks.
+        var problems: [String] = []
+        var seen = Set<String>()
+        let runner = VerbRunner()
+        for job in jobs {
+            do {
+                try runner.check(job)
+            } catch {
+                let line = error.option.flatMap { name in job.options.first { $0.name == name }?.line } ?? job.line
+                let text = "\(recipe):\(line): step \(job.step) (\(job.verb)): \(error.message)"
+                if seen.insert(text).inserted { problems.append(text) }
+            }
+        }
+        guard problems.isEmpty else {
+            for p in problems { Terminal.error("avtool: \(p)") }
+            throw ExitCode(2)
+        }
+        let ledgerPath = ledger ?? parsed.ledger.map { Paths.join(root, $0) }
+            ?? Paths.join(Self.commonDirectory(jobs.map { Paths.directory(of: $0.output) }), ".avtool-ledger.jsonl")
+        return (jobs, ledgerPath)
+    }
+
+    static func commonDirectory(_ dirs: [String]) -> String {
+        guard var common = dirs.first?.split(separator: "/", omittingEmptySubsequences: false) else { return "." }
+        for d in dirs.dropFirst() {
+            let parts = d.split(separator: "/", omittingEmptySubsequences: false)
+            var n = 0
+            while n < common.count, n < parts.count, common[n] == parts[n] { n += 1 }
+            common = Array(common[..<n])
+        }
+        let joined = common.joined(separator: "/")
+        return joined.isEmpty ? (dirs.first?.hasPrefix("/") == true ? "/" : ".") : joined
+    }
+
+    private func open(_ path: String) throws -> Ledger {
+        do { return try Ledger(path: path) } catch { throw fail(error.description, status: 1) }
+    }
+
+    private func makeDirectory(_ dir: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        } catch {
+            throw fail("could not create the output directory '\(Paths.display(dir))': \(error.localizedDescription)", status: 1)
+        }
+    }
+
+    private func fail(_ message: String, status: Int32) -> ExitCode {
+        Terminal.error("avtool: error: \(message)")
+        return ExitCode(status)
+    }
+
+    private func printPlan(_ plan: [PlannedJob]) {
+        if reporting.json {
+            Terminal.output(jsonText(plan.map(PlanLine.init)))
+            return
+        }
+        for p in plan {
+            switch p.decision {
+            case .run(let reason, _): Terminal.output("run   \(p.job.title)  (\(reason))")
+            case .skip(let reason): Terminal.output("skip  \(p.job.title)  (\(reason))")
+            }
+        }
+        let n = plan.filter(\.decision.runs).count
+        Terminal.output("\(plan.count) job(s): \(n) to run, \(plan.count - n) to skip")
+    }
+}
+
+/// A job as `--dry-run --json` prints it.
+private struct PlanLine: Encodable {
+    var step: Int
+    var verb: String
+    var inputs: [String]
+    var output: String
+    var arguments: [String]
+    var action: String
+    var reason: String
+
+    init(_ p: PlannedJob) {
+        step = p.job.step
+        verb = p.job.verb
+        inputs = p.job.inputs
+        output = p.job.output
+        arguments = [p.job.verb] + p.job.arguments
+        switch p.decision {
+        case .run(let r, _): (action, reason) = ("run", r)
+        case .skip(let r): (action, reason) = ("skip", r)
+        }
+    }
+}
+
+/// Runs a job by parsing `avtool VERB ARGUMENTS` with the CLI's own parser
+/// (so its validation runs) and calling the verb's work in this process.
+struct VerbRunner: JobRunner {
+    private func command(_ job: Job, overwrite: Bool) throws(JobFailure) -> any WritingVerb {
+        var options = job.options.flatMap(\.arguments)
+        if overwrite && !job.options.contains(where: { $0.name == "overwrite" }) { options.append("--overwrite") }
+        // Options first, then `--`, so no file name is read as a flag.
+        let argv = [job.verb] + options + ["--"] + job.inputs + [job.output]
+        let parsed: ParsableCommand
+        do {
+            parsed = try Avtool.parseAsRoot(argv)
+        } catch {
+            let message = Avtool.message(for: error)
+            let option = job.options.first { message.contains("--\($0.name)") }?.name
+            throw JobFailure(message: message, option: option)
+        }
+        guard let verb = parsed as? any WritingVerb else {
+            throw JobFailure(message: "'\(job.verb)' cannot run in a batch")
+        }
+        return verb
+    }
+
+    func check(_ job: Job) throws(JobFailure) {
+        _ = try command(job, overwrite: false)
+    }
+
+    func run(_ job: Job, overwrite: Bool, progress: @escaping @Sendable (Double) -> Void) throws(JobFailure) -> String {
+        let verb = try command(job, overwrite: overwrite)
+        do {
+            let report = try verb.work(JobProgress(report: progress))
+            return ([report.summary] + report.warnings.map { "warning: \($0)" }).joined(separator: "; ")
+        } catch MediaError.interrupted {
+            throw JobFailure(message: "interrupted", interrupted: true)
+        } catch {
+            throw JobFailure(message: error.description)
+        }
+    }
+
+    func usesAllCores(_ verb: String) -> Bool { verb == "transcode" }
+
+    var isCancelled: Bool { Cancellation.shared.isCancelled }
+
+    func removeStaleTemporaries(for output: String) {
+        for t in StagedOutput.leftovers(of: output) { unlink(t) }
+    }
+}
+
+private struct JobProgress: ProgressSink {
+    let report: @Sendable (Double) -> Void
+    func update(fraction: Double?, position: Double?, detail: String) {
+        if let fraction { report(fraction) }
+    }
+}
+
+/// The batch's lines on stderr: one per finished job, and (on a terminal)
+/// a status line with jobs done, running and the ETA.
+final class BatchDisplay: Sendable {
+    private let quiet: Bool
+    private let live: Bool
+    private let lastDraw = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(quiet: Bool) {
+        self.quiet = quiet
+        live = !quiet && Terminal.stderrIsTerminal
+    }
+
+    var show: @Sendable (BatchEvent) -> Void { { [self] in handle($0) } }
+
+    private func handle(_ event: BatchEvent) {
+        guard !quiet else { return }
+        switch event {
+        case .started:
+            break
+        case .progress(let done, let total, let running, let eta):
+            guard live else { return }
+            let now = ContinuousClock.now
+            let draw = lastDraw.withLock { last -> Bool in
+                if let l = last, now - l < .milliseconds(200) { return false }
+                last = now
+                return true
+            }
+            guard draw else { return }
+            var line = "batch \(done)/\(total) done, \(running.count) running"
+            if let first = running.first {
+                line += ": " + Paths.display(first.job.output) + " \(Int(first.fraction * 100))%"
+                if running.count > 1 { line += " +\(running.count - 1)" }
+            }
+            if let eta { line += ", ETA \(Self.clock(eta))" }
+            Terminal.status("\r\u{1B}[K" + line)
+        case .finished(let r, let done, let total):
+            if live { Terminal.status("\r\u{1B}[K") }
+            var line = "[\(done)/\(total)] \(r.status.rawValue.padding(6)) \(r.job.title) (\(String(format2: r.seconds)) s)"
+            if r.status != .done { line += ": \(r.detail)" }
+            Terminal.error(line)
+        }
+    }
+
+    func finish() {
+        if live { Terminal.status("\r\u{1B}[K") }
+    }
+
+    static func clock(_ s: Double) -> String {
+        let t = Int(s.rounded())
+        let (h, m, sec) = (t / 3600, t / 60 % 60, t % 60)
+        let mm = m < 10 ? "0\(m)" : "\(m)", ss = sec < 10 ? "0\(sec)" : "\(sec)"
+        return h > 0 ? "\(h):\(mm):\(ss)" : "\(m):\(ss)"
+    }
+}
+
+private extension String {
+    func padding(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
+}
+
+/// The end of a batch: counts, every job's outcome, and the failures.
+struct BatchSummary: Encodable {
+    struct Line: Encodable {
+        var verb: String
+        var inputs: [String]
+        var output: String
+        var status: JobResult.Status
+        var seconds: Double
+        var detail: String
+    }
+
+    var done: Int
+    var failed: Int
+    var skipped: Int
+    var notRun: Int
+    var interrupted: Int
+    var seconds: Double
+    var ledger: String
+    var shard: String?
+    var jobs: [Line]
+
+    init(results: [JobResult], seconds: Double, ledger: String, shard: String?) {
+        func count(_ s: JobResult.Status) -> Int { results.filter { $0.status == s }.count }
+        done = count(.done)
+        failed = count(.failed)
+        skipped = count(.skipped)
+        notRun = count(.notRun)
+        interrupted = count(.interrupted)
+        self.seconds = seconds
+        self.ledger = ledger
+        self.shard = shard
+        jobs = results.map { Line(verb: $0.job.verb, inputs: $0.job.inputs, output: $0.job.output,
+                                  status: $0.status, seconds: $0.seconds, detail: $0.detail) }
+    }
+
+    var text: String {
+        var s = "batch: \(done) done, \(failed) failed, \(skipped) skipped"
+        if interrupted > 0 { s += ", \(interrupted) interrupted" }
+        if notRun > 0 { s += ", \(notRun) not started" }
+        s += " in \(String(format2: seconds)) s; ledger '\(Paths.display(ledger))'"
+        for j in jobs where j.status == .failed {
+            s += "\n  failed: \(j.verb) → \(Paths.display(j.output)): \(j.detail)"
+        }
+        return s
+    }
+}
