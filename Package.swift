@@ -45,7 +45,7 @@ let package = Package(
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg"]),
-        .testTarget(name: "BatchTests", dependencies: ["Batch"]),
+        .testTarget(name: "BatchTests", dependencies: ["Batch", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "avtoolTests", dependencies: ["avtool"]),
     ],
     swiftLanguageModes: [.v6]

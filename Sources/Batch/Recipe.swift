@@ -136,6 +136,7 @@ extension Recipe {
     private static func line(of e: YamlError) -> Int? {
         switch e {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark.line
+        case .duplicatedKeysInMapping(_, let context): context.mark.line
         default: nil
         }
     }
@@ -143,6 +144,7 @@ extension Recipe {
     private static func problem(of e: YamlError) -> String {
         switch e {
         case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): problem
+        case .duplicatedKeysInMapping(let keys, _): "a key is given twice in one mapping: " + keys.map { "'\($0)'" }.joined(separator: ", ")
         default: "\(e)"
         }
     }
