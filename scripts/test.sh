@@ -9,3 +9,5 @@ Tests/Fixtures/make-fixtures.sh .fixtures
 Tests/Fixtures/get-real-media.sh .real-media >/dev/null
 swift build --build-tests
 swift test --skip-build
+# `avtool batch` on a real single-node Slurm cluster (a job array of shards).
+SLURM_TEST_OPTIONAL=1 scripts/slurm-test.sh

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Runs an example recipe on a real single-node Slurm cluster on this machine
+# (Debian's slurm-wlm + munge: munged, slurmctld and slurmd started here, torn
+# down at the end) as a 3-task job array, merges the shards' ledgers, and
+# checks that every output was made exactly once and that a plain rerun skips
+# everything. Needs root (it installs packages and starts daemons).
+#   scripts/slurm-test.sh [SHARDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+shards=${1:-3}
+command -v slurmctld >/dev/null && command -v munged >/dev/null ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >/dev/null
+[[ -x .build/debug/avtool ]] || swift build --product avtool >/dev/null
+export AVTOOL=$repo/.build/debug/avtool
+
+work=$(mktemp -d /tmp/avtool-slurm.XXXXXX)
+chmod 755 "$work"
+host=$(hostname -s)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    sleep 1
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    [[ -n ${KEEP:-} ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+# munge: its own key and socket, so a system munged is not disturbed.
+mkdir -p "$work/munge"
+dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 status=none
+chmod 400 "$work/munge/munge.key"
+munged --force --key-file="$work/munge/munge.key" --socket="$work/munge/socket" \
+    --pid-file="$work/munge/munged.pid" --log-file="$work/munge/munged.log" --seed-file="$work/munge/seed" \
+    --foreground >"$work/munged.out" 2>&1 &
+pids+=($!)
+sleep 1
+
+mkdir -p "$work/state" "$work/spool"
+cat >"$work/slurm.conf" <<CONF
+ClusterName=avtooltest
+SlurmctldHost=$host
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$work/munge/socket
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$work/spool
+SlurmctldPidFile=$work/slurmctld.pid
+SlurmdPidFile=$work/slurmd.pid
+SlurmctldLogFile=$work/slurmctld.log
+SlurmdLogFile=$work/slurmd.log
+SlurmctldPort=16817
+SlurmdPort=16818
+NodeName=$host CPUs=$(nproc) RealMemory=1000 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$work/slurm.conf
+slurmctld -D -i -f "$SLURM_CONF" >"$work/slurmctld.out" 2>&1 &
+pids+=($!)
+slurmd -D -f "$SLURM_CONF" >"$work/slurmd.out" 2>&1 &
+pids+=($!)
+up=
+for _ in $(seq 60); do sinfo -h -o %T 2>/dev/null | grep -qE '^idle' && { up=1; break; }; sleep 0.5; done
+if [[ -z $up ]]; then
+    tail -n 5 "$work"/*.out "$work"/*.log 2>/dev/null || true
+    # Where a machine cannot run the daemons at all, SLURM_TEST_OPTIONAL=1
+    # turns this into a visible skip; a cluster that runs must give right results.
+    if [[ -n ${SLURM_TEST_OPTIONAL:-} ]]; then echo "slurm test SKIPPED: the local cluster did not come up"; exit 0; fi
+    echo "FAIL: the local Slurm cluster did not come up"; exit 1
+fi
+sinfo -h -o 'partition %P: %D node(s) %T'
+
+recipes/make-samples.sh "$work/media" >/dev/null
+cd "$work"
+started=$(date +%s.%N)
+"$repo/recipes/slurm/submit.sh" --wait "$repo/recipes/ios-recordings.yaml" "$shards" --base "$work/media"
+ended=$(date +%s.%N)
+
+ledger=$work/media/out/.avtool-ledger.jsonl
+fail=0
+[[ -z $(ls "$work/media/out" | grep shard || true) ]] || { echo "FAIL: shard ledgers left after the merge"; fail=1; }
+jobs=$("$AVTOOL" batch "$repo/recipes/ios-recordings.yaml" --base "$work/media" --dry-run --json |
+    python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+python3 - "$ledger" "$jobs" "$shards" <<'PY' || fail=1
+import json, os, sys, collections
+path, jobs, shards = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+entries = [json.loads(l) for l in open(path)]
+done = collections.Counter(e["output"] for e in entries if e["status"] == "done")
+used = sorted({e["shard"] for e in entries})
+print(f"ledger: {len(entries)} entries, {len(done)} outputs, shards {used}")
+ok = len(done) == jobs and all(n == 1 for n in done.values()) and all(os.path.exists(o) for o in done)
+ok = ok and len(entries) == jobs
+print("every output made exactly once" if ok else f"FAIL: {dict(done)}")
+sys.exit(0 if ok else 1)
+PY
+rerun=$("$AVTOOL" batch "$repo/recipes/ios-recordings.yaml" --base "$work/media" --json |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["skipped"], d["done"])')
+[[ $rerun == "$jobs 0" ]] || { echo "FAIL: rerun did work: skipped/done = $rerun"; fail=1; }
+echo "slurm: $jobs jobs in $shards array tasks, $(python3 -c "print(round($ended-$started,1))") s wall (submission to merge)"
+ls "$work"/avtool-*.log >/dev/null 2>&1 && echo "task logs: $(ls "$work"/avtool-*.log | wc -l)"
+exit $fail
