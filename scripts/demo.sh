@@ -41,3 +41,12 @@ echo "== avtool fill-silence .fixtures/audio_gap.mp4 $out/filled.mp4 (the microp
 echo
 echo "== avtool concat three segments → $out/joined.mp4"
 "$avtool" concat .fixtures/clicks_seg1.mp4 .fixtures/clicks_seg2.mp4 .fixtures/clicks_seg3.mkv "$out/joined.mp4" --overwrite
+echo
+echo "== avtool batch: the example recipes on a sample tree ($out/batch, from recipes/make-samples.sh)"
+recipes/make-samples.sh "$out/batch" .fixtures
+for r in ios-recordings remux-to-mp4 hevc-archive; do
+  echo "-- recipes/$r.yaml"
+  "$avtool" batch "recipes/$r.yaml" --base "$out/batch" --force
+done
+echo "-- run again: every job is up to date"
+"$avtool" batch recipes/ios-recordings.yaml --base "$out/batch"
