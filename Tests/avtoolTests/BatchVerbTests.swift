@@ -285,3 +285,29 @@ struct BatchVerbTests {
         #expect(try FFprobe(s.path("out/mp4/screen.mp4")).streams.count == 2)
     }
 }
+
+/// A thousand jobs in one process under a limit of 64 open files: a job
+/// that leaked even one descriptor would make the later ones fail (EMFILE).
+@Suite("batch resources")
+struct BatchResourceTests {
+    @Test func thousandJobsLeakNoFileDescriptors() throws {
+        let s = try Scratch()
+        let src = try Fixtures.path("clicks_seg1.mp4")
+        try FileManager.default.createDirectory(atPath: s.path("in"), withIntermediateDirectories: true)
+        for n in 0..<1000 { try FileManager.default.linkItem(atPath: src, toPath: s.path("in/c\(n).mp4")) }
+        try """
+            version: 1
+            steps:
+              - verb: remux
+                inputs: in/*.mp4
+                output: out/{stem}.mkv
+            """.write(toFile: s.path("r.yaml"), atomically: true, encoding: .utf8)
+        let r = try Tool.run("/bin/sh", ["-c", "ulimit -n 64 && exec \"$0\" batch \"$1\" -j 8 --json", Tool.avtool, s.path("r.yaml")])
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        let obj = try #require(try JSONSerialization.jsonObject(with: r.data) as? [String: Any])
+        #expect(obj["done"] as? Int == 1000, "\(r.stderr.suffix(2000))")
+        #expect(obj["failed"] as? Int == 0)
+        let outputs = try FileManager.default.contentsOfDirectory(atPath: s.path("out")).filter { $0.hasSuffix(".mkv") }
+        #expect(outputs.count == 1000)
+    }
+}
