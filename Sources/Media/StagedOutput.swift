@@ -1,6 +1,5 @@
 import CFFmpeg
 import Glibc
-import Synchronization
 
 /// An output written to a temporary file beside its target and moved into
 /// place only by `commit()`. Until then the target is untouched; a staged
@@ -139,7 +138,7 @@ public final class StagedOutput {
 /// the process must stop at once.
 public final class TemporaryFiles: Sendable {
     public static let shared = TemporaryFiles()
-    private let paths = Mutex<Set<String>>([])
+    private let paths = Locked<Set<String>>([])
 
     func register(_ path: String) { paths.withLock { _ = $0.insert(path) } }
     func unregister(_ path: String) { paths.withLock { _ = $0.remove(path) } }

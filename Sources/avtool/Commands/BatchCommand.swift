@@ -7,7 +7,6 @@ import Foundation
 #endif
 import Glibc
 import Media
-import Synchronization
 
 struct BatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -296,7 +295,7 @@ private struct JobProgress: ProgressSink {
 final class BatchDisplay: Sendable {
     private let quiet: Bool
     private let live: Bool
-    private let lastDraw = Mutex<ContinuousClock.Instant?>(nil)
+    private let lastDraw = Locked<ContinuousClock.Instant?>(nil)
 
     init(quiet: Bool) {
         self.quiet = quiet
