@@ -323,7 +323,7 @@ final class BatchDisplay: Sendable {
                 line += ": " + Paths.display(first.job.output) + " \(Int(first.fraction * 100))%"
                 if running.count > 1 { line += " +\(running.count - 1)" }
             }
-            if let eta { line += ", ETA \(Self.clock(eta))" }
+            if let eta { line += ", ETA \(ProgressLine.clockText(eta))" }
             Terminal.status("\r\u{1B}[K" + line)
         case .finished(let r, let done, let total):
             if live { Terminal.status("\r\u{1B}[K") }
@@ -337,12 +337,6 @@ final class BatchDisplay: Sendable {
         if live { Terminal.status("\r\u{1B}[K") }
     }
 
-    static func clock(_ s: Double) -> String {
-        let t = Int(s.rounded())
-        let (h, m, sec) = (t / 3600, t / 60 % 60, t % 60)
-        let mm = m < 10 ? "0\(m)" : "\(m)", ss = sec < 10 ? "0\(sec)" : "\(sec)"
-        return h > 0 ? "\(h):\(mm):\(ss)" : "\(m):\(ss)"
-    }
 }
 
 private extension String {

@@ -32,7 +32,7 @@ final class ProgressLine {
         if let p = position, t > 0 { line += "  ×\(fixed1(p / t))" }
         if !detail.isEmpty { line += "  " + detail }
         if let f = fraction, f > 0.01, t > 0.5 {
-            line += "  ETA \(clockText(t * (1 - f) / f))"
+            line += "  ETA \(Self.clockText(t * (1 - f) / f))"
         }
         Terminal.status("\r\u{1B}[K" + line)
         drawn = true
@@ -50,7 +50,8 @@ final class ProgressLine {
         return "\(Int64(n) / 10).\(abs(Int64(n) % 10))"
     }
 
-    private func clockText(_ s: Double) -> String {
+    /// h:mm:ss or m:ss.
+    static func clockText(_ s: Double) -> String {
         let total = Int(s.rounded())
         let (h, m, sec) = (total / 3600, total / 60 % 60, total % 60)
         let mm = m < 10 ? "0\(m)" : "\(m)", ss = sec < 10 ? "0\(sec)" : "\(sec)"
