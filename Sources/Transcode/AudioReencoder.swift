@@ -175,9 +175,10 @@ public final class AudioReencoder {
             let at = decoded.bestEffortTimestamp
                 .flatMap { rescale($0, from: stream.timeBase!, to: sampleTimeBase) }
                 .map { $0 &+ shift }
-            let step = assembler.place(at: at, samples: queue.convertedCount(of: decoded), limit: limit)
+            let count = queue.convertedCount(of: decoded)
+            let step = assembler.place(at: at, samples: count, limit: limit)
             if step.silence > 0 { try queue.appendSilence(step.silence) }
-            if step.keep > 0 { try queue.append(decoded, trim: step.trimStart, keep: step.keep) }
+            if step.keep > 0 { try queue.append(decoded, trim: step.trimStart, keep: step.cut(from: count)) }
             decoded.unref()
             try encodeQueued(final: false, emit)
         }
