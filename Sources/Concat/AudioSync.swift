@@ -136,13 +136,6 @@ private final class ForwardWindow {
     }
 }
 
-private struct TemplateMatch {
-    /// Reference time and lag (s) of the match, and its peak ratio.
-    var u: Double
-    var lag: Double
-    var ratio: Double
-}
-
 private struct SyncEstimator {
     let reference: Recording  // VIDEO's own audio
     let other: Recording  // AUDIO
@@ -175,7 +168,7 @@ private struct SyncEstimator {
     mutating func run(progress: SyncProgress?) throws(MediaError) -> AudioSyncReport {
         let need = settings.minimumOverlap
         for r in [reference, other] where r.duration < need {
-            throw refuse("\(r.role)'s audio is \(fixed(r.duration, 2)) s long; at least \(fixed(need, 1)) s overlapping the other recording are needed",
+            throw refuse("\(r.role) is \(fixed(r.duration, 2)) s long; at least \(fixed(need, 1)) s overlapping the other recording are needed",
                          hint: nil).about(path: r.path)
         }
         let coarse = try coarseSearch(progress: progress)
@@ -287,6 +280,7 @@ private struct SyncEstimator {
             blockStart += Int64(step)
             let more = try longReader.read(step)
             for v in more { energy += Double(v * v) }
+            block += more
             if more.count < step { tail += step - more.count }
         }
         if energy / max(total, 1) < 1e-10 {
@@ -303,31 +297,13 @@ private struct SyncEstimator {
             let (u, v) = referenceIsShorter ? (shortCenter, longCenter) : (longCenter, shortCenter)
             matches.append(TemplateMatch(u: u, lag: u - v, ratio: ratio))
         }
-        let bestRatio = matches.map(\.ratio).max() ?? 0
-        let candidates = matches.filter { $0.ratio >= settings.templateRatio }
-        guard let fit = LineFit.robust(candidates.map { ($0.u, $0.lag, min($0.ratio, 10)) }, tolerance: 0.004,
-                                       maxSlope: settings.maxDrift, floor: 0.002) else {
-            throw refuse("no clear match between the recordings (the best peak is only \(fixed(bestRatio, 2))× the next, \(fixed(settings.templateRatio, 1))× needed); they may be unrelated, or one may be too quiet")
+        switch CoarseConsensus.decide(matches, templateLength: plan.length, settings: settings) {
+        case .failure(.noClearPeak(let best)):
+            throw refuse("no clear match between the recordings (the best peak is only \(fixed(best, 2))× the next and no templates agree on one offset); they may be unrelated, or one may be too quiet")
+        case .success(let c):
+            return Coarse(relation: c.relation, anchor: c.anchor, baseRadius: c.baseRadius,
+                          slopeUncertainty: c.slopeUncertainty, matched: c.agreeing, templates: templates.count)
         }
-        let agreeing = fit.inliers.map { candidates[$0] }
-        if agreeing.count == 1 && agreeing[0].ratio < settings.strongRatio {
-            throw refuse("no clear match between the recordings (a single peak \(fixed(agreeing[0].ratio, 2))× the next, \(fixed(settings.strongRatio, 1))× needed when nothing else agrees); they may be unrelated")
-        }
-        let us = agreeing.map(\.u)
-        let span = (us.max() ?? 0) - (us.min() ?? 0)
-        let anchor = us.reduce(0, +) / Double(us.count)
-        var relation = ClockRelation(intercept: fit.intercept, slope: fit.slope)
-        var slopeUncertainty = settings.maxDrift
-        var base = 0.005 + settings.maxDrift * plan.length / 2
-        if agreeing.count >= 2 && span >= 2 * plan.length {
-            // Two or more matches far apart pin the slope down to a few ms over their span.
-            slopeUncertainty = min(settings.maxDrift, 0.008 / span)
-            base = 0.008
-        } else {
-            relation = ClockRelation(intercept: relation.lag(at: anchor), slope: 0)
-        }
-        return Coarse(relation: relation, anchor: anchor, baseRadius: base, slopeUncertainty: slopeUncertainty,
-                      matched: agreeing.count, templates: templates.count)
     }
 
     /// Full-rate windows around the predicted lag, each a measurement.

@@ -146,7 +146,14 @@ public final class AudioQueue {
 
     /// Clock drift to undo while converting: the input is resampled from
     /// its rate × (1 + drift) instead of its rate. Set before the first frame.
-    public var driftCorrection: DriftCorrection?
+    public var driftCorrection: DriftCorrection? {
+        didSet {
+            guard driftCorrection != oldValue else { return }
+            swr_free(&resampler)
+            resamplerInput = nil
+            inputSamplesConverted = 0
+        }
+    }
 
     /// Input samples converted so far at the current input rate, so each
     /// frame's converted count is the difference of two rounded running
@@ -205,6 +212,12 @@ public final class AudioQueue {
             try MediaError.check(swr_alloc_set_opts2(&resampler, &layout, format, rates.output,
                                                      &inLayout, AVSampleFormat(f.pointee.format), rates.input,
                                                      0, nil), op)
+            if driftCorrection != nil {
+                // Fewer, interpolated filter phases so the scaled rates stay exact (see DriftCorrection).
+                try MediaError.check(av_opt_set_int(UnsafeMutableRawPointer(resampler), "phase_shift",
+                                                    DriftCorrection.phaseShift, 0), op)
+                try MediaError.check(av_opt_set_int(UnsafeMutableRawPointer(resampler), "linear_interp", 1, 0), op)
+            }
             try MediaError.check(swr_init(resampler), op)
             resamplerInput = key
             inputSamplesConverted = 0
@@ -227,12 +240,11 @@ public final class AudioQueue {
         out.pointee.format = format.rawValue
         out.pointee.sample_rate = sampleRate
         try MediaError.check(av_channel_layout_copy(&out.pointee.ch_layout, &layout), "could not convert audio")
-        // Room for the input plus what the resampler holds back (in output
-        // samples), with headroom for rounding.
-        let rates = resamplerRates(input: source?.pointee.sample_rate ?? resamplerInput?.rate ?? sampleRate)
-        let pending = swr_get_delay(resampler, Int64(rates.output))
-        let incoming = source.map { Int64($0.pointee.nb_samples) * Int64(rates.output) / Int64(max(rates.input, 1)) } ?? 0
-        out.pointee.nb_samples = Int32(clamping: pending + incoming + 64)
+        // Room for the input plus what the resampler holds back, from
+        // swr_get_out_samples (swr_get_delay overflows with scaled rates).
+        let bound = swr_get_out_samples(resampler, source?.pointee.nb_samples ?? 0)
+        try MediaError.check(bound, "could not convert audio")
+        out.pointee.nb_samples = bound + 64
         try MediaError.check(av_frame_get_buffer(out, 0), "could not convert audio")
         // swr_convert rather than swr_convert_frame: with a drift correction
         // the resampler's rates are scaled and differ from the frames' own.

@@ -105,10 +105,13 @@ public enum DriftPolicy {
 
 /// Resampling that undoes clock drift: audio recorded at a nominal
 /// `inputRate` whose clock ran `1 + drift` times the reference's is
-/// resampled from `inputRate · (1 + drift)` to `outputRate`. Both rates are
-/// scaled by one integer so they stay integers (libswresample takes
-/// integers) with a ratio exact to 1e-9; positions are mapped with the very
-/// same ratio, so timestamps and sample counts agree.
+/// resampled from `inputRate · (1 + drift)` to `outputRate`. libswresample
+/// takes integer rates and needs `inputRate × phases` and `outputRate`
+/// (reduced) below 2^30 to keep the ratio exact, so both rates are scaled by
+/// one integer up to 3·10⁷ (with 32 filter phases, linearly interpolated):
+/// the ratio is exact to about 3·10⁻⁸ (0.03 ppm, 0.1 ms an hour), and
+/// positions are mapped with the very same ratio, so timestamps and sample
+/// counts agree.
 public struct DriftCorrection: Hashable, Sendable {
     public let drift: Double
     public let inputRate: Int32
@@ -118,6 +121,10 @@ public struct DriftCorrection: Hashable, Sendable {
     public let scaledInputRate: Int32
     /// `outputRate · scale`.
     public let scaledOutputRate: Int32
+    /// The resampler's filter phases (`phase_shift` = log2 of it) that keep
+    /// `scaledInputRate × phases` within what it can reduce exactly.
+    public static let phaseShift: Int64 = 5
+    public static let largestScaledRate: Int64 = 30_000_000
 
     /// `nil` for non-positive rates or |drift| ≥ 1 %.
     public init?(drift: Double, inputRate: Int32, outputRate: Int32) {
@@ -125,7 +132,7 @@ public struct DriftCorrection: Hashable, Sendable {
         self.drift = drift
         self.inputRate = inputRate
         self.outputRate = outputRate
-        scale = Int64(1 << 30) / Int64(max(inputRate, outputRate))
+        scale = max(1, Self.largestScaledRate / Int64(max(inputRate, outputRate)))
         scaledInputRate = Int32((Double(Int64(inputRate) * scale) * (1 + drift)).rounded())
         scaledOutputRate = Int32(Int64(outputRate) * scale)
     }
@@ -227,5 +234,74 @@ public struct SyncFit: Hashable, Sendable {
     public func accepted(by settings: WaveformSyncSettings) -> Bool {
         agreeing >= min(settings.minimumAgreeing, windows)
             && Double(agreeing) >= settings.minimumAgreeingShare * Double(windows)
+    }
+}
+
+/// One coarse template's best match: at reference time `u` (s) the lag is
+/// `lag` (s), with peak-to-sidelobe ratio `ratio`.
+public struct TemplateMatch: Hashable, Sendable {
+    public var u: Double
+    public var lag: Double
+    public var ratio: Double
+
+    public init(u: Double, lag: Double, ratio: Double) {
+        self.u = u
+        self.lag = lag
+        self.ratio = ratio
+    }
+}
+
+/// The coarse verdict: which template matches agree on one line (an offset
+/// and a drift within the searched range), and how well that predicts the
+/// lag elsewhere. A template's best peak over the whole recording lands on
+/// the line by chance only about once in (searched lags / tolerance), so
+/// three agreeing templates are decisive even when each peak alone is weak;
+/// two need clear peaks; a single one needs a strong peak.
+public struct CoarseConsensus: Hashable, Sendable {
+    public var relation: ClockRelation
+    /// Mean reference time of the agreeing matches: the prediction is best there.
+    public var anchor: Double
+    /// Search radius (s) at the anchor, and its growth per second away.
+    public var baseRadius: Double
+    public var slopeUncertainty: Double
+    public var agreeing: Int
+
+    /// Agreement tolerance (s): coarse peaks are a quarter millisecond
+    /// apart and a template smears over its own drift.
+    public static let tolerance = 0.004
+
+    public enum Refusal: Error, Hashable, Sendable {
+        /// Nothing agrees and no peak is strong enough: the best ratio seen.
+        case noClearPeak(bestRatio: Double)
+    }
+
+    public static func decide(_ matches: [TemplateMatch], templateLength: Double,
+                              settings: WaveformSyncSettings) -> Result<CoarseConsensus, Refusal> {
+        let bestRatio = matches.map(\.ratio).max() ?? 0
+        guard let fit = LineFit.robust(matches.map { ($0.u, $0.lag, min($0.ratio, 10)) }, tolerance: tolerance,
+                                       maxSlope: settings.maxDrift, floor: tolerance / 2) else {
+            return .failure(.noClearPeak(bestRatio: bestRatio))
+        }
+        let agreeing = fit.inliers.map { matches[$0] }
+        let ratios = agreeing.map(\.ratio)
+        let accepted = agreeing.count >= 3
+            || (agreeing.count == 2 && ratios.allSatisfy { $0 >= settings.templateRatio * 0.75 })
+            || ratios.contains { $0 >= settings.strongRatio }
+        guard accepted else { return .failure(.noClearPeak(bestRatio: bestRatio)) }
+        let us = agreeing.map(\.u)
+        let span = (us.max() ?? 0) - (us.min() ?? 0)
+        let anchor = us.reduce(0, +) / Double(us.count)
+        if agreeing.count >= 2 && span >= 2 * templateLength {
+            // Matches far apart pin the slope down to a few ms over their span.
+            return .success(CoarseConsensus(relation: ClockRelation(intercept: fit.intercept, slope: fit.slope),
+                                            anchor: anchor, baseRadius: 2 * tolerance,
+                                            slopeUncertainty: min(settings.maxDrift, 2 * tolerance / span),
+                                            agreeing: agreeing.count))
+        }
+        // Otherwise only the lag near the anchor is known; the drift could be anything searched.
+        return .success(CoarseConsensus(relation: ClockRelation(intercept: fit.value(at: anchor), slope: 0),
+                                        anchor: anchor,
+                                        baseRadius: 2 * tolerance + settings.maxDrift * templateLength / 2,
+                                        slopeUncertainty: settings.maxDrift, agreeing: agreeing.count))
     }
 }

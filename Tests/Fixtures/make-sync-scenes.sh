@@ -58,37 +58,41 @@ AAC=(-c:a aac -b:a 64k)
 RATE=48000
 LEAD=10   # the scene's file starts 10 s before true time 0
 
-# scene NAME SECONDS CLICKS: a stereo float WAV, channel 0 the scene, channel
+# scene NAME SECONDS CLICKS SEED: a stereo float WAV, channel 0 the scene, channel
 # 1 the markers, true time t - LEAD. With CLICKS=1 the scene also has a
-# 10 ms 1 kHz beep at every whole true second (for click-track tests).
+# 10 ms 1 kHz beep on whole true seconds (for click-track tests): on an
+# pseudo-random quarter of them (a hash of the second), so the beeps form no
+# pattern that matches some seconds off; the bursts are clipped at 0.03 and kept 200 ms clear
+# before and 50 ms after every whole second, so only beeps reach the click
+# detector's 15 % and each beep follows a quiet stretch.
 scene() {
-    local out="$WORK/$1.wav" d=$2 clicks=$3 beep="0"
-    [[ $clicks == 1 ]] && beep="0.5*sin(2*PI*1000*t)*lt(mod(t\,1)\,0.01)"
+    local out="$WORK/$1.wav" d=$2 clicks=$3 seed=$4 beep="0"
+    [[ $clicks == 1 ]] && beep="0.5*sin(2*PI*1000*t)*lt(mod(t\,1)\,0.01)*gt(mod(abs(sin(floor(t)*12.9898))*43758.5453\,1)\,0.75)"
     "${FF[@]}" \
         -f lavfi -i "aevalsrc='0.35*(0.6+0.4*sin(2*PI*4.3*t))*gt(sin(2*PI*0.37*t)+sin(2*PI*0.61*t+1)+sin(2*PI*1.13*t+2)\,1.2)+0.6*exp(-50*mod(t\,2.3))*gt(sin(2*PI*0.11*t+0.5)\,-0.3)|0.5*sin(2*PI*3000*t)*lt(mod(t\,7)\,0.02)':s=$RATE:d=$d" \
-        -f lavfi -i "anoisesrc=seed=11:sample_rate=$RATE:d=$d:color=white:amplitude=1" \
+        -f lavfi -i "anoisesrc=seed=$seed:sample_rate=$RATE:d=$d:color=white:amplitude=1" \
         -f lavfi -i "aevalsrc='$beep':s=$RATE:d=$d" \
-        -filter_complex "[1]bandpass=f=1200:width_type=o:w=3.5[n];[0]channelsplit[e][m];[e][n]amultiply,volume=$([[ $clicks == 1 ]] && echo 0.06 || echo 0.5)[b];[b][2]amix=inputs=2:normalize=0[s];[s][m]amerge=inputs=2" \
+        -filter_complex "[1]bandpass=f=1200:width_type=o:w=3.5[n];[0]channelsplit[e][m];[e][n]amultiply,$([[ $clicks == 1 ]] && echo "volume=0.4,aeval='clip(val(0)\,-0.03\,0.03)*gt(mod(t\,1)\,0.05)*lt(mod(t\,1)\,0.8)'" || echo volume=0.5)[b];[b][2]amix=inputs=2:normalize=0[s];[s][m]amerge=inputs=2" \
         -c:a pcm_f32le "$out"
 }
 
-# camera NAME SCENE SECONDS SEED [FPS]: VIDEO = small video + the camera mic.
+# camera NAME SCENE SECONDS SEED [FPS] [NOISE]: VIDEO = small video + the camera mic.
 camera() {
-    local name=$1 src="$WORK/$2.wav" d=$3 seed=$4 fps=${5:-10} f="$OUTDIR/.partial.$1_video.mp4"
+    local name=$1 src="$WORK/$2.wav" d=$3 seed=$4 fps=${5:-10} noise=${6:-0.03} f="$OUTDIR/.partial.$1_video.mp4"
     local video="color=c=black:s=160x120:r=$fps:d=$d"
     # Click scenes flash white on every whole second.
     [[ $2 == clicks* ]] && video="$video,drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='eq(mod(n\,$fps)\,0)'"
     "${FF[@]}" -f lavfi -i "$video" -i "$src" \
-        -f lavfi -i "anoisesrc=seed=$seed:sample_rate=$RATE:d=$d:color=pink:amplitude=0.03" \
+        -f lavfi -i "anoisesrc=seed=$seed:sample_rate=$RATE:d=$d:color=pink:amplitude=$noise" \
         -filter_complex "[1]atrim=start_sample=$((LEAD * RATE)):end_sample=$(((LEAD + d) * RATE)),asetpts=N/SR/TB,pan=mono|c0=c0,highpass=f=250,lowpass=f=5000,volume=0.7[m];[m][2]amix=inputs=2:normalize=0[a]" \
         -map 0:v -map "[a]" "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" "$f"
     mv -f "$f" "$OUTDIR/$1_video.mp4"
 }
 
-# recorder NAME SCENE OFFSET_SAMPLES P Q SECONDS SEED [RATE]: AUDIO on a clock
-# P/Q times the true one, starting at true time OFFSET_SAMPLES/48000.
+# recorder NAME SCENE OFFSET_SAMPLES P Q SECONDS SEED [RATE] [NOISE]: AUDIO on a
+# clock P/Q times the true one, starting at true time OFFSET_SAMPLES/48000.
 recorder() {
-    local name=$1 src="$WORK/$2.wav" off=$3 p=$4 q=$5 d=$6 seed=$7 outrate=${8:-$RATE}
+    local name=$1 src="$WORK/$2.wav" off=$3 p=$4 q=$5 d=$6 seed=$7 outrate=${8:-$RATE} noise=${9:-0.01}
     local f="$OUTDIR/.partial.$1_audio.m4a" chain
     chain="atrim=start_sample=$((LEAD * RATE + off)),asetpts=N/SR/TB"
     [[ $p != "$q" ]] && chain="$chain,asetrate=$q,aresample=$p:filter_size=64,asetrate=$RATE"
@@ -103,7 +107,7 @@ recorder() {
             | sed -n 's/.*silence_end: \([0-9.]*\).*/\1/p' \
             | awk -v b="$base" -v r="$RATE" '$1 < 89.9 { printf "%.6f\n", $1 + b / r }' >>"$WORK/$name.markers"
     done
-    "${FF[@]}" -i "$src" -f lavfi -i "anoisesrc=seed=$seed:sample_rate=$outrate:d=$((d + 1)):color=white:amplitude=0.01" \
+    "${FF[@]}" -i "$src" -f lavfi -i "anoisesrc=seed=$seed:sample_rate=$outrate:d=$((d + 1)):color=white:amplitude=$noise" \
         -filter_complex "[0]$chain,pan=mono|c0=c0,equalizer=f=2500:t=q:w=1:g=6,lowpass=f=12000,aresample=$outrate[m];[m][1]amix=inputs=2:normalize=0:duration=first[a]" \
         -map "[a]" "${AAC[@]}" -ar "$outrate" "${BITEXACT[@]}" "$f"
     mv -f "$f" "$OUTDIR/$1_audio.m4a"
@@ -114,7 +118,7 @@ recorder() {
 
 rm -f "$TRUTH.partial"
 log "generating sync scenes into $OUTDIR"
-scene talk 130 0
+scene talk 130 0 11
 #        name                 scene offset(samples)  P      Q      seconds seed [rate]
 camera   scene_a              talk  60 21
 recorder scene_a              talk  592593           1      1      75      31
@@ -127,13 +131,21 @@ recorder scene_d              talk  24601            12501  12500  75      34
 camera   scene_e              talk  60 25
 recorder scene_e              talk  -108003          12499  12500  75      35 44100
 
-# Ten minutes of click track (a white frame and a beep at every whole true
-# second) with the scene's bursts: a recorder started 3.5 s early on a clock
+# Ten minutes of click track (a white frame at every whole true second, a
+# beep on some) with the scene's bursts, quieter, and quieter microphones: a recorder started 3.5 s early on a clock
 # 80 ppm fast, and one started 1.23 s late on an exact clock.
-scene clicks 620 1
-camera   clicks10m            clicks 600 26 5
-recorder clicks10m_drift80    clicks -168001         12501  12500  606     36
-recorder clicks10m_nodrift    clicks 59259           1      1      598     37
+scene clicks 620 1 12
+camera   clicks10m            clicks 600 26 5 0.003
+recorder clicks10m_drift80    clicks -168001         12501  12500  606     36 48000 0.003
+recorder clicks10m_nodrift    clicks 59259           1      1      598     37 48000 0.003
+
+# For refusals: another scene (other noise, other events), an AUDIO too
+# short to overlap enough, and digital silence.
+scene other 40 0 13
+recorder unrelated            other 0                1      1      30      38
+recorder short                talk  240000           1      1      2       39
+"${FF[@]}" -f lavfi -i "anullsrc=r=$RATE:cl=mono:d=20" "${AAC[@]}" "${BITEXACT[@]}" "$OUTDIR/.partial.silence_audio.m4a"
+mv -f "$OUTDIR/.partial.silence_audio.m4a" "$OUTDIR/silence_audio.m4a"
 mv -f "$TRUTH.partial" "$TRUTH"
 printf '%s\n' "$SHA" >"$STAMP"
 log "done in $((SECONDS - START_SECONDS)) s"
