@@ -335,13 +335,28 @@ private struct SyncEstimator {
             correlator.correlate(correlator.spectrum(b), correlator.spectrum(a), into: &c)
             guard let peak = CorrelationPeak.find(in: c, search: 0..<(2 * r + 1), sidelobes: 0..<(n - lr + 1),
                                                   exclusion: Int(0.002 * fr)) else { continue }
-            let u = (Double(camStart) + Double(lr) / 2) / fr
-            let v = (Double(recStart) + peak.position + Double(lr) / 2) / fr
+            // The lag belongs to where the window's sound is (its energy
+            // centroid), not its middle: with drift, sparse events would
+            // otherwise flatten the fitted slope.
+            let centroid = energyCentroid(a)
+            let u = (Double(camStart) + centroid) / fr
+            let v = (Double(recStart) + peak.position + centroid) / fr
             out.append(WindowMeasurement(center: u, lag: u - v, ratio: peak.ratio))
         }
         progress(1)
         return out
     }
+}
+
+/// The energy-weighted mean index of `x`.
+private func energyCentroid(_ x: [Float]) -> Double {
+    var e = 0.0, m = 0.0
+    for (i, v) in x.enumerated() {
+        let p = Double(v) * Double(v)
+        e += p
+        m += p * Double(i)
+    }
+    return e > 0 ? m / e : Double(x.count) / 2
 }
 
 private func rms(_ x: [Float]) -> Double {

@@ -163,7 +163,8 @@ public struct SyncWindow: Hashable, Sendable {
 
 public enum WindowPlan {
     /// Windows of `length` seconds spread evenly over reference times
-    /// `overlap`, at most `settings.windowsAtMost`, about every 2 s or more.
+    /// `overlap`, at most `settings.windowsAtMost`, every 0.5 s or more apart
+    /// (overlapping in short recordings: more lags for the drift fit).
     /// The search radius grows from `base` at `anchor` by `slopeUncertainty`
     /// per second away from it.
     public static func windows(overlap: ClosedRange<Double>, length: Double, relation: ClockRelation,
@@ -171,7 +172,7 @@ public enum WindowPlan {
                                settings: WaveformSyncSettings) -> [SyncWindow] {
         let first = overlap.lowerBound + length / 2, last = overlap.upperBound - length / 2
         guard last >= first else { return [] }
-        let count = min(max(Int((last - first) / 2) + 1, 1), settings.windowsAtMost)
+        let count = min(max(Int((last - first) / 0.5) + 1, 1), settings.windowsAtMost)
         return (0..<count).map { i in
             let c = count == 1 ? (first + last) / 2 : first + (last - first) * Double(i) / Double(count - 1)
             let r = min(base + slopeUncertainty * abs(c - anchor), 1.0)
