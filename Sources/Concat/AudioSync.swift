@@ -71,6 +71,8 @@ public func estimateSync(video: String, audio: String, settings: WaveformSyncSet
 private struct Recording {
     let path: String
     let role: String
+    /// How errors speak of its audio: "VIDEO's audio", "AUDIO".
+    let label: String
     let streamIndex: Int
     let rate: Int32
     let start: Double
@@ -84,6 +86,7 @@ private struct Recording {
         }
         self.path = path
         self.role = role
+        label = role == "AUDIO" ? "AUDIO" : "\(role)'s audio"
         streamIndex = s.index
         rate = s.sampleRate
         start = s.startTime?.seconds ?? 0
@@ -168,7 +171,7 @@ private struct SyncEstimator {
     mutating func run(progress: SyncProgress?) throws(MediaError) -> AudioSyncReport {
         let need = settings.minimumOverlap
         for r in [reference, other] where r.duration < need {
-            throw refuse("\(r.role) is \(fixed(r.duration, 2)) s long; at least \(fixed(need, 1)) s overlapping the other recording are needed",
+            throw refuse("\(r.label) is \(fixed(r.duration, 2)) s long; at least \(fixed(need, 1)) s overlapping the other recording are needed",
                          hint: nil).about(path: r.path)
         }
         let coarse = try coarseSearch(progress: progress)
@@ -241,7 +244,7 @@ private struct SyncEstimator {
             if s.count == lt, rms(s) > 1e-5 { templates.append((Double(from) / fc, s)) }
         }
         if templates.isEmpty {
-            throw refuse("\(short.role)'s audio is silent: there is nothing to align").about(path: short.path)
+            throw refuse("\(short.label) is silent: there is nothing to align").about(path: short.path)
         }
         var n = 1 << 14
         while n < 4 * lt { n <<= 1 }
@@ -284,7 +287,7 @@ private struct SyncEstimator {
             if more.count < step { tail += step - more.count }
         }
         if energy / max(total, 1) < 1e-10 {
-            throw refuse("\(long.role)'s audio is silent: there is nothing to align").about(path: long.path)
+            throw refuse("\(long.label) is silent: there is nothing to align").about(path: long.path)
         }
 
         // Each template's best match, as (reference time, lag).

@@ -93,9 +93,11 @@ public struct ClockRelation: Hashable, Sendable, Codable {
 /// overlap; resample when that would use more than half the sync tolerance
 /// (the other half is left to the estimate itself).
 public enum DriftPolicy {
-    /// Largest error (s) of the best constant offset over `span` seconds of reference time.
+    /// Largest error (s) of the best constant offset over `span` seconds of
+    /// reference time (the other clock covers `span · (1 + drift)` of its
+    /// own seconds, each `drift` off).
     public static func copyError(drift: Double, span: Double) -> Double {
-        abs(drift / (1 + drift)) * span / 2
+        abs(drift) * span / 2
     }
 
     public static func needsResampling(drift: Double, span: Double, tolerance: Double) -> Bool {
