@@ -16,6 +16,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/samplefmt.h>
+#include <libavutil/tx.h>
 #include <libavfilter/avfilter.h>
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>

@@ -42,6 +42,11 @@ struct SegmentSpec {
     var name: String
     /// Whether a missing audio stream is an error (merge, fill-silence).
     var requiresAudio = true
+    /// The audio's clock rate relative to the video's, minus 1, to be undone
+    /// by resampling (the audio is then re-encoded).
+    var drift: Double?
+    /// Also copy the video file's own audio, as a second audio track.
+    var keepOriginalAudio = false
 }
 
 /// A silence insertion or removal, in output seconds and samples.
@@ -80,6 +85,12 @@ public struct AssemblyReport: Sendable, Codable {
     public var durationSeconds: Double?
     public var elapsedSeconds = 0.0
     public var warnings: [String] = []
+    /// `merge --sync-by-audio`: the estimate the offset came from.
+    public var autoSync: AudioSyncReport?
+    /// The drift undone by resampling (ppm), if any.
+    public var driftCorrectedPPM: Double?
+    /// The video file's own audio, copied as a second track.
+    public var originalAudioCodec: String?
 }
 
 /// Progress of an assembly: output seconds written of the expected total.
@@ -177,8 +188,16 @@ func assemble(_ specs: [SegmentSpec], output outputPath: String, options: Assemb
     let first = segments[0]
 
     var handling: AudioHandling?
+    if let o = first.original, container.canHold(o.stream) == false {
+        throw MediaError.invalid("could not keep the original audio", path: o.stream.file.path, stream: o.stream.index,
+                                 message: "\(container.name) cannot hold audio codec '\(o.stream.codecName)'",
+                                 hint: "choose a container that holds it (mov, mkv) or leave out --keep-original-audio")
+    }
     if let audio = first.audio {
-        if container.canHold(audio.stream) == false {
+        if let drift = first.spec.drift {
+            handling = .reencode(try reencodeSettings(audio, container: container, options: options),
+                                 reason: "its clock runs \(String(format3: drift * 1e6)) ppm \(drift >= 0 ? "fast" : "slow"): resampled once to the video's clock")
+        } else if container.canHold(audio.stream) == false {
             handling = .reencode(try reencodeSettings(audio, container: container, options: options),
                                  reason: "\(container.name) cannot hold \(audio.stream.codecName)")
         } else if let silence = try SilentAudio(matching: audio, container: container) {
@@ -213,11 +232,19 @@ struct Segment {
     let spec: SegmentSpec
     let video: StreamReader
     let audio: StreamReader?
+    /// The video file's own audio, copied beside (`keepOriginalAudio`).
+    let original: StreamReader?
 
     init(_ spec: SegmentSpec, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
         let vf = try InputFile(path: spec.videoPath, cancellation: cancellation)
         let vs = try mainStream(vf, .video, role: spec.name)
+        if spec.keepOriginalAudio {
+            let s = try mainStream(vf, .audio, role: spec.name)
+            original = try StreamReader(file: try InputFile(path: vf.path, cancellation: cancellation), stream: s.index)
+        } else {
+            original = nil
+        }
         var audioStream: InputStream?
         if let ap = spec.audioPath {
             let af = ap == spec.videoPath ? vf : try InputFile(path: ap, cancellation: cancellation)
@@ -326,6 +353,9 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                                   inputs: Array(Set(segments.flatMap { [$0.spec.videoPath] + ($0.spec.audioPath.map { [$0] } ?? []) })))
     var sources: [OutputStreamSource] = [.copy(videoStream)]
     if let audioStream { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(audioStream)) }
+    // The original audio follows as a track that is not the default.
+    let originalIndex = sources.count
+    if let o = first.original { sources.append(.copy(o.stream, isDefault: false)) }
     let out = try OutputFile(path: staged.temporary, container: container, streams: sources,
                              metadataSource: first.video.file,
                              options: muxerOptions(container, faststart: options.faststart,
@@ -365,6 +395,8 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
         report.audioMode = "copied"
     }
     report.sampleRate = audioStream == nil ? nil : sampleRate
+    report.originalAudioCodec = first.original?.stream.codecName
+    if reencoder != nil, let d = first.spec.drift { report.driftCorrectedPPM = d * 1e6 }
 
     let totalDuration = segments.compactMap { $0.video.stream.duration?.seconds }.reduce(0, +)
     let silentPacket = try Packet()
@@ -380,6 +412,15 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
         p.streamIndex = 0
         try out.write(p)
         report.videoPackets += 1
+    }
+    var originalTimeline: TrackTimeline?
+    func writeOriginal(_ p: borrowing Packet) throws(MediaError) {
+        let s = first.original!.stream
+        do { p.timing = try originalTimeline!.map(p.timing) } catch {
+            throw timestampError(error, input: s.file.path, stream: s.index)
+        }
+        p.streamIndex = originalIndex
+        try out.write(p)
     }
     func writeAudio(_ p: borrowing Packet) throws(MediaError) {
         do { p.timing = try audioTimeline!.map(p.timing) } catch {
@@ -464,7 +505,25 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                 }
             }
             reencoder?.limit = nil
-            try reencoder?.begin(st, shift: audioBase)
+            try reencoder?.begin(st, shift: audioBase, drift: seg.spec.drift, anchor: audioStartLocal)
+        }
+
+        if let o = seg.original {
+            // The camera's audio keeps its place against the camera's video.
+            let otb = o.stream.timeBase!
+            do {
+                originalTimeline = try TrackTimeline(source: otb, target: out.timeBases[originalIndex],
+                                                     shift: Timestamp(rescale(videoShift, from: videoTB, to: otb) ?? 0, otb),
+                                                     order: container.dtsOrder, repair: .fix, wrapBits: o.stream.wrapBits)
+            } catch {
+                throw timestampError(error, input: o.stream.file.path, stream: o.stream.index)
+            }
+        }
+        func originalTime() -> Timestamp? {
+            guard let o = seg.original else { return nil }
+            let t = o.packet.timing
+            return (t.dts ?? t.pts).map { Timestamp($0, o.stream.timeBase!) }
+                .flatMap { $0.rescaled(to: videoTB) }.map { Timestamp($0.value &+ videoShift, videoTB) }
         }
 
         var videoEnded = false, audioEnded = seg.audio == nil
@@ -502,6 +561,13 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                     let audioEnd = reencoder?.cursor ?? assembler.cursor ?? 0
                     videoCut = rescale(audioEnd, from: sampleTB, to: videoTB)
                 }
+            }
+            let hasOriginal = try seg.original?.peek() ?? false
+            if hasOriginal, let ot = originalTime(),
+               !hasVideo || videoTime().map({ ot <= $0 }) ?? true, !hasAudio || audioTime().map({ ot <= $0 }) ?? true {
+                try writeOriginal(seg.original!.packet)
+                seg.original!.consume()
+                continue
             }
             if !hasVideo && !hasAudio { break }
             let takeVideo: Bool

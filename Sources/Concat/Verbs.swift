@@ -3,12 +3,39 @@ import Sync
 
 /// `avtool merge VIDEO AUDIO OUT`: video from one file, audio from another,
 /// placed by `alignment` and `offset`, ended by `options.end`.
+///
+/// With `syncByAudio`, the offset comes from `estimateSync` (AUDIO against
+/// VIDEO's own audio) instead: when the drift between the clocks would put
+/// the ends of the overlap more than half the tolerance out of sync with
+/// the best constant offset (`DriftPolicy`), AUDIO is resampled once to
+/// VIDEO's clock and re-encoded; otherwise it is stream-copied at that
+/// best constant offset. `keepOriginalAudio` copies VIDEO's own audio as a
+/// second, non-default track.
 public func merge(video: String, audio: String, output: String, alignment: MergeAlignment = .start,
-                  offset: Duration = .zero, options: AssemblyOptions,
+                  offset: Duration = .zero, syncByAudio: Bool = false, keepOriginalAudio: Bool = false,
+                  options: AssemblyOptions,
                   cancellation: Cancellation = .shared,
                   progress: ((AssemblyProgress) -> Void)? = nil) throws(MediaError) -> AssemblyReport {
-    try assemble([SegmentSpec(videoPath: video, audioPath: audio, alignment: alignment, offset: offset, name: "VIDEO")],
-                 output: output, options: options, verb: "merge", cancellation: cancellation, progress: progress)
+    var spec = SegmentSpec(videoPath: video, audioPath: audio, alignment: alignment, offset: offset, name: "VIDEO")
+    spec.keepOriginalAudio = keepOriginalAudio
+    var estimate: AudioSyncReport?
+    if syncByAudio {
+        try options.validate()
+        let e = try estimateSync(video: video, audio: audio, cancellation: cancellation)
+        let tolerance = (options.tolerance ?? .milliseconds(1)).seconds
+        spec.alignment = .start
+        if DriftPolicy.needsResampling(drift: e.driftPPM * 1e-6, span: e.overlapSeconds, tolerance: tolerance) {
+            spec.offset = .microseconds(Int64((e.offsetMilliseconds * 1000).rounded()))
+            spec.drift = e.driftPPM * 1e-6
+        } else {
+            spec.offset = .microseconds(Int64((e.copyOffsetMilliseconds * 1000).rounded()))
+        }
+        estimate = e
+    }
+    var report = try assemble([spec], output: output, options: options, verb: "merge", cancellation: cancellation, progress: progress)
+    report.autoSync = estimate
+    if let e = estimate { report.elapsedSeconds += e.elapsedSeconds }
+    return report
 }
 
 /// `avtool concat A B … OUT`: segments end to end, each segment's audio

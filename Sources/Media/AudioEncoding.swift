@@ -107,11 +107,24 @@ public final class AudioQueue {
     private let isPlanar: Bool
     private let bytesPerSample: Int
 
-    public init(for encoder: Encoder) throws(MediaError) {
+    public convenience init(for encoder: Encoder) throws(MediaError) {
+        try self.init(format: encoder.context.pointee.sample_fmt, sampleRate: encoder.context.pointee.sample_rate,
+                      layout: &encoder.context.pointee.ch_layout)
+    }
+
+    /// A queue of mono 32-bit float samples (packed) at `sampleRate`, for analysis.
+    public static func monoFloat(sampleRate: Int32) throws(MediaError) -> AudioQueue {
+        var mono = AVChannelLayout()
+        av_channel_layout_default(&mono, 1)
+        defer { av_channel_layout_uninit(&mono) }
+        return try AudioQueue(format: AV_SAMPLE_FMT_FLT, sampleRate: sampleRate, layout: &mono)
+    }
+
+    init(format: AVSampleFormat, sampleRate: Int32, layout source: UnsafeMutablePointer<AVChannelLayout>) throws(MediaError) {
         let op = "could not set up audio conversion"
-        format = encoder.context.pointee.sample_fmt
-        sampleRate = encoder.context.pointee.sample_rate
-        try MediaError.check(av_channel_layout_copy(&layout, &encoder.context.pointee.ch_layout), op)
+        self.format = format
+        self.sampleRate = sampleRate
+        try MediaError.check(av_channel_layout_copy(&layout, source), op)
         guard let f = av_audio_fifo_alloc(format, layout.nb_channels, 4096) else {
             av_channel_layout_uninit(&layout)
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: op)
@@ -131,12 +144,40 @@ public final class AudioQueue {
     /// Samples waiting for the encoder.
     public var count: Int { Int(av_audio_fifo_size(fifo)) }
 
+    /// Clock drift to undo while converting: the input is resampled from
+    /// its rate × (1 + drift) instead of its rate. Set before the first frame.
+    public var driftCorrection: DriftCorrection? {
+        didSet {
+            guard driftCorrection != oldValue else { return }
+            swr_free(&resampler)
+            resamplerInput = nil
+            inputSamplesConverted = 0
+        }
+    }
+
+    /// Input samples converted so far at the current input rate, so each
+    /// frame's converted count is the difference of two rounded running
+    /// totals: a rate change (44.1 → 48 kHz) gives fractional samples per
+    /// frame, and rounding each frame alone would drift.
+    private var inputSamplesConverted: Int64 = 0
+
     /// Samples `frame` gives once converted (the resampler's delay aside).
     public func convertedCount(of frame: borrowing Frame) -> Int64 {
         let n = Int64(frame.pointer.pointee.nb_samples)
         let rate = frame.pointer.pointee.sample_rate
+        let total = inputSamplesConverted
+        if let d = driftCorrection { return d.outputCount(ofInput: total + n) - d.outputCount(ofInput: total) }
         guard rate > 0, rate != sampleRate else { return n }
-        return n * Int64(sampleRate) / Int64(rate)
+        func scaled(_ k: Int64) -> Int64 { rescale(k, multiplier: Int64(sampleRate), divisor: Int64(rate), rounding: .nearest) ?? k }
+        return scaled(total + n) - scaled(total)
+    }
+
+    /// The rates libswresample converts between for input at `rate`.
+    private func resamplerRates(input rate: Int32) -> (input: Int32, output: Int32) {
+        if let d = driftCorrection, d.inputRate == rate, d.outputRate == sampleRate {
+            return (d.scaledInputRate, d.scaledOutputRate)
+        }
+        return (rate, sampleRate)
     }
 
     /// Converts `frame` and queues it, leaving out its first `trim` samples
@@ -153,7 +194,7 @@ public final class AudioQueue {
         }
         let key = (f.pointee.format, f.pointee.sample_rate, f.pointee.ch_layout.nb_channels)
         let direct = f.pointee.format == format.rawValue && f.pointee.sample_rate == sampleRate
-            && av_channel_layout_compare(&f.pointee.ch_layout, &layout) == 0
+            && av_channel_layout_compare(&f.pointee.ch_layout, &layout) == 0 && driftCorrection == nil
         if direct {
             try write(f, skipping: Int(trim), keeping: keep.map { Int($0) })
             return
@@ -167,13 +208,22 @@ public final class AudioQueue {
                 try MediaError.check(av_channel_layout_copy(&inLayout, &f.pointee.ch_layout), op)
             }
             defer { av_channel_layout_uninit(&inLayout) }
-            try MediaError.check(swr_alloc_set_opts2(&resampler, &layout, format, sampleRate,
-                                                     &inLayout, AVSampleFormat(f.pointee.format), f.pointee.sample_rate,
+            let rates = resamplerRates(input: f.pointee.sample_rate)
+            try MediaError.check(swr_alloc_set_opts2(&resampler, &layout, format, rates.output,
+                                                     &inLayout, AVSampleFormat(f.pointee.format), rates.input,
                                                      0, nil), op)
+            if driftCorrection != nil {
+                // Fewer, interpolated filter phases so the scaled rates stay exact (see DriftCorrection).
+                try MediaError.check(av_opt_set_int(UnsafeMutableRawPointer(resampler), "phase_shift",
+                                                    DriftCorrection.phaseShift, 0), op)
+                try MediaError.check(av_opt_set_int(UnsafeMutableRawPointer(resampler), "linear_interp", 1, 0), op)
+            }
             try MediaError.check(swr_init(resampler), op)
             resamplerInput = key
+            inputSamplesConverted = 0
         }
         try resample(f)
+        inputSamplesConverted += Int64(f.pointee.nb_samples)
         try write(converted.pointer, skipping: Int(trim), keeping: keep.map { Int($0) })
     }
 
@@ -190,12 +240,19 @@ public final class AudioQueue {
         out.pointee.format = format.rawValue
         out.pointee.sample_rate = sampleRate
         try MediaError.check(av_channel_layout_copy(&out.pointee.ch_layout, &layout), "could not convert audio")
-        // Room for the input plus what the resampler holds back.
-        let pending = swr_get_delay(resampler, Int64(sampleRate))
-        let incoming = source.map { Int64($0.pointee.nb_samples) * Int64(sampleRate) / Int64(max($0.pointee.sample_rate, 1)) } ?? 0
-        out.pointee.nb_samples = Int32(clamping: pending + incoming + 32)
+        // Room for the input plus what the resampler holds back, from
+        // swr_get_out_samples (swr_get_delay overflows with scaled rates).
+        let bound = swr_get_out_samples(resampler, source?.pointee.nb_samples ?? 0)
+        try MediaError.check(bound, "could not convert audio")
+        out.pointee.nb_samples = bound + 64
         try MediaError.check(av_frame_get_buffer(out, 0), "could not convert audio")
-        try MediaError.check(swr_convert_frame(resampler, out, source), "could not convert audio")
+        // swr_convert rather than swr_convert_frame: with a drift correction
+        // the resampler's rates are scaled and differ from the frames' own.
+        let inData = source.flatMap { $0.pointee.extended_data.map { UnsafeMutablePointer<UnsafePointer<UInt8>?>(OpaquePointer($0)) } }
+        let n = swr_convert(resampler, out.pointee.extended_data, out.pointee.nb_samples,
+                            inData, source?.pointee.nb_samples ?? 0)
+        try MediaError.check(n, "could not convert audio")
+        out.pointee.nb_samples = n
     }
 
     /// Queues `n` samples of silence.
@@ -236,6 +293,32 @@ public final class AudioQueue {
             av_audio_fifo_read(fifo, $0, k)
         }
         try MediaError.check(read, "could not queue audio")
+    }
+
+    /// Takes up to `n` samples of a mono float queue (`monoFloat`) and
+    /// appends them to `samples`; returns how many.
+    @discardableResult
+    public func take(_ n: Int, appendingTo samples: inout [Float]) throws(MediaError) -> Int {
+        precondition(format == AV_SAMPLE_FMT_FLT && layout.nb_channels == 1)
+        let k = min(n, count)
+        guard k > 0 else { return 0 }
+        let start = samples.count
+        samples.append(contentsOf: repeatElement(0, count: k))
+        let read = samples.withUnsafeMutableBufferPointer { b -> Int32 in
+            var p: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(b.baseAddress! + start)
+            return av_audio_fifo_read(fifo, &p, Int32(k))
+        }
+        try MediaError.check(read, "could not queue audio")
+        if Int(read) < k { samples.removeLast(k - Int(read)) }
+        return Int(read)
+    }
+
+    /// Drops everything queued and what the resampler holds.
+    public func reset() {
+        av_audio_fifo_reset(fifo)
+        swr_free(&resampler)
+        resamplerInput = nil
+        inputSamplesConverted = 0
     }
 
     private func write(_ f: UnsafeMutablePointer<AVFrame>, skipping skip: Int, keeping keep: Int? = nil) throws(MediaError) {

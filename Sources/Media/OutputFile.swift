@@ -6,8 +6,9 @@ import Sync
 /// will add cases. The whole set is given to `OutputFile.init`, which writes
 /// the header, so no stream can be added once writing has begun.
 public enum OutputStreamSource {
-    /// Copy codec parameters, metadata, disposition and side data (rotation).
-    case copy(InputStream)
+    /// Copy codec parameters, metadata, disposition and side data (rotation);
+    /// `isDefault` overrides the default flag of the disposition.
+    case copy(InputStream, isDefault: Bool? = nil)
     /// Packets from an opened encoder; metadata, disposition and side data
     /// come from the encoder's source stream.
     case encoded(Encoder)
@@ -92,7 +93,7 @@ public final class OutputFile {
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not add a stream to", path: path)
         }
         switch source {
-        case .copy(let input):
+        case .copy(let input, let isDefault):
             let src = input.stream
             try MediaError.check(avcodec_parameters_copy(st.pointee.codecpar, src.pointee.codecpar),
                                  "could not copy codec parameters to", path: path, stream: index)
@@ -102,6 +103,10 @@ public final class OutputFile {
             st.pointee.r_frame_rate = src.pointee.r_frame_rate
             st.pointee.sample_aspect_ratio = src.pointee.codecpar.pointee.sample_aspect_ratio
             try inherit(from: input, into: st, index: index)
+            if let isDefault {
+                st.pointee.disposition = isDefault ? st.pointee.disposition | AV_DISPOSITION_DEFAULT
+                    : st.pointee.disposition & ~AV_DISPOSITION_DEFAULT
+            }
         case .encoded(let encoder):
             let ctx = encoder.context
             try MediaError.check(avcodec_parameters_from_context(st.pointee.codecpar, ctx),

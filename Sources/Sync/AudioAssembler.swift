@@ -23,6 +23,14 @@ public struct AudioStep: Hashable, Sendable {
 
     /// Whether the packet is written at all.
     public var writes: Bool { keep > 0 }
+
+    /// `keep` when it cuts the end of a packet of `samples` samples, else
+    /// `nil` (keep everything after the trim). A resampler's output for one
+    /// frame is only about the counted number of samples: a count must not
+    /// cut off what the running total owes.
+    public func cut(from samples: Int64) -> Int64? {
+        keep < samples - trimStart ? keep : nil
+    }
 }
 
 /// A discontinuity the assembler repaired.

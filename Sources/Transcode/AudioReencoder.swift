@@ -119,11 +119,26 @@ public final class AudioReencoder {
 
     /// Switches to decoding `stream`, whose positions (in samples of the
     /// encoder's rate) get `shift` added. Call `endInput` on the previous one first.
-    public func begin(_ stream: InputStream, shift: Int64 = 0) throws(MediaError) {
+    ///
+    /// With `drift` (the stream's clock rate relative to the output's, minus
+    /// 1) the audio is resampled once to undo it, and its positions are
+    /// stretched by the same ratio around `anchor` (a position before the
+    /// shift, e.g. its first sample), which stays in place.
+    public func begin(_ stream: InputStream, shift: Int64 = 0, drift: Double? = nil, anchor: Int64 = 0) throws(MediaError) {
         decoder = try Decoder(stream: stream)
         self.stream = stream
         self.shift = shift
+        let correction = drift.flatMap { DriftCorrection(drift: $0, inputRate: stream.sampleRate, outputRate: encoder.sampleRate) }
+        if drift != nil && correction == nil {
+            throw MediaError.invalid("could not resample", path: stream.file.path, stream: stream.index,
+                                     message: "a clock drift of \(drift! * 1e6) ppm cannot be corrected")
+        }
+        queue.driftCorrection = correction
+        self.anchor = anchor
     }
+
+    /// The position that stays put under a drift correction.
+    private var anchor: Int64 = 0
 
     public var silenceInserted: Int64 { assembler.silenceInserted }
     public var samplesTrimmed: Int64 { assembler.samplesTrimmed }
@@ -172,12 +187,14 @@ public final class AudioReencoder {
     private func drainDecoder(_ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
         guard let decoder, let stream else { return }
         while case .ready = try decoder.receive(into: decoded) {
+            let correction = queue.driftCorrection
             let at = decoded.bestEffortTimestamp
                 .flatMap { rescale($0, from: stream.timeBase!, to: sampleTimeBase) }
-                .map { $0 &+ shift }
-            let step = assembler.place(at: at, samples: queue.convertedCount(of: decoded), limit: limit)
+                .map { (correction?.map($0, anchor: anchor) ?? $0) &+ shift }
+            let count = queue.convertedCount(of: decoded)
+            let step = assembler.place(at: at, samples: count, limit: limit)
             if step.silence > 0 { try queue.appendSilence(step.silence) }
-            if step.keep > 0 { try queue.append(decoded, trim: step.trimStart, keep: step.keep) }
+            if step.keep > 0 { try queue.append(decoded, trim: step.trimStart, keep: step.cut(from: count)) }
             decoded.unref()
             try encodeQueued(final: false, emit)
         }

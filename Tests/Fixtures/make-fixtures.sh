@@ -53,6 +53,9 @@ cache_valid() {
     return 0
 }
 
+# Scenes for waveform auto-sync (own cache, own stamp).
+"$(dirname "$SCRIPT_PATH")/make-sync-scenes.sh" "$OUTDIR"
+
 if cache_valid; then
     exit 0
 fi

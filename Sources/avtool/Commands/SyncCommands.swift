@@ -58,6 +58,12 @@ struct MergeCommand: WritingVerb {
             overlaps trimmed (--no-fill to keep them). Silence is made as frames of the audio's own \
             codec so the real audio is not re-encoded; when that cannot keep every sample within \
             --tolerance of its place, the audio is re-encoded once and the report says why.
+            --sync-by-audio finds the offset itself, as 'avtool sync' does, by matching AUDIO against \
+            VIDEO's own audio: AUDIO replaces the camera's audio (--keep-original-audio keeps that \
+            as a second track). When AUDIO's clock drifts enough that a constant offset would leave \
+            the ends of the overlap more than half of --tolerance out of sync, AUDIO is resampled \
+            once to VIDEO's clock (and re-encoded); otherwise it is stream-copied at the offset that \
+            best fits the whole overlap. Unclear matches are refused.
             The report (--json, or the summary) gives the offset applied, the silence inserted and \
             where, samples trimmed, and the output's A/V start skew and end difference.
             """
@@ -79,6 +85,12 @@ struct MergeCommand: WritingVerb {
     @Flag(help: "Keep gaps and overlaps inside the audio as they are.")
     var noFill = false
 
+    @Flag(help: "Find the offset (and clock drift) by matching AUDIO against VIDEO's own audio.")
+    var syncByAudio = false
+
+    @Flag(help: "Also keep VIDEO's own audio, as a second (not default) audio track.")
+    var keepOriginalAudio = false
+
     @OptionGroup var sync: SyncOptions
     @OptionGroup var containerOptions: ContainerOptions
     @OptionGroup var outputOptions: OutputOptions
@@ -88,6 +100,12 @@ struct MergeCommand: WritingVerb {
         if let offset, parseDuration(offset) == nil {
             throw ValidationError("'--offset' \(offset) is not a duration like 120ms, -0.5s or 1.25")
         }
+        if syncByAudio && offset != nil {
+            throw ValidationError("'--sync-by-audio' and '--offset' cannot be used together")
+        }
+        if syncByAudio && align != .start {
+            throw ValidationError("'--sync-by-audio' and '--align timestamps' cannot be used together")
+        }
     }
 
     func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
@@ -95,7 +113,8 @@ struct MergeCommand: WritingVerb {
         o.end = end
         o.fill = !noFill
         let shift = offset.flatMap(parseDuration) ?? .zero
-        return try merge(video: video, audio: audio, output: output, alignment: align, offset: shift, options: o) { p in
+        return try merge(video: video, audio: audio, output: output, alignment: align, offset: shift,
+                         syncByAudio: syncByAudio, keepOriginalAudio: keepOriginalAudio, options: o) { p in
             line.update(fraction: p.fraction, position: p.position, detail: "")
         }
     }
@@ -198,6 +217,10 @@ extension AssemblyReport: VerbReport {
         if let audioCodec, let audioMode {
             s += ", audio \(audioCodec) \(audioMode)"
             if let reencodeReason { s += " (\(reencodeReason))" }
+        }
+        if let originalAudioCodec { s += ", original audio \(originalAudioCodec) copied as a second track" }
+        if let e = autoSync {
+            s += "; synced by audio: drift \(String(format2: e.driftPPM)) ppm, confidence \(String(format2: e.confidence))"
         }
         if let ms = offsetMilliseconds, let n = offsetSamples { s += "; offset \(String(format2: ms)) ms (\(n) samples)" }
         if silenceInsertedSamples > 0 {

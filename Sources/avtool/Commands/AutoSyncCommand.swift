@@ -1,0 +1,72 @@
+import ArgumentParser
+import Concat
+import Media
+import Sync
+
+struct AutoSyncCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Find where a separate audio recording belongs against a video's own audio, and its clock drift.",
+        discussion: """
+            Compares AUDIO with VIDEO's own audio track (the camera's microphone) by cross-correlation: \
+            a coarse search over every possible offset on a downsampled, band-limited signal, then \
+            windows across the whole overlap at full rate, each refined between samples and fitted \
+            to a line by least squares, disagreeing windows rejected. Prints the offset (where \
+            AUDIO's first sample belongs relative to VIDEO's first frame: what merge's --offset \
+            takes), the drift of AUDIO's clock in ppm, and a confidence score; writes nothing. \
+            'avtool merge VIDEO AUDIO OUT --sync-by-audio' uses the same estimate. When the \
+            recordings do not clearly match (silence, different scenes, too little overlap) it \
+            says so and exits non-zero instead of guessing.
+            """
+    )
+
+    @Argument(help: "The video recording, with its own audio track.") var video: String
+    @Argument(help: "The separate audio recording of the same scene.") var audio: String
+
+    @Flag(help: "Print the report as JSON (sorted snake_case keys) on stdout.")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "Print nothing on stderr except errors (no progress).")
+    var quiet = false
+
+    @Flag(name: .shortAndLong, help: "Also print FFmpeg's own warnings on stderr.")
+    var verbose = false
+
+    func run() throws {
+        (verbose ? LibraryLogLevel.warning : .quiet).apply()
+        Signals.install()
+        let line = ProgressLine(quiet: quiet)
+        let report = try reportingFailures { () throws(MediaError) in
+            defer { line.finish() }
+            return try estimateSync(video: video, audio: audio) { f in
+                line.update(fraction: f, position: nil)
+            }
+        }
+        Terminal.output(json ? jsonText(report) : report.text)
+    }
+}
+
+extension AudioSyncReport {
+    var text: String {
+        func signed(_ v: Double, _ digits: Int) -> String { (v >= 0 ? "+" : "") + String(fixedDigits: v, digits) }
+        var s = "'\(audio)' against '\(video)':\n"
+        s += "  offset \(signed(offsetMilliseconds, 3)) ms (AUDIO's first sample relative to VIDEO's first frame; merge --offset \(String(fixedDigits: offsetMilliseconds, 3))ms)\n"
+        s += "  drift \(signed(driftPPM, 2)) ppm ± \(String(fixedDigits: driftErrorPPM, 2)) (AUDIO's clock runs \(driftPPM >= 0 ? "fast" : "slow"); "
+        s += "\(String(fixedDigits: abs(driftPPM) * overlapSeconds / 1000, 2)) ms over the \(String(fixedDigits: overlapSeconds, 1)) s overlap)\n"
+        s += "  confidence \(String(fixedDigits: confidence, 2)): \(windowsAgreeing) of \(windows) windows agree within \(String(fixedDigits: residualMilliseconds, 3)) ms RMS, median peak ratio \(String(fixedDigits: medianPeakRatio, 1))\n"
+        s += "  in \(String(fixedDigits: elapsedSeconds, 2)) s"
+        return s
+    }
+}
+
+extension String {
+    init(fixedDigits v: Double, _ digits: Int) {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let n = Int64((abs(v) * scale).rounded())
+        let whole = n / Int64(scale), frac = n % Int64(scale)
+        var f = String(frac)
+        while f.count < digits { f = "0" + f }
+        self = (v < 0 && n != 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + f : "")
+    }
+}
