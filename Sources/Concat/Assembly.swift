@@ -326,7 +326,7 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
                                   inputs: Array(Set(segments.flatMap { [$0.spec.videoPath] + ($0.spec.audioPath.map { [$0] } ?? []) })))
     var sources: [OutputStreamSource] = [.copy(videoStream)]
     if let audioStream { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(audioStream)) }
-    let out = try OutputFile(path: staged.temporary, container: container, streams: sources,
+    let out = try OutputFile(path: staged.temporary, reportingAs: outputPath, container: container, streams: sources,
                              metadataSource: first.video.file,
                              options: muxerOptions(container, faststart: options.faststart,
                                                    audioSampleRate: audioStream == nil ? nil : sampleRate),

@@ -105,7 +105,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
 
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
     let output = try OutputFile(
-        path: staged.temporary, container: container,
+        path: staged.temporary, reportingAs: outputPath, container: container,
         streams: plan.kept.map {
             $0.index == video.index ? .encoded(encoder) : audioEncoders[$0.index].map { .encoded($0.encoder) } ?? .copy($0)
         },
