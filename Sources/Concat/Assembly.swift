@@ -392,6 +392,10 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     /// Silent packets (copy mode) covering `count` samples from `position`.
     func writeSilence(_ count: Int64, at position: Int64) throws(MediaError) {
         guard let silence, count > 0 else { return }
+        if AudioAssembler.exceedsFillLimit(count, sampleRate: sampleRate) {
+            throw fillLimitError(samples: count, at: position, sampleRate: sampleRate,
+                                 path: audioStream?.file.path, stream: audioStream?.index)
+        }
         var left = count, pos = position
         while left > 0 {
             let n = min(left, silence.packetSamples)

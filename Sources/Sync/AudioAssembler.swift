@@ -51,6 +51,18 @@ public struct AudioRepair: Hashable, Sendable, Codable {
 ///   cannot land a packet within the tolerance the step says so
 ///   (`residual`), and the caller re-encodes instead.
 public struct AudioAssembler: Sendable {
+    /// The longest silence (or repetition of a frame) a pipeline makes in
+    /// one place. A recording does not pause for half a day: a longer jump
+    /// is a broken timestamp, and filling it would run for hours and fill
+    /// the disk, so pipelines refuse it (`fillLimitExceeded`).
+    public static let longestFillSeconds: Int64 = 12 * 3600
+
+    /// Whether `samples` at `sampleRate` is more than `longestFillSeconds`.
+    public static func exceedsFillLimit(_ samples: Int64, sampleRate: Int32) -> Bool {
+        let (limit, overflow) = longestFillSeconds.multipliedReportingOverflow(by: Int64(max(sampleRate, 1)))
+        return !overflow && samples > limit
+    }
+
     public let sampleRate: Int32
     public let frameSize: Int64?
     public let toleranceSamples: Int64

@@ -67,7 +67,7 @@ struct RemuxCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reporting.perform { line throws(MediaError) in
+        try reporting.perform(with: outputOptions) { line throws(MediaError) in
             try remux(input: input, output: output, options: options) { p in
                 line.update(fraction: p.fraction, position: p.position)
             }

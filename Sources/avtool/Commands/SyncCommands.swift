@@ -95,7 +95,7 @@ struct MergeCommand: ParsableCommand {
         o.end = end
         o.fill = !noFill
         let shift = offset.flatMap(parseDuration) ?? .zero
-        try reporting.perform { line throws(MediaError) in
+        try reporting.perform(with: outputOptions) { line throws(MediaError) in
             try merge(video: video, audio: audio, output: output, alignment: align, offset: shift, options: o) { p in
                 line.update(fraction: p.fraction, position: p.position)
             }
@@ -156,7 +156,7 @@ struct ConcatCommand: ParsableCommand {
     func run() throws {
         let inputs = try segments()
         let o = assemblyOptions(containerOptions, outputOptions, sync)
-        try reporting.perform { line throws(MediaError) in
+        try reporting.perform(with: outputOptions) { line throws(MediaError) in
             try concat(inputs, output: paths.last!, options: o) { p in
                 line.update(fraction: p.fraction, position: p.position)
             }
@@ -190,7 +190,7 @@ struct FillSilenceCommand: ParsableCommand {
 
     func run() throws {
         let o = assemblyOptions(containerOptions, outputOptions, sync)
-        try reporting.perform { line throws(MediaError) in
+        try reporting.perform(with: outputOptions) { line throws(MediaError) in
             try fillSilence(input: input, output: output, toVideoEnd: toVideoEnd, options: o) { p in
                 line.update(fraction: p.fraction, position: p.position)
             }

@@ -119,7 +119,7 @@ struct TranscodeCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reporting.perform { line throws(MediaError) in
+        try reporting.perform(with: outputOptions) { line throws(MediaError) in
             try transcode(input: input, output: output, options: options) { p in
                 line.update(fraction: p.fraction, position: p.position, detail: "\(p.frames) frames")
             }

@@ -10,10 +10,11 @@ protocol VerbReport: Encodable {
 extension ReportingOptions {
     /// The life of a verb that writes a file: FFmpeg's log level, signal
     /// handling, a progress line on stderr, a failure as one line and an
-    /// exit status, then the report.
-    func perform<R: VerbReport>(_ work: (ProgressLine) throws(MediaError) -> R) throws {
+    /// exit status, then the report. `output` brings the `--timeout` clock.
+    func perform<R: VerbReport>(with output: OutputOptions? = nil, _ work: (ProgressLine) throws(MediaError) -> R) throws {
         applyLogLevel()
         Signals.install()
+        output?.armTimeout()
         let line = ProgressLine(quiet: quiet)
         let report = try reportingFailures { () throws(MediaError) in
             defer { line.finish() }
