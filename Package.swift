@@ -38,7 +38,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "avtool-fuzz", dependencies: ["Media", "Sync", "Probe", "Remux"]),
+        .executableTarget(name: "avtool-fuzz", dependencies: ["Media", "Sync", "Probe", "Remux", "Concat"]),
         .testTarget(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]

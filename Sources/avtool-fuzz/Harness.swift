@@ -1,3 +1,4 @@
+import Concat
 import Glibc
 import Media
 import Probe
@@ -6,10 +7,12 @@ import Sync
 
 // The fuzz target: one input, as bytes, through what avtool does with a file
 // — open (from memory, through a custom AVIOContext), probe every packet
-// (timestamps into the core's extent tracker and gap scanner), then remux
-// every packet through the core's TrackTimeline into an in-memory muxer.
-// Errors are the expected outcome for most inputs; a crash, a trap, a hang
-// or a leak is a bug.
+// (timestamps into the core's extent tracker and gap scanner), then one of
+// the writing paths into an in-memory muxer: remux (every packet through the
+// core's TrackTimeline), fill-silence (SyncPlan, AudioAssembler, silent
+// codec frames or re-encoding) or concat of the input with itself
+// (SplicePlan across a joint). Errors are the expected outcome for most
+// inputs; a crash, a trap, a hang or a leak is a bug.
 //
 // Two builds of the same file:
 // - `scripts/fuzz.sh` builds it with `-sanitize=fuzzer,address` and
@@ -17,11 +20,14 @@ import Sync
 // - the ordinary build is a replayer: `avtool-fuzz FILE…` runs each file once
 //   and says what happened (used to check reproducers).
 
-/// The containers an input is remuxed into, chosen by its length so every
-/// muxer sees mutated inputs without running each input three times.
+/// The containers an input is written into.
 let targets = ["mp4", "mkv", "ts"].map { Container(named: $0)! }
+/// At most this much output in memory; beyond it the output reports a full disk.
+let outputLimit = 256 << 20
 
-/// Runs one input; returns a one-line outcome.
+/// Runs one input; returns a one-line outcome. The writing path and the
+/// container are chosen by the input's length, so mutated inputs reach all
+/// of them without running each input several times.
 func runOne(_ bytes: UnsafeRawBufferPointer) -> String {
     let data = Array(bytes)
     var outcome = ""
@@ -31,15 +37,32 @@ func runOne(_ bytes: UnsafeRawBufferPointer) -> String {
     } catch {
         return "probe: \(error)"
     }
-    let container = targets[data.count % targets.count]
-    do throws(MediaError) {
-        // 256 MiB at most in memory; beyond that the output reports a full disk.
-        let out = try MemoryOutput(limit: 256 << 20)
-        let report = try remux(InputFile(memory: MemoryInput(data), name: "input"), into: out,
-                               container: container, options: RemuxOptions())
-        outcome += "; remux to \(container): \(report.outputBytes) bytes, \(report.corrections.total) timestamp fixes"
-    } catch {
-        outcome += "; remux to \(container): \(error)"
+    let container = targets[(data.count / 4) % targets.count]
+    switch data.count % 4 {
+    case 2:
+        do throws(MediaError) {
+            let report = try fillSilence(memory: data, container: container, toVideoEnd: data.count % 8 == 2,
+                                         limit: outputLimit)
+            outcome += "; fill-silence to \(container): \(report.outputBytes) bytes, \(report.silenceInsertedSamples) samples of silence"
+        } catch {
+            outcome += "; fill-silence to \(container): \(error)"
+        }
+    case 3:
+        do throws(MediaError) {
+            let report = try concat(memory: [data, data], container: container, limit: outputLimit)
+            outcome += "; concat to \(container): \(report.outputBytes) bytes, joints \(report.jointsSeconds)"
+        } catch {
+            outcome += "; concat to \(container): \(error)"
+        }
+    default:
+        do throws(MediaError) {
+            let out = try MemoryOutput(limit: outputLimit)
+            let report = try remux(InputFile(memory: MemoryInput(data), name: "input"), into: out,
+                                   container: container, options: RemuxOptions())
+            outcome += "; remux to \(container): \(report.outputBytes) bytes, \(report.corrections.total) timestamp fixes"
+        } catch {
+            outcome += "; remux to \(container): \(error)"
+        }
     }
     return outcome
 }
