@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "avtool", targets: ["avtool"]),
+        // The fuzz target (scripts/fuzz.sh builds it with libFuzzer); built
+        // normally it replays inputs: avtool-fuzz FILE…
+        .executable(name: "avtool-fuzz", targets: ["avtool-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,6 +43,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(name: "avtool-fuzz", dependencies: ["Media", "Sync", "Probe", "Remux", "Concat"]),
         .testTarget(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]

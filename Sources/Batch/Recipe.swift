@@ -205,6 +205,9 @@ private struct Reader {
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }), name.first != "-" else {
                 throw fail(value, "'\(key)' in \(what) is not an option name")
             }
+            if name == "timeout" {
+                throw fail(value, "'timeout' stops a whole process, so it cannot be set per job in a recipe")
+            }
             if ["help", "version", "json", "quiet", "verbose"].contains(name) {
                 throw fail(value, "'\(key)' in \(what) is set by 'avtool batch' itself, not per job")
             }

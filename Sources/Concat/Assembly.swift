@@ -31,6 +31,28 @@ public struct AssemblyOptions: Sendable {
     }
 }
 
+/// Opens an input by the name a `SegmentSpec` gives it: a path, or (for
+/// the in-memory entry points) a name for bytes in memory.
+typealias InputOpener = (String, Cancellation) throws(MediaError) -> InputFile
+
+func openPath(_ path: String, _ cancellation: Cancellation) throws(MediaError) -> InputFile {
+    try InputFile(path: path, cancellation: cancellation)
+}
+
+/// Where an assembly writes: a file (staged beside it, renamed when
+/// complete), or memory (the fuzz harness; `limit` bytes at most).
+enum AssemblyDestination {
+    case file(String)
+    case memory(limit: Int)
+
+    var name: String {
+        switch self {
+        case .file(let path): path
+        case .memory: "memory"
+        }
+    }
+}
+
 /// One piece of the output: video from one file, audio from another (or
 /// the same) file, placed by an alignment.
 struct SegmentSpec {
@@ -174,15 +196,23 @@ enum AssemblyAttempt {
 func assemble(_ specs: [SegmentSpec], output outputPath: String, options: AssemblyOptions,
               verb: String, cancellation: Cancellation,
               progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
+    try assemble(specs, to: .file(outputPath), options: options, verb: verb, open: openPath,
+                 cancellation: cancellation, progress: progress)
+}
+
+func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, options: AssemblyOptions,
+              verb: String, open: InputOpener, cancellation: Cancellation,
+              progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
     let clock = ContinuousClock()
     let began = clock.now
     try options.validate()
+    let outputPath = destination.name
     let container = try resolveContainer(options.container, output: outputPath)
 
     // Open and check everything before the output exists.
     var segments: [Segment] = []
     for spec in specs {
-        segments.append(try Segment(spec, cancellation: cancellation))
+        segments.append(try Segment(spec, open: open, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
     let first = segments[0]
@@ -211,9 +241,9 @@ func assemble(_ specs: [SegmentSpec], output outputPath: String, options: Assemb
         // Fresh readers for a second attempt.
         if attempt > 0 {
             segments = []
-            for spec in specs { segments.append(try Segment(spec, cancellation: cancellation)) }
+            for spec in specs { segments.append(try Segment(spec, open: open, cancellation: cancellation)) }
         }
-        let result = try run(segments, handling: handling, container: container, output: outputPath,
+        let result = try run(segments, handling: handling, container: container, destination: destination,
                              options: options, verb: verb, cancellation: cancellation, progress: progress)
         switch result {
         case .done(var report):
@@ -235,9 +265,9 @@ struct Segment {
     /// The video file's own audio, copied beside (`keepOriginalAudio`).
     let original: StreamReader?
 
-    init(_ spec: SegmentSpec, cancellation: Cancellation) throws(MediaError) {
+    init(_ spec: SegmentSpec, open: InputOpener, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
-        let vf = try InputFile(path: spec.videoPath, cancellation: cancellation)
+        let vf = try open(spec.videoPath, cancellation)
         let vs = try mainStream(vf, .video, role: spec.name)
         if spec.keepOriginalAudio {
             let s = try mainStream(vf, .audio, role: spec.name)
@@ -247,7 +277,7 @@ struct Segment {
         }
         var audioStream: InputStream?
         if let ap = spec.audioPath {
-            let af = ap == spec.videoPath ? vf : try InputFile(path: ap, cancellation: cancellation)
+            let af = ap == spec.videoPath ? vf : try open(ap, cancellation)
             if spec.requiresAudio || af.streams.contains(where: { $0.mediaType == .audio }) {
                 let role = spec.name == "VIDEO" ? "AUDIO" : spec.name
                 let s = try mainStream(af, .audio, role: role)
@@ -262,7 +292,7 @@ struct Segment {
         // are read independently, each in its own time order.
         video = try StreamReader(file: vf, stream: vs.index)
         if let s = audioStream {
-            let file = s.file === vf ? try InputFile(path: vf.path, cancellation: cancellation) : s.file
+            let file = s.file === vf ? try open(spec.videoPath, cancellation) : s.file
             audio = try StreamReader(file: file, stream: s.index)
         } else {
             audio = nil
@@ -329,9 +359,10 @@ func reencodeSettings(_ audio: StreamReader, container: Container, options: Asse
                                     operation: "could not re-encode audio")
 }
 
-private func run(_ segments: [Segment], handling: AudioHandling?, container: Container, output outputPath: String,
-                 options: AssemblyOptions, verb: String, cancellation: Cancellation,
-                 progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyAttempt {
+private func run(_ segments: [Segment], handling: AudioHandling?, container: Container,
+                 destination: AssemblyDestination, options: AssemblyOptions, verb: String,
+                 cancellation: Cancellation, progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyAttempt {
+    let outputPath = destination.name
     let first = segments[0]
     let videoStream = first.video.stream
     let videoTB = videoStream.timeBase!
@@ -349,18 +380,33 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     let sampleRate = reencoder?.encoder.sampleRate ?? audioStream?.sampleRate ?? 0
     let sampleTB = Rational.perSecond(max(sampleRate, 1))!
 
-    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite,
-                                  inputs: Array(Set(segments.flatMap { [$0.spec.videoPath] + ($0.spec.audioPath.map { [$0] } ?? []) })))
     var sources: [OutputStreamSource] = [.copy(videoStream)]
     if let audioStream { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(audioStream)) }
     // The original audio follows as a track that is not the default.
     let originalIndex = sources.count
     if let o = first.original { sources.append(.copy(o.stream, isDefault: false)) }
-    let out = try OutputFile(path: staged.temporary, container: container, streams: sources,
+    var staged: StagedOutput?
+    var memory: MemoryOutput?
+    let out: OutputFile
+    switch destination {
+    case .file:
+        let s = try StagedOutput(target: outputPath, overwrite: options.overwrite,
+                                 inputs: Array(Set(segments.flatMap { [$0.spec.videoPath] + ($0.spec.audioPath.map { [$0] } ?? []) })))
+        staged = s
+        out = try OutputFile(path: s.temporary, reportingAs: outputPath, container: container, streams: sources,
                              metadataSource: first.video.file,
                              options: muxerOptions(container, faststart: options.faststart,
                                                    audioSampleRate: audioStream == nil ? nil : sampleRate),
                              cancellation: cancellation)
+    case .memory(let limit):
+        let m = try MemoryOutput(limit: limit)
+        memory = m
+        out = try OutputFile(memory: m, name: outputPath, container: container, streams: sources,
+                             metadataSource: first.video.file,
+                             options: muxerOptions(container, faststart: false,
+                                                   audioSampleRate: audioStream == nil ? nil : sampleRate),
+                             cancellation: cancellation)
+    }
     // One video timeline per segment (its own time base, shift, wraps and
     // leading-DTS inference), each resuming the order of the one before.
     var videoTimeline: TrackTimeline
@@ -433,6 +479,10 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     /// Silent packets (copy mode) covering `count` samples from `position`.
     func writeSilence(_ count: Int64, at position: Int64) throws(MediaError) {
         guard let silence, count > 0 else { return }
+        if AudioAssembler.exceedsFillLimit(count, sampleRate: sampleRate) {
+            throw fillLimitError(samples: count, at: position, sampleRate: sampleRate,
+                                 path: audioStream?.file.path, stream: audioStream?.index)
+        }
         var left = count, pos = position
         while left > 0 {
             let n = min(left, silence.packetSamples)
@@ -440,7 +490,7 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
             silentPacket.timing = PacketTiming(pts: pos, dts: pos, duration: n)
             try writeAudio(silentPacket)
             left -= n
-            pos += n
+            pos &+= n
         }
     }
 
@@ -655,7 +705,7 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     }
     try cancellation.check()
     try out.finish()
-    try staged.commit()
+    try staged?.commit()
 
     // Sync as written.
     if audioStream != nil {
@@ -671,8 +721,8 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
         }
     }
     report.corrections = videoTimeline.corrections + (audioTimeline?.corrections ?? TimelineCorrections())
-    report.outputBytes = fileSize(outputPath) ?? 0
-    if let vs = videoStartOut { report.durationSeconds = Timestamp(videoEndOut - vs, videoTB).seconds }
+    report.outputBytes = memory.map { Int64($0.bytes.count) } ?? fileSize(outputPath) ?? 0
+    if let vs = videoStartOut { report.durationSeconds = Timestamp(videoEndOut &- vs, videoTB).seconds }
     return .done(report)
 }
 

@@ -69,6 +69,42 @@ public func fillSilence(input: String, output: String, toVideoEnd: Bool, options
                         cancellation: cancellation, progress: progress)
 }
 
+/// fill-silence on bytes in memory, into memory (at most `limit` bytes):
+/// what the fuzz harness runs. Nothing touches the filesystem.
+public func fillSilence(memory bytes: [UInt8], container: Container, toVideoEnd: Bool = false,
+                        options: AssemblyOptions = AssemblyOptions(), limit: Int = 1 << 28) throws(MediaError) -> AssemblyReport {
+    var options = options
+    options.container = container
+    options.end = toVideoEnd ? .longest : nil
+    options.fill = true
+    return try assemble([SegmentSpec(videoPath: "input", audioPath: "input", alignment: .timestamps, name: "input")],
+                        to: .memory(limit: limit), options: options, verb: "fill silence in",
+                        open: { name, c throws(MediaError) in try InputFile(memory: MemoryInput(bytes), name: name, cancellation: c) },
+                        cancellation: Cancellation(), progress: nil)
+}
+
+/// concat of segments in memory, into memory: the fuzz harness's way to
+/// splice (segments may repeat the same bytes).
+public func concat(memory segments: [[UInt8]], container: Container, options: AssemblyOptions = AssemblyOptions(),
+                   limit: Int = 1 << 28) throws(MediaError) -> AssemblyReport {
+    guard segments.count >= 2 else {
+        throw MediaError.invalid("could not concatenate", message: "at least two segments are needed")
+    }
+    var options = options
+    options.container = container
+    options.end = .video
+    let specs = segments.indices.map {
+        SegmentSpec(videoPath: "segment\($0 + 1)", audioPath: "segment\($0 + 1)", alignment: .timestamps,
+                    name: "segment \($0 + 1)", requiresAudio: false)
+    }
+    return try assemble(specs, to: .memory(limit: limit), options: options, verb: "concatenate",
+                        open: { name, c throws(MediaError) in
+                            let k = Int(name.dropFirst("segment".count)).map { $0 - 1 } ?? 0
+                            return try InputFile(memory: MemoryInput(segments[k]), name: name, cancellation: c)
+                        },
+                        cancellation: Cancellation(), progress: nil)
+}
+
 /// A duration as written on the command line: `120ms`, `-0.5s`, `1.25`
 /// (seconds), `2m`, `+40us`.
 public func parseDuration(_ text: String) -> Duration? {

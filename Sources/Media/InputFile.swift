@@ -8,30 +8,60 @@ public final class InputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
     public let path: String
     private let cancellation: Cancellation
+    /// What `path` was when opened (regular files only), to notice a file
+    /// truncated, rewritten or replaced while it is being read.
+    private let identity: FileIdentity?
+    /// The bytes of an input opened from memory; closed after the context.
+    private let memory: MemoryInput?
 
     /// Opens and probes `path`. Errors name the path and FFmpeg's reason.
     public init(path: String, cancellation: Cancellation = .shared) throws(MediaError) {
         self.path = path
         self.cancellation = cancellation
-        try Self.checkReadable(path)
-        guard var ctx = avformat_alloc_context() else {
-            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not open input", path: path)
+        memory = nil
+        identity = try Self.checkReadable(path)
+        context = try Self.open(url: path, io: nil, name: path, cancellation: cancellation)
+    }
+
+    /// Opens and probes bytes in memory (a custom `AVIOContext`); `name`
+    /// stands for the path in errors and reports. Nothing else is opened:
+    /// formats that refer to other files or URLs (playlists, concat lists,
+    /// references) cannot follow them.
+    public init(memory: MemoryInput, name: String, cancellation: Cancellation = Cancellation()) throws(MediaError) {
+        path = name
+        self.cancellation = cancellation
+        self.memory = memory
+        identity = nil
+        context = try Self.open(url: nil, io: memory.context, name: name, cancellation: cancellation)
+    }
+
+    /// `avformat_open_input` + `avformat_find_stream_info`.
+    private static func open(url: String?, io: UnsafeMutablePointer<AVIOContext>?, name: String,
+                             cancellation: Cancellation) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
+        guard let ctx = avformat_alloc_context() else {
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not open input", path: name)
         }
         ctx.pointee.interrupt_callback = cancellation.interruptCallback
+        var options: OpaquePointer? = nil
+        if let io {
+            ctx.pointee.pb = io
+            av_dict_set(&options, "protocol_whitelist", "none", 0)
+        }
+        defer { av_dict_free(&options) }
         var maybe: UnsafeMutablePointer<AVFormatContext>? = ctx
-        // On failure avformat_open_input frees the context it was given.
-        let opened = avformat_open_input(&maybe, path, nil, nil)
+        // On failure avformat_open_input frees the context it was given
+        // (not a custom I/O context: that stays with its owner).
+        let opened = avformat_open_input(&maybe, url, nil, &options)
         guard opened >= 0, let c = maybe else {
-            throw MediaError(code: opened, operation: "could not open input", path: path,
+            throw MediaError(code: opened, operation: "could not open input", path: name,
                              message: Self.openMessage(opened))
         }
-        ctx = c
-        let found = avformat_find_stream_info(ctx, nil)
+        let found = avformat_find_stream_info(c, nil)
         if found < 0 {
             avformat_close_input(&maybe)
-            throw MediaError(code: found, operation: "could not read stream information", path: path)
+            throw MediaError(code: found, operation: "could not read stream information", path: name)
         }
-        context = ctx
+        return c
     }
 
     deinit {
@@ -46,7 +76,8 @@ public final class InputFile {
     }
 
     /// Refuses what libavformat would misreport: directories, empty files.
-    private static func checkReadable(_ path: String) throws(MediaError) {
+    /// Returns the identity of a regular file.
+    private static func checkReadable(_ path: String) throws(MediaError) -> FileIdentity? {
         var st = stat()
         guard stat(path, &st) == 0 else {
             throw MediaError.posix(errno, "could not open input", path: path)
@@ -58,6 +89,34 @@ public final class InputFile {
             throw MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not open input", path: path,
                              message: "the file is empty")
         }
+        return st.st_mode & S_IFMT == S_IFREG ? FileIdentity(st) : nil
+    }
+
+    /// The error for a regular file that is no longer what was opened: cut
+    /// short, rewritten or replaced while being read (what was read may be
+    /// part old, part new, or stop early). `nil` if unchanged.
+    public func changedError() -> MediaError? {
+        guard let before = identity else { return nil }
+        var st = stat()
+        let what: String
+        if stat(path, &st) != 0 {
+            what = "it was removed or renamed"
+        } else {
+            let now = FileIdentity(st)
+            if now == before { return nil }
+            if now.device != before.device || now.inode != before.inode {
+                what = "it was replaced by another file"
+            } else if now.size < before.size {
+                what = "it was truncated from \(before.size) to \(now.size) bytes"
+            } else if now.size > before.size {
+                what = "it grew from \(before.size) to \(now.size) bytes"
+            } else {
+                what = "it was modified"
+            }
+        }
+        return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path,
+                          message: "the file changed while it was being read (\(what))",
+                          hint: "let whatever writes it finish, then run again")
     }
 
     public var streams: [InputStream] {
@@ -104,9 +163,14 @@ public final class InputFile {
     public func read(into packet: borrowing Packet) throws(MediaError) -> Bool {
         av_packet_unref(packet.pointer)
         let r = av_read_frame(context, packet.pointer)
-        if r == AVTOOL_AVERROR_EOF { return false }
+        if r == AVTOOL_AVERROR_EOF {
+            // A file cut short ends early without an error: make sure it is whole.
+            if let changed = changedError() { throw changed }
+            return false
+        }
         if r < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
+            if let changed = changedError() { throw changed }
             throw MediaError(code: r, operation: "could not read", path: path)
         }
         return true
@@ -123,7 +187,28 @@ public final class InputFile {
 
     /// The error for a packet flagged corrupt (a cut-off file, a damaged stream).
     public func corruptPacketError(stream: Int) -> MediaError {
-        MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
+        if let changed = changedError() { return changed }
+        return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
                    message: "packet is corrupt or truncated (the file is damaged or cut off)")
+    }
+}
+
+/// Which file a path names and its size and modification time.
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: timespec
+
+    init(_ st: stat) {
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        modified = st.st_mtim
+    }
+
+    static func == (a: Self, b: Self) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size
+            && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }
 }

@@ -20,27 +20,51 @@ public enum OutputStreamSource {
 /// discarded by its owner).
 public final class OutputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
+    /// Where the bytes go (a staged temporary, usually).
     public let path: String
+    /// What errors call the output: the target the user named, not its temporary.
+    public let name: String
     public let container: Container
     /// Each output stream's time base as the muxer chose it in the header.
     public private(set) var timeBases: [Rational] = []
     private let cancellation: Cancellation
     private var finished = false
+    /// An in-memory output; its I/O context belongs to it, not to this file.
+    private let memory: MemoryOutput?
 
     /// Creates the file at `path` with exactly `streams`, copies the format
     /// metadata and chapters of `metadataSource`, and writes the header with
-    /// `options` (muxer private options such as `movflags`).
-    public init(path: String, container: Container, streams: [OutputStreamSource],
-                metadataSource: InputFile?, options: [(String, String)] = [],
-                cancellation: Cancellation = .shared) throws(MediaError) {
+    /// `options` (muxer private options such as `movflags`). Errors name
+    /// `name` (default: `path`).
+    public convenience init(path: String, reportingAs name: String? = nil, container: Container,
+                            streams: [OutputStreamSource], metadataSource: InputFile?,
+                            options: [(String, String)] = [], cancellation: Cancellation = .shared) throws(MediaError) {
+        try self.init(path: path, name: name ?? path, memory: nil, container: container, streams: streams,
+                      metadataSource: metadataSource, options: options, cancellation: cancellation)
+    }
+
+    /// The same into memory (`MemoryOutput`): nothing touches the filesystem.
+    /// Options that rewrite the output by reopening it (faststart) cannot be used.
+    public convenience init(memory: MemoryOutput, name: String, container: Container, streams: [OutputStreamSource],
+                            metadataSource: InputFile?, options: [(String, String)] = [],
+                            cancellation: Cancellation = Cancellation()) throws(MediaError) {
+        try self.init(path: name, name: name, memory: memory, container: container, streams: streams,
+                      metadataSource: metadataSource, options: options, cancellation: cancellation)
+    }
+
+    private init(path: String, name: String, memory: MemoryOutput?, container: Container,
+                 streams: [OutputStreamSource], metadataSource: InputFile?, options: [(String, String)],
+                 cancellation: Cancellation) throws(MediaError) {
         self.path = path
+        self.name = name
+        self.memory = memory
         self.container = container
         self.cancellation = cancellation
         var maybe: UnsafeMutablePointer<AVFormatContext>? = nil
-        let r = avformat_alloc_output_context2(&maybe, nil, container.muxer, path)
+        let r = avformat_alloc_output_context2(&maybe, nil, container.muxer, memory == nil ? path : nil)
         guard r >= 0, let ctx = maybe else {
             throw MediaError(code: r < 0 ? r : AVTOOL_AVERROR_ENOMEM, operation: "could not create output",
-                             path: path, message: "no \(container.muxer) muxer in this FFmpeg build")
+                             path: name, message: "no \(container.muxer) muxer in this FFmpeg build")
         }
         context = ctx
         // From here on deinit cleans up whatever is open.
@@ -54,7 +78,10 @@ public final class OutputFile {
             av_dict_copy(&ctx.pointee.metadata, input.context.pointee.metadata, 0)
             copyChapters(from: input)
         }
-        if ctx.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
+        if let memory {
+            ctx.pointee.pb = memory.context
+            ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        } else if ctx.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             var callback = cancellation.interruptCallback
             // Truncating a file that is already empty (the staged temporary)
             // makes ext4 (auto_da_alloc) flush the whole output at close:
@@ -64,14 +91,16 @@ public final class OutputFile {
             defer { av_dict_free(&ioOptions) }
             let opened = avio_open2(&ctx.pointee.pb, path, AVIO_FLAG_WRITE, &callback, &ioOptions)
             if opened < 0 {
-                throw MediaError(code: opened, operation: "could not create output", path: path)
+                throw MediaError(code: opened, operation: "could not create output", path: name)
             }
         }
         var dict = makeDictionary(options)
         defer { av_dict_free(&dict) }
         let written = avformat_write_header(ctx, &dict)
         if written < 0 {
-            throw MediaError(code: written, operation: "could not write header of", path: path,
+            if cancellation.isCancelled { throw MediaError.interrupted }
+            if let e = Self.fullDisk(written, name: name) { throw e }
+            throw MediaError(code: written, operation: "could not write header of", path: name,
                              message: MediaError.describe(written)
                                 + " (the \(container.name) muxer rejected the stream set)")
         }
@@ -82,21 +111,31 @@ public final class OutputFile {
     }
 
     deinit {
-        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
+        if memory == nil, context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
             avio_closep(&context.pointee.pb)
         }
         avformat_free_context(context)
     }
 
+    /// The error for a full filesystem (ENOSPC, EDQUOT, EFBIG), naming the output.
+    static func fullDisk(_ code: Int32, name: String, stream: Int? = nil) -> MediaError? {
+        guard code == AVTOOL_AVERROR_ENOSPC || code == avtool_averror(EDQUOT) || code == avtool_averror(EFBIG) else {
+            return nil
+        }
+        return MediaError(code: code, operation: "could not write to", path: name, stream: stream,
+                          message: MediaError.describe(code).lowercased(),
+                          hint: "free some space or write the output elsewhere; nothing was written")
+    }
+
     private func addStream(_ source: OutputStreamSource, index: Int) throws(MediaError) {
         guard let st = avformat_new_stream(context, nil) else {
-            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not add a stream to", path: path)
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not add a stream to", path: name)
         }
         switch source {
         case .copy(let input, let isDefault):
             let src = input.stream
             try MediaError.check(avcodec_parameters_copy(st.pointee.codecpar, src.pointee.codecpar),
-                                 "could not copy codec parameters to", path: path, stream: index)
+                                 "could not copy codec parameters to", path: name, stream: index)
             st.pointee.codecpar.pointee.codec_tag = container.codecTag(for: input.codecID)
             st.pointee.time_base = src.pointee.time_base
             st.pointee.avg_frame_rate = src.pointee.avg_frame_rate
@@ -110,7 +149,7 @@ public final class OutputFile {
         case .encoded(let encoder):
             let ctx = encoder.context
             try MediaError.check(avcodec_parameters_from_context(st.pointee.codecpar, ctx),
-                                 "could not set codec parameters of", path: path, stream: index)
+                                 "could not set codec parameters of", path: name, stream: index)
             st.pointee.codecpar.pointee.codec_tag = container.codecTag(for: ctx.pointee.codec_id)
             st.pointee.time_base = ctx.pointee.time_base
             st.pointee.avg_frame_rate = ctx.pointee.framerate
@@ -129,7 +168,7 @@ public final class OutputFile {
             let sd = src.pointee.side_data[i]
             guard let dst = av_stream_new_side_data(st, sd.type, sd.size) else {
                 throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not copy side data to",
-                                 path: path, stream: index)
+                                 path: name, stream: index)
             }
             dst.update(from: sd.data, count: sd.size)
         }
@@ -166,7 +205,8 @@ public final class OutputFile {
         let r = av_interleaved_write_frame(context, packet.pointer)
         if r < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
-            throw MediaError(code: r, operation: "could not write to", path: path, stream: packet.streamIndex)
+            if let e = Self.fullDisk(r, name: name, stream: packet.streamIndex) { throw e }
+            throw MediaError(code: r, operation: "could not write to", path: name, stream: packet.streamIndex)
         }
     }
 
@@ -178,14 +218,23 @@ public final class OutputFile {
         let r = av_write_trailer(context)
         if r < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
-            throw MediaError(code: r, operation: "could not finish", path: path)
+            if let e = Self.fullDisk(r, name: name) { throw e }
+            throw MediaError(code: r, operation: "could not finish", path: name)
         }
-        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, let pb = context.pointee.pb {
-            avio_flush(pb)
-            let ioError = pb.pointee.error
+        guard let pb = context.pointee.pb else { return }
+        avio_flush(pb)
+        let ioError = pb.pointee.error
+        if ioError < 0 {
+            if let e = Self.fullDisk(ioError, name: name) { throw e }
+            throw MediaError(code: ioError, operation: "could not write to", path: name)
+        }
+        if memory == nil, context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
+            // Closing flushes what the kernel still holds: a full disk can show only here.
             let closed = avio_closep(&context.pointee.pb)
-            if ioError < 0 { throw MediaError(code: ioError, operation: "could not write to", path: path) }
-            if closed < 0 { throw MediaError(code: closed, operation: "could not close", path: path) }
+            if closed < 0 {
+                if let e = Self.fullDisk(closed, name: name) { throw e }
+                throw MediaError(code: closed, operation: "could not close", path: name)
+            }
         }
     }
 

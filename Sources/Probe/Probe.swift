@@ -5,7 +5,12 @@ import Sync
 /// in it; skew and gaps come from the core's `ExtentTracker`, `AVSkew` and
 /// `AudioGapScanner`.
 public func probe(path: String, gapTolerance: Int64? = nil, cancellation: Cancellation = .shared) throws(MediaError) -> ProbeReport {
-    let input = try InputFile(path: path, cancellation: cancellation)
+    try probe(InputFile(path: path, cancellation: cancellation), gapTolerance: gapTolerance, cancellation: cancellation)
+}
+
+/// The same for a file already opened (from a path or from memory).
+public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: Cancellation = .shared) throws(MediaError) -> ProbeReport {
+    let path = input.path
     let streams = input.streams
 
     var packets = [Int](repeating: 0, count: streams.count)

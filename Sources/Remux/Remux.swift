@@ -77,15 +77,52 @@ public func remux(input inputPath: String, output outputPath: String, options: R
     let plan = try planStreams(input, container: container, selection: options.streams)
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
 
-    let output = try OutputFile(path: staged.temporary, container: container,
+    let output = try OutputFile(path: staged.temporary, reportingAs: outputPath, container: container,
                                 streams: plan.kept.map { .copy($0) }, metadataSource: input,
                                 options: muxerOptions(container, faststart: options.faststart,
                                                       audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate),
                                 cancellation: cancellation)
-    var timelines = try copyTimelines(plan.kept, output: output, start: options.start, repair: options.repair)
+    var report = try copyPackets(from: input, plan: plan, to: output, reportingAs: outputPath, options: options,
+                                 cancellation: cancellation, progress: progress)
+    try cancellation.check()
+    try output.finish()
+    try staged.commit()
 
+    report.outputBytes = fileSize(outputPath) ?? output.bytesWritten
+    let elapsed = clock.now - began
+    report.elapsedSeconds = elapsed.seconds
+    return report
+}
+
+/// The same stream copy from an opened input into memory (nothing touches
+/// the filesystem): what the fuzz harness runs, and a check that the file
+/// and memory paths write the same bytes. `options.faststart` does not
+/// apply (it rewrites a file by reopening it).
+public func remux(_ input: InputFile, into memory: MemoryOutput, container: Container, options: RemuxOptions,
+                  cancellation: Cancellation = Cancellation()) throws(MediaError) -> RemuxReport {
+    let plan = try planStreams(input, container: container, selection: options.streams)
+    let name = "memory.\(container.name)"
+    let output = try OutputFile(memory: memory, name: name, container: container,
+                                streams: plan.kept.map { .copy($0) }, metadataSource: input,
+                                options: muxerOptions(container, faststart: false,
+                                                      audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate),
+                                cancellation: cancellation)
+    var report = try copyPackets(from: input, plan: plan, to: output, reportingAs: name, options: options,
+                                 cancellation: cancellation, progress: nil)
+    try cancellation.check()
+    try output.finish()
+    report.outputBytes = Int64(memory.bytes.count)
+    return report
+}
+
+/// The read loop of a remux: every packet of a kept stream, checked and
+/// mapped through its timeline, into `output`.
+private func copyPackets(from input: InputFile, plan: StreamPlan, to output: OutputFile, reportingAs outputName: String,
+                         options: RemuxOptions, cancellation: Cancellation,
+                         progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport {
+    var timelines = try copyTimelines(plan.kept, output: output, start: options.start, repair: options.repair)
     var report = RemuxReport(
-        input: inputPath, output: outputPath, container: container.name,
+        input: input.path, output: outputName, container: output.container.name,
         streams: plan.kept.enumerated().map {
             RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType, codec: $1.codecName)
         },
@@ -107,7 +144,7 @@ public func remux(input inputPath: String, output outputPath: String, options: R
         do {
             mapped = try timelines[j].map(packet.timing)
         } catch {
-            throw timestampError(error, input: inputPath, stream: packet.streamIndex)
+            throw timestampError(error, input: input.path, stream: packet.streamIndex)
         }
         report.streams[j].packets += 1
         report.streams[j].bytes += Int64(packet.size)
@@ -124,15 +161,8 @@ public func remux(input inputPath: String, output outputPath: String, options: R
         }
         try output.write(packet)
     }
-    try cancellation.check()
-    try output.finish()
-    try staged.commit()
-
     for j in report.streams.indices { report.streams[j].corrections = timelines[j].corrections }
-    report.outputBytes = fileSize(outputPath) ?? output.bytesWritten
     report.durationSeconds = duration
-    let elapsed = clock.now - began
-    report.elapsedSeconds = elapsed.seconds
     return report
 }
 

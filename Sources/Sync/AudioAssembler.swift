@@ -59,6 +59,18 @@ public struct AudioRepair: Hashable, Sendable, Codable {
 ///   cannot land a packet within the tolerance the step says so
 ///   (`residual`), and the caller re-encodes instead.
 public struct AudioAssembler: Sendable {
+    /// The longest silence (or repetition of a frame) a pipeline makes in
+    /// one place. A recording does not pause for half a day: a longer jump
+    /// is a broken timestamp, and filling it would run for hours and fill
+    /// the disk, so pipelines refuse it (`fillLimitExceeded`).
+    public static let longestFillSeconds: Int64 = 12 * 3600
+
+    /// Whether `samples` at `sampleRate` is more than `longestFillSeconds`.
+    public static func exceedsFillLimit(_ samples: Int64, sampleRate: Int32) -> Bool {
+        let (limit, overflow) = longestFillSeconds.multipliedReportingOverflow(by: Int64(max(sampleRate, 1)))
+        return !overflow && samples > limit
+    }
+
     public let sampleRate: Int32
     public let frameSize: Int64?
     public let toleranceSamples: Int64
@@ -88,6 +100,9 @@ public struct AudioAssembler: Sendable {
     /// continues from the cursor). Samples at or after `limit` are cut
     /// (whole-packet mode: a packet starting before it is kept whole).
     public mutating func place(at: Int64?, samples: Int64, limit: Int64? = nil) -> AudioStep {
+        // Positions come from file timestamps and may be anywhere in Int64:
+        // arithmetic saturates (see Saturating.swift) so the cursor never
+        // wraps around; the track timeline refuses what cannot be written.
         let samples = max(samples, 0)
         guard let c = cursor else {
             let start = at ?? 0
@@ -95,7 +110,7 @@ public struct AudioAssembler: Sendable {
             step.keep = keepCount(from: start, samples: samples, limit: limit)
             if step.keep > 0 {
                 origin = start
-                cursor = start &+ step.keep
+                cursor = start.plus(step.keep)
             } else if limit == nil || samples == 0 {
                 origin = start
                 cursor = start
@@ -103,46 +118,46 @@ public struct AudioAssembler: Sendable {
             return step
         }
         let target = at ?? c
-        let diff = target &- c
+        let diff = target.minus(c)
         var step = AudioStep(position: c)
-        if abs(diff) > toleranceSamples {
+        if diff.absolute > toleranceSamples {
             if let q = frameSize {
                 if diff > 0 {
-                    let frames = (diff + q / 2) / q
+                    let frames = diff.plus(q / 2) / q
                     step.silence = frames * q
                     step.residual = diff - step.silence
-                } else if target &+ samples <= c &+ toleranceSamples {
+                } else if target.plus(samples) <= c.plus(toleranceSamples) {
                     // Entirely inside what was written: drop it.
                     step.trimStart = samples
                 } else {
                     // Keep it late by the overlap, or drop it early by the rest: the smaller error.
-                    let late = -diff, early = target &+ samples &- c
-                    if early < late { step.trimStart = samples; step.residual = -early } else { step.residual = late }
+                    let late = diff.negated, early = target.plus(samples).minus(c)
+                    if early < late { step.trimStart = samples; step.residual = early.negated } else { step.residual = late }
                 }
-                worstResidual = max(worstResidual, abs(step.residual))
-                if abs(step.residual) <= toleranceSamples { step.residual = 0 }
+                worstResidual = max(worstResidual, step.residual.absolute)
+                if step.residual.absolute <= toleranceSamples { step.residual = 0 }
             } else if diff > 0 {
                 step.silence = diff
             } else {
-                step.trimStart = min(-diff, samples)
+                step.trimStart = min(diff.negated, samples)
             }
         }
         if step.silence > 0 {
             // Silence only up to the limit.
-            if let limit { step.silence = max(0, min(step.silence, limit &- c)) }
-            silenceInserted &+= step.silence
+            if let limit { step.silence = max(0, min(step.silence, limit.minus(c))) }
+            silenceInserted = silenceInserted.plus(step.silence)
             record(AudioRepair(position: c, samples: step.silence))
         }
         if step.trimStart > 0 {
-            samplesTrimmed &+= step.trimStart
+            samplesTrimmed = samplesTrimmed.plus(step.trimStart)
             record(AudioRepair(position: c, samples: -step.trimStart))
         }
-        let start = c &+ step.silence
+        let start = c.plus(step.silence)
         step.position = start
         step.keep = keepCount(from: start, samples: samples - step.trimStart, limit: limit)
         let cut = samples - step.trimStart - step.keep
-        if cut > 0 { samplesTrimmed &+= cut }
-        cursor = start &+ step.keep
+        if cut > 0 { samplesTrimmed = samplesTrimmed.plus(cut) }
+        cursor = start.plus(step.keep)
         return step
     }
 
@@ -150,11 +165,11 @@ public struct AudioAssembler: Sendable {
     /// frames, rounded up, so the audio ends at most one frame after `end`).
     public mutating func pad(to end: Int64) -> Int64 {
         guard let c = cursor, end > c else { return 0 }
-        var n = end &- c
-        if let q = frameSize { n = (n + q - 1) / q * q }
-        silenceInserted &+= n
+        var n = end.minus(c)
+        if let q = frameSize { n = n.plus(q - 1) / q * q }
+        silenceInserted = silenceInserted.plus(n)
         record(AudioRepair(position: c, samples: n))
-        cursor = c &+ n
+        cursor = c.plus(n)
         return n
     }
 
@@ -171,7 +186,7 @@ public struct AudioAssembler: Sendable {
         guard let limit else { return samples }
         if start >= limit { return 0 }
         if frameSize != nil { return samples }
-        return min(samples, limit &- start)
+        return min(samples, limit.minus(start))
     }
 
     private mutating func record(_ r: AudioRepair) {

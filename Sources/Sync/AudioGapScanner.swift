@@ -82,9 +82,13 @@ public struct AudioGapScanner: Sendable {
             samplesSinceAnchor = 0
             return
         }
-        if abs(diffSamples) > toleranceSamples {
+        if diffSamples.absolute > toleranceSamples {
             discontinuityCount += 1
-            if diffSamples > 0 { gapSamples &+= diffSamples } else { overlapSamples &+= -diffSamples }
+            if diffSamples > 0 {
+                gapSamples = gapSamples.plus(diffSamples)
+            } else {
+                overlapSamples = overlapSamples.plus(diffSamples.negated)
+            }
             if discontinuities.count < keepAtMost {
                 discontinuities.append(AudioDiscontinuity(
                     expected: expected, actual: pts, samplePosition: totalSamples, samples: diffSamples))

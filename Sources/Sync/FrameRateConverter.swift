@@ -47,7 +47,7 @@ public struct FrameRateConverter: Sendable {
     /// own slot, so the output ends on the input's last picture.
     public mutating func finish() -> Range<Int64> {
         guard let h = held else { return 0..<0 }
-        let range = release(upTo: max(h.end, h.slot + 1))
+        let range = release(upTo: max(h.end, h.slot.plus(1)))
         held = nil
         return range
     }
@@ -62,17 +62,19 @@ public struct FrameRateConverter: Sendable {
               let m = rescale(pts, from: inputTimeBase, to: half, rounding: .up) else {
             return rescale(pts, from: inputTimeBase, to: outputTimeBase)
         }
-        let n = m - 1
-        return n >= 0 ? (n + 1) / 2 : n / 2
+        let n = m.minus(1)
+        return n >= 0 ? n.plus(1) / 2 : n / 2
     }
 
     private mutating func release(upTo limit: Int64) -> Range<Int64> {
         guard held != nil, let n = next else { return 0..<0 }
         let end = max(limit, n)
         let range = n..<end
-        let count = end - n
-        if count == 0 { dropped += 1 } else { duplicated += count - 1 }
-        framesOut += count
+        // Saturating: a broken timestamp may ask for more frames than Int64
+        // counts; the caller refuses such a range before making any frame.
+        let count = end.minus(n)
+        if count == 0 { dropped += 1 } else { duplicated = duplicated.plus(count - 1) }
+        framesOut = framesOut.plus(count)
         next = end
         return range
     }

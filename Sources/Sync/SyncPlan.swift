@@ -40,14 +40,17 @@ public struct SyncPlan: Hashable, Sendable {
                  offset: Timestamp = .zero(.microseconds)) {
         let videoTB = videoStart.timeBase, audioTB = audioStart.timeBase
         // Video's first frame is zero in every mode.
-        videoShift = Timestamp(-videoStart.value, videoTB)
+        guard case let (videoShift, false) = Int64(0).subtractingReportingOverflow(videoStart.value) else { return nil }
+        self.videoShift = Timestamp(videoShift, videoTB)
         let base: Int64
         switch alignment {
         case .start:
-            base = -audioStart.value
+            guard case let (b, false) = Int64(0).subtractingReportingOverflow(audioStart.value) else { return nil }
+            base = b
         case .timestamps:
-            guard let v = videoStart.rescaled(to: audioTB) else { return nil }
-            base = -v.value
+            guard let v = videoStart.rescaled(to: audioTB),
+                  case let (b, false) = Int64(0).subtractingReportingOverflow(v.value) else { return nil }
+            base = b
         }
         guard let o = offset.rescaled(to: audioTB),
               case let (shift, false) = base.addingReportingOverflow(o.value),

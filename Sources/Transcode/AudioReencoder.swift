@@ -165,10 +165,29 @@ public final class AudioReencoder {
 
     /// Silence from the cursor to `end` (output samples).
     public func pad(to end: Int64, emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        let from = assembler.cursor ?? end
         let n = assembler.pad(to: end)
-        if n > 0 {
-            try queue.appendSilence(n)
+        try checkFill(n, at: from)
+        try appendSilence(n, emit)
+    }
+
+    /// Refuses silence longer than `AudioAssembler.longestFillSeconds`.
+    private func checkFill(_ samples: Int64, at position: Int64) throws(MediaError) {
+        guard AudioAssembler.exceedsFillLimit(samples, sampleRate: encoder.sampleRate) else { return }
+        throw fillLimitError(samples: samples, at: position, sampleRate: encoder.sampleRate,
+                             path: stream?.file.path ?? encoder.source?.file.path, stream: stream?.index ?? encoder.source?.index)
+    }
+
+    /// Queues silence and encodes it a second at a time, so a long gap
+    /// never sits in memory whole.
+    private func appendSilence(_ n: Int64, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        var left = n
+        let second = Int64(max(encoder.sampleRate, 1))
+        while left > 0 {
+            let k = min(left, second)
+            try queue.appendSilence(k)
             try encodeQueued(final: false, emit)
+            left -= k
         }
     }
 
@@ -193,7 +212,8 @@ public final class AudioReencoder {
                 .map { (correction?.map($0, anchor: anchor) ?? $0) &+ shift }
             let count = queue.convertedCount(of: decoded)
             let step = assembler.place(at: at, samples: count, limit: limit)
-            if step.silence > 0 { try queue.appendSilence(step.silence) }
+            try checkFill(step.silence, at: step.position &- step.silence)
+            try appendSilence(step.silence, emit)
             if step.keep > 0 { try queue.append(decoded, trim: step.trimStart, keep: step.cut(from: count)) }
             decoded.unref()
             try encodeQueued(final: false, emit)
@@ -216,4 +236,14 @@ public final class AudioReencoder {
             try emit(packet)
         }
     }
+}
+
+/// The error for a gap or pad longer than `AudioAssembler.longestFillSeconds`.
+package func fillLimitError(samples: Int64, at position: Int64, sampleRate: Int32, path: String?, stream: Int?) -> MediaError {
+    let rate = Double(max(sampleRate, 1))
+    let hours = Double(samples) / rate / 3600
+    let at = Double(position) / rate
+    let amount = hours >= 48 ? "\(Int64(hours / 24)) days" : "\(Int64(hours)) hours"
+    return MediaError.invalid("could not fill silence in", path: path, stream: stream,
+                              message: "the audio would need \(amount) of silence at \(Int64(at)) s; a jump that long is a broken timestamp, not a pause (at most \(AudioAssembler.longestFillSeconds / 3600) hours are filled)")
 }

@@ -105,7 +105,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
 
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
     let output = try OutputFile(
-        path: staged.temporary, container: container,
+        path: staged.temporary, reportingAs: outputPath, container: container,
         streams: plan.kept.map {
             $0.index == video.index ? .encoded(encoder) : audioEncoders[$0.index].map { .encoded($0.encoder) } ?? .copy($0)
         },
@@ -178,6 +178,13 @@ public func transcode(input inputPath: String, output outputPath: String, option
 
     /// The held frame (constant frame rate) once for each output slot in `slots`.
     func submitHeld(_ slots: Range<Int64>) throws(MediaError) {
+        // A frame repeated for half a day is a broken timestamp, not a still.
+        let (count, overflow) = slots.upperBound.subtractingReportingOverflow(slots.lowerBound)
+        if let rate = options.frameRate, overflow
+            || count / Int64(max(rate.numerator / max(rate.denominator, 1), 1)) > AudioAssembler.longestFillSeconds {
+            throw MediaError.invalid("could not transcode", path: input.path, stream: video.index,
+                                     message: "--fps would repeat one frame for more than \(AudioAssembler.longestFillSeconds / 3600) hours at output frame \(slots.lowerBound); the video's timestamps jump (a broken file)")
+        }
         for n in slots {
             held.pts = n
             try submit(held)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Concat
 import Media
 import Remux
 
@@ -6,6 +7,20 @@ import Remux
 struct OutputOptions: ParsableArguments {
     @Flag(name: [.customShort("y"), .long], help: "Replace the output file if it already exists.")
     var overwrite = false
+
+    @Option(help: "Give up after this long (e.g. 90s, 10m, 2h): stop as Ctrl-C does, write nothing, exit status 124.")
+    var timeout: String?
+
+    func validate() throws {
+        if let timeout, (parseDuration(timeout) ?? .zero) <= .zero {
+            throw ValidationError("'--timeout' \(timeout) is not a positive duration like 90s, 10m or 2h")
+        }
+    }
+
+    /// Starts the `--timeout` clock, if one was given.
+    func armTimeout() {
+        if let timeout, let limit = parseDuration(timeout) { Deadline.arm(limit, text: timeout) }
+    }
 }
 
 /// Flags for what a verb prints.

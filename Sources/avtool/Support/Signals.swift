@@ -30,20 +30,38 @@ enum Signals {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
-                if Cancellation.shared.isCancelled { stopNow(sig) }
-                Cancellation.shared.cancel(reason: sig)
-                pthread_kill(mainThread, SIGUSR2)
-                DispatchQueue.global().asyncAfter(deadline: .now() + 5) { stopNow(sig) }
+                if Cancellation.shared.isCancelled { stopNow(Cancellation.shared.reason) }
+                stop(reason: sig)
             }
             source.resume()
             sources.append(source)
         }
     }
 
-    private static func stopNow(_ sig: Int32) -> Never {
+    /// Stops the work for `reason` (a signal number, or `Deadline.reason`):
+    /// sets the shared cancellation flag, wakes the main thread out of a
+    /// blocking read, and exits at once if the work has not stopped within
+    /// a few seconds.
+    static func stop(reason: Int32) {
+        Cancellation.shared.cancel(reason: reason)
+        pthread_kill(mainThread, SIGUSR2)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 5) { stopNow(Cancellation.shared.reason) }
+    }
+
+    private static func stopNow(_ reason: Int32) -> Never {
         TemporaryFiles.shared.removeAll()
-        Terminal.error("avtool: interrupted (\(name(sig))); no output written")
-        _exit(128 + sig)
+        let (message, status) = outcome(reason)
+        Terminal.error(message)
+        _exit(status)
+    }
+
+    /// The line and exit status for work stopped for `reason`: 128 + the
+    /// signal number, or 124 (as timeout(1)) for `--timeout`.
+    static func outcome(_ reason: Int32) -> (message: String, status: Int32) {
+        if reason == Deadline.reason {
+            return ("avtool: error: timed out after \(Deadline.text) (--timeout); no output written", 124)
+        }
+        return ("avtool: interrupted (\(name(reason))); no output written", reason > 0 ? 128 + reason : 130)
     }
 
     static func name(_ sig: Int32) -> String {

@@ -11,10 +11,11 @@ protocol VerbReport: Encodable {
 extension ReportingOptions {
     /// The life of a verb that writes a file: FFmpeg's log level, signal
     /// handling, a progress line on stderr, a failure as one line and an
-    /// exit status, then the report.
-    func perform(_ work: (ProgressLine) throws(MediaError) -> any VerbReport) throws {
+    /// exit status, then the report. `output` brings the `--timeout` clock.
+    func perform(with output: OutputOptions? = nil, _ work: (ProgressLine) throws(MediaError) -> any VerbReport) throws {
         applyLogLevel()
         Signals.install()
+        output?.armTimeout()
         let line = ProgressLine(quiet: quiet)
         let report = try reportingFailures { () throws(MediaError) in
             defer { line.finish() }
@@ -51,6 +52,6 @@ protocol WritingVerb: ParsableCommand {
 
 extension WritingVerb {
     func run() throws {
-        try reporting.perform { line throws(MediaError) in try work(line) }
+        try reporting.perform(with: outputOptions) { line throws(MediaError) in try work(line) }
     }
 }

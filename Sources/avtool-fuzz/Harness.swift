@@ -1,0 +1,118 @@
+import Concat
+import Glibc
+import Media
+import Probe
+import Remux
+import Sync
+
+// The fuzz target: one input, as bytes, through what avtool does with a file
+// — open (from memory, through a custom AVIOContext), probe every packet
+// (timestamps into the core's extent tracker and gap scanner), then one of
+// the writing paths into an in-memory muxer: remux (every packet through the
+// core's TrackTimeline), fill-silence (SyncPlan, AudioAssembler, silent
+// codec frames or re-encoding) or concat of the input with itself
+// (SplicePlan across a joint). Errors are the expected outcome for most
+// inputs; a crash, a trap, a hang or a leak is a bug.
+//
+// Two builds of the same file:
+// - `scripts/fuzz.sh` builds it with `-sanitize=fuzzer,address` and
+//   `-DAVTOOL_LIBFUZZER`: main hands control to libFuzzer.
+// - the ordinary build is a replayer: `avtool-fuzz FILE…` runs each file once
+//   and says what happened (used to check reproducers).
+
+/// The containers an input is written into.
+let targets = ["mp4", "mkv", "ts"].map { Container(named: $0)! }
+/// At most this much output in memory; beyond it the output reports a full disk.
+let outputLimit = 256 << 20
+
+/// Runs one input; returns a one-line outcome. The writing path and the
+/// container are chosen by the input's length, so mutated inputs reach all
+/// of them without running each input several times.
+func runOne(_ bytes: UnsafeRawBufferPointer) -> String {
+    let data = Array(bytes)
+    var outcome = ""
+    do throws(MediaError) {
+        let report = try probe(InputFile(memory: MemoryInput(data), name: "input"))
+        outcome = "probe: \(report.streams.count) streams, \(report.streams.reduce(0) { $0 + $1.packets }) packets"
+    } catch {
+        return "probe: \(error)"
+    }
+    let container = targets[(data.count / 4) % targets.count]
+    switch data.count % 4 {
+    case 2:
+        do throws(MediaError) {
+            let report = try fillSilence(memory: data, container: container, toVideoEnd: data.count % 8 == 2,
+                                         limit: outputLimit)
+            outcome += "; fill-silence to \(container): \(report.outputBytes) bytes, \(report.silenceInsertedSamples) samples of silence"
+        } catch {
+            outcome += "; fill-silence to \(container): \(error)"
+        }
+    case 3:
+        do throws(MediaError) {
+            let report = try concat(memory: [data, data], container: container, limit: outputLimit)
+            outcome += "; concat to \(container): \(report.outputBytes) bytes, joints \(report.jointsSeconds)"
+        } catch {
+            outcome += "; concat to \(container): \(error)"
+        }
+    default:
+        do throws(MediaError) {
+            let out = try MemoryOutput(limit: outputLimit)
+            let report = try remux(InputFile(memory: MemoryInput(data), name: "input"), into: out,
+                                   container: container, options: RemuxOptions())
+            outcome += "; remux to \(container): \(report.outputBytes) bytes, \(report.corrections.total) timestamp fixes"
+        } catch {
+            outcome += "; remux to \(container): \(error)"
+        }
+    }
+    return outcome
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    _ = runOne(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+    return 0
+}
+
+#if AVTOOL_LIBFUZZER
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
+#endif
+
+@main
+struct FuzzMain {
+    static func main() {
+        LibraryLogLevel.quiet.apply()
+        #if AVTOOL_LIBFUZZER
+        // SwiftPM makes this function the program's entry point, so libFuzzer's
+        // own main never runs: hand over to its driver.
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzOne(data, size) })
+        #else
+        let paths = CommandLine.arguments.dropFirst()
+        if paths.isEmpty {
+            print("usage: avtool-fuzz FILE… (replays inputs; scripts/fuzz.sh builds the libFuzzer version)")
+            exit(2)
+        }
+        for path in paths {
+            guard let f = fopen(path, "rb") else {
+                print("\(path): cannot open")
+                exit(1)
+            }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = fread(&chunk, 1, chunk.count, f)
+                if n <= 0 { break }
+                bytes += chunk[0..<n]
+            }
+            fclose(f)
+            let outcome = bytes.withUnsafeBytes { runOne($0) }
+            print("\(path): \(outcome)")
+        }
+        #endif
+    }
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Fuzzes avtool's probe and remux paths with libFuzzer + AddressSanitizer
+# (and LeakSanitizer): Sources/avtool-fuzz opens each input from memory,
+# probes every packet and remuxes it through the timestamp core into an
+# in-memory muxer. Seeds are the test fixtures (whole when small, else their
+# first 32 KiB); the growing corpus is kept in .fuzz/corpus between runs.
+#
+#   scripts/fuzz.sh [SECONDS]     default 60; CI runs 60, docs/reliability.md the long run
+#
+# Prints libFuzzer's progress to .fuzz/fuzz.log and one summary line:
+#   fuzz: <executions> executions in <s> s (<corpus> corpus inputs, <cov> coverage points), <n> crashes
+# Exits non-zero when libFuzzer finds a crash, a hang (> 10 s on one input),
+# a leak or a memory blow-up; the reproducer is in .fuzz/artifacts/. Replay
+# one with the normal build: swift build --product avtool-fuzz && .build/debug/avtool-fuzz FILE
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+scripts/setup-debian.sh
+Tests/Fixtures/make-fixtures.sh .fixtures >/dev/null
+
+build=.build-fuzz
+echo "building the fuzz target (libFuzzer + AddressSanitizer) in $build" >&2
+swift build -c debug --product avtool-fuzz --build-path "$build" \
+  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DAVTOOL_LIBFUZZER 2>&1 \
+  | grep -v "Cannot export local symbol" >&2
+bin="$build/debug/avtool-fuzz"
+
+mkdir -p .fuzz/seeds .fuzz/corpus .fuzz/artifacts
+for f in .fixtures/*; do
+  [ -f "$f" ] || continue
+  case "$f" in *.txt) continue ;; esac
+  size=$(stat -c %s "$f")
+  [ "$size" -gt 0 ] || continue
+  if [ "$size" -le 102400 ]; then
+    cp "$f" ".fuzz/seeds/$(basename "$f")"
+  else
+    head -c 32768 "$f" >".fuzz/seeds/head32k-$(basename "$f")"
+  fi
+done
+
+# The Swift runtime's backtracer would stall on a trap; libFuzzer reports it.
+export SWIFT_BACKTRACE=enable=no
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
+status=0
+"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+  -print_final_stats=1 -artifact_prefix=.fuzz/artifacts/ \
+  .fuzz/corpus .fuzz/seeds >.fuzz/fuzz.log 2>&1 || status=$?
+
+execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' .fuzz/fuzz.log | awk '{print $2}' | tail -1)
+took=$(grep -o 'Done [0-9]* runs in [0-9]* second' .fuzz/fuzz.log | awk '{print $5}' | tail -1)
+cov=$(grep -oE '#[0-9]+.*cov: [0-9]+' .fuzz/fuzz.log | tail -1 | grep -oE 'cov: [0-9]+' | awk '{print $2}')
+corpus=$(ls .fuzz/corpus | wc -l)
+crashes=$(ls .fuzz/artifacts | grep -cE '^(crash|leak|timeout|oom|slow-unit)-' || true)
+if [ "$status" -ne 0 ]; then
+  grep -E "ERROR: |SUMMARY: |Test unit written|Fatal error" .fuzz/fuzz.log | head -20 >&2
+fi
+echo "fuzz: ${execs:-?} executions in ${took:-$seconds} s (${corpus} corpus inputs, ${cov:-?} coverage points), $([ "$status" -eq 0 ] && echo 0 || echo "$crashes") crashes"
+exit "$status"

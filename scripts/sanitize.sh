@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs the test suite with AddressSanitizer (and LeakSanitizer) compiled into
+# avtool, its libraries and the tests — the end-to-end tests then run the
+# instrumented avtool binary, so every probe, remux, transcode, merge, concat
+# and fill-silence the suite does is checked for memory errors and leaks
+# (a leak makes avtool exit non-zero, failing the test). Third-party leaks we
+# cannot fix are listed, with reasons, in scripts/lsan.supp.
+#
+#   scripts/sanitize.sh [FILTER]   FILTER: a `swift test --filter` pattern (default: all tests)
+#
+# Builds in .build-asan (the normal .build is left alone). Prints one line:
+#   sanitize: address, <n> tests (<cases> cases) passed|FAILED in <s> s (build <b> s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+filter="${1:-}"
+scripts/setup-debian.sh
+Tests/Fixtures/make-fixtures.sh .fixtures >/dev/null
+Tests/Fixtures/get-real-media.sh .real-media >/dev/null
+
+began=$SECONDS
+swift build --build-tests --sanitize=address --build-path .build-asan 2>&1 \
+  | grep -v "Cannot export local symbol" | tail -n 3 >&2
+built=$((SECONDS - began))
+
+# A trap is reported by ASan; the Swift backtracer would only slow it down.
+export SWIFT_BACKTRACE=enable=no
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+log=.build-asan/sanitize.log
+status=0
+swift test --skip-build --sanitize=address --build-path .build-asan ${filter:+--filter "$filter"} >"$log" 2>&1 || status=$?
+took=$((SECONDS - began - built))
+
+summary=$(grep -E "^. Test run with [0-9]+ tests?" "$log" | tail -n 1 || true)
+tests=$(echo "$summary" | grep -oE "[0-9]+ tests?" | head -n 1 | grep -oE "[0-9]+" || echo "?")
+cases=$(grep -E "^✔ Test .* passed" "$log" | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
+if [ "$status" -ne 0 ]; then
+  grep -E "ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: |✘ Test .* (failed|recorded)" "$log" | head -n 30 >&2
+  echo "sanitize: address, $tests tests ($cases cases passed) FAILED in $took s (build $built s); log: $log"
+  exit "$status"
+fi
+echo "sanitize: address, $tests tests ($cases cases) passed in $took s (build $built s)"
