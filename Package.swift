@@ -43,7 +43,7 @@ let package = Package(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg", "Probe", "Remux"]),
         .testTarget(name: "avtoolTests", dependencies: ["avtool"]),
     ],
     swiftLanguageModes: [.v6]
