@@ -48,7 +48,7 @@ let package = Package(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg", "Probe", "Remux"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "avtoolTests", dependencies: ["avtool"]),
     ],

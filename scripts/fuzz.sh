@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes avtool's probe and remux paths with libFuzzer + AddressSanitizer
 # (and LeakSanitizer): Sources/avtool-fuzz opens each input from memory,
-# probes every packet and remuxes it through the timestamp core into an
-# in-memory muxer. Seeds are the test fixtures (whole when small, else their
-# first 32 KiB); the growing corpus is kept in .fuzz/corpus between runs.
+# probes every packet, then remuxes it, fills its audio gaps or joins it to
+# itself (concat) through the timestamp core into an in-memory muxer. Seeds
+# are the test fixtures (whole when small, else their first 32 KiB) and
+# Tests/Fuzz; the growing corpus is kept in .fuzz/corpus between runs.
 #
 #   scripts/fuzz.sh [SECONDS]     default 60; CI runs 60, docs/reliability.md the long run
 #
@@ -22,7 +23,7 @@ build=.build-fuzz
 echo "building the fuzz target (libFuzzer + AddressSanitizer) in $build" >&2
 swift build -c debug --product avtool-fuzz --build-path "$build" \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -DAVTOOL_LIBFUZZER 2>&1 \
-  | grep -v "Cannot export local symbol" >&2
+  | { grep -v "Cannot export local symbol" || true; } >&2
 bin="$build/debug/avtool-fuzz"
 
 mkdir -p .fuzz/seeds .fuzz/corpus .fuzz/artifacts
@@ -37,22 +38,27 @@ for f in .fixtures/*; do
     head -c 32768 "$f" >".fuzz/seeds/head32k-$(basename "$f")"
   fi
 done
+# The committed sample of earlier runs and every reproducer found so far.
+cp Tests/Fuzz/corpus/* .fuzz/seeds/ 2>/dev/null || true
+for f in Tests/Fuzz/crashes/*; do [ -f "$f" ] && cp "$f" .fuzz/seeds/; done
 
 # The Swift runtime's backtracer would stall on a trap; libFuzzer reports it.
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 status=0
 "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
   -print_final_stats=1 -artifact_prefix=.fuzz/artifacts/ \
   .fuzz/corpus .fuzz/seeds >.fuzz/fuzz.log 2>&1 || status=$?
 
-execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' .fuzz/fuzz.log | awk '{print $2}' | tail -1)
-took=$(grep -o 'Done [0-9]* runs in [0-9]* second' .fuzz/fuzz.log | awk '{print $5}' | tail -1)
-cov=$(grep -oE '#[0-9]+.*cov: [0-9]+' .fuzz/fuzz.log | tail -1 | grep -oE 'cov: [0-9]+' | awk '{print $2}')
+# (-a: the log may hold binary; || true: a missing figure prints as '?')
+execs=$( (grep -ao 'stat::number_of_executed_units: [0-9]*' .fuzz/fuzz.log || true) | awk '{print $2}' | tail -1)
+took=$( (grep -ao 'Done [0-9]* runs in [0-9]* second' .fuzz/fuzz.log || true) | awk '{print $5}' | tail -1)
+cov=$( (grep -aoE '#[0-9]+.*cov: [0-9]+' .fuzz/fuzz.log || true) | tail -1 | grep -oE '[0-9]+$' || true)
 corpus=$(ls .fuzz/corpus | wc -l)
 crashes=$(ls .fuzz/artifacts | grep -cE '^(crash|leak|timeout|oom|slow-unit)-' || true)
 if [ "$status" -ne 0 ]; then
-  grep -E "ERROR: |SUMMARY: |Test unit written|Fatal error" .fuzz/fuzz.log | head -20 >&2
+  grep -aE "ERROR: |SUMMARY: |Test unit written|Fatal error" .fuzz/fuzz.log | head -20 >&2 || true
 fi
 echo "fuzz: ${execs:-?} executions in ${took:-$seconds} s (${corpus} corpus inputs, ${cov:-?} coverage points), $([ "$status" -eq 0 ] && echo 0 || echo "$crashes") crashes"
 exit "$status"
