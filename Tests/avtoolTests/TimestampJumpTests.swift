@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// A timestamp that jumps by days (a corrupt or hand-edited file): verbs that
+/// fill gaps would write days of silence or repeat one frame for days —
+/// hours of work and gigabytes, a hang in all but name. They refuse instead,
+/// at once, with the place and size of the jump; a stream copy (no filling)
+/// just carries the timestamps over.
+@Suite("timestamp jumps")
+struct TimestampJumpTests {
+    /// `source` with every packet of `stream` (a or v) from the `from`-th on moved two days later.
+    func jumped(_ source: String, stream: String, from: Int, in scratch: Scratch) throws -> String {
+        let out = scratch.path("jump-\(stream).mkv")
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", source, "-c", "copy",
+                                        "-bsf:\(stream)", "setts=ts=if(gte(N\\,\(from))\\,TS+172800/TB\\,TS)", out])
+        try #require(r.status == 0, "\(r)")
+        return out
+    }
+
+    @Test(arguments: ["fill-silence", "merge"])
+    func audioJumpIsRefusedAtOnce(verb: String) throws {
+        let scratch = try Scratch()
+        let input = try jumped(try Fixtures.path("audio_gap.mp4"), stream: "a", from: 100, in: scratch)
+        let output = scratch.path("out.mkv")
+        let args = verb == "merge"
+            ? ["merge", try Fixtures.path("audio_gap.mp4"), input, output, "--end", "longest"]
+            : ["fill-silence", input, output]
+        let started = Date()
+        let r = try Tool.avtool(args)
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(r.status == 1, "\(r)")
+        #expect(r.stderr.contains("'\(input)' (stream #1)") && r.stderr.contains("a jump that long is a broken timestamp"),
+                "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+        #expect(!scratch.contents.contains { $0.contains("out.mkv") }, "left behind: \(scratch.contents)")
+    }
+
+    @Test func videoJumpAtConstantFrameRateIsRefused() throws {
+        let scratch = try Scratch()
+        let input = try jumped(try Fixtures.path("h264_aac.mkv"), stream: "v", from: 50, in: scratch)
+        let r = try Tool.avtool("transcode", input, scratch.path("out.mkv"), "--fps", "30", "--preset", "ultrafast",
+                                "--size", "160x-1")
+        #expect(r.status == 1, "\(r)")
+        #expect(r.stderr.contains("--fps would repeat one frame for more than 12 hours"), "\(r.stderr)")
+        #expect(!scratch.contents.contains { $0.contains("out.mkv") }, "left behind: \(scratch.contents)")
+    }
+
+    @Test func streamCopyCarriesTheJump() throws {
+        let scratch = try Scratch()
+        let input = try jumped(try Fixtures.path("audio_gap.mp4"), stream: "a", from: 100, in: scratch)
+        let r = try Tool.avtool("remux", input, scratch.path("out.mkv"), "-q")
+        #expect(r.status == 0, "\(r)")
+    }
+}
