@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and runs every test: installs packages,
 # generates the sample fixtures, fetches the real-world recordings, then
-# `swift test`.
+# `swift test`; then the short hardening runs (docs/reliability.md): 60 s of
+# fuzzing (scripts/fuzz.sh) and the bad-input, fault and signal suites
+# against an AddressSanitizer build of avtool (scripts/sanitize.sh --quick),
+# about 2½ minutes together. AVTOOL_FUZZ_SECONDS=0 skips both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -9,3 +12,8 @@ Tests/Fixtures/make-fixtures.sh .fixtures
 Tests/Fixtures/get-real-media.sh .real-media >/dev/null
 swift build --build-tests
 swift test --skip-build
+fuzz_seconds="${AVTOOL_FUZZ_SECONDS:-60}"
+if [ "$fuzz_seconds" -gt 0 ]; then
+  scripts/fuzz.sh "$fuzz_seconds"
+  scripts/sanitize.sh --quick
+fi

@@ -204,20 +204,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         segments.append(try Segment(spec, open: open, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
-    let first = segments[0]
-
-    var handling: AudioHandling?
-    if let audio = first.audio {
-        if container.canHold(audio.stream) == false {
-            handling = .reencode(try reencodeSettings(audio, container: container, options: options),
-                                 reason: "\(container.name) cannot hold \(audio.stream.codecName)")
-        } else if let silence = try SilentAudio(matching: audio, container: container) {
-            handling = .copy(silence: silence)
-        } else {
-            handling = .reencode(try reencodeSettings(audio, container: container, options: options),
-                                 reason: "silence cannot be made as \(audio.stream.codecName) frames that match the input")
-        }
-    }
+    var handling = try audioHandling(segments[0].audio, container: container, options: options)
     for attempt in 0..<2 {
         // Fresh readers for a second attempt.
         if attempt > 0 {
@@ -236,6 +223,24 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         }
     }
     throw MediaError.invalid("could not \(verb)", path: outputPath, message: "audio could not be placed")
+}
+
+/// How the audio is written: copied with silent frames of its own codec,
+/// or re-encoded when the container cannot hold it or no silent frame
+/// matches it. (A function of its own, so nothing here keeps the first
+/// attempt's readers — and their open files — alive during a second one.)
+private func audioHandling(_ audio: StreamReader?, container: Container,
+                           options: AssemblyOptions) throws(MediaError) -> AudioHandling? {
+    guard let audio else { return nil }
+    if container.canHold(audio.stream) == false {
+        return .reencode(try reencodeSettings(audio, container: container, options: options),
+                         reason: "\(container.name) cannot hold \(audio.stream.codecName)")
+    }
+    if let silence = try SilentAudio(matching: audio, container: container) {
+        return .copy(silence: silence)
+    }
+    return .reencode(try reencodeSettings(audio, container: container, options: options),
+                     reason: "silence cannot be made as \(audio.stream.codecName) frames that match the input")
 }
 
 /// Opened readers for one segment.
