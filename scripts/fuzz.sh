@@ -16,6 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
+# libFuzzer reads 0 as "forever".
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/fuzz.sh SECONDS (a positive number)" >&2; exit 2; }
 scripts/setup-debian.sh
 Tests/Fixtures/make-fixtures.sh .fixtures >/dev/null
 

@@ -26,7 +26,8 @@ scripts/setup-debian.sh
 Tests/Fixtures/make-fixtures.sh .fixtures >/dev/null
 Tests/Fixtures/get-real-media.sh .real-media >/dev/null
 
-fuzz=$(scripts/fuzz.sh "$fuzz_seconds" | tail -n 1) || true
+fuzz="not run (--fuzz-seconds 0)"
+[ "$fuzz_seconds" -gt 0 ] && { fuzz=$(scripts/fuzz.sh "$fuzz_seconds" | tail -n 1) || true; }
 
 swift build --build-tests >&2
 # Test cases passed per suite filter: "<passed> of <cases>".
@@ -40,7 +41,7 @@ cases() {
   rm -f "$log"
   echo "$passed of $((passed + failed))$([ "$status" -eq 0 ] || echo ' (FAILURES)')"
 }
-faults=$(cases "FaultTests")
+faults=$(cases "FaultTests|ResourceTests")
 signals=$(cases "SignalTests")
 badinput=$(cases "BadInputTests|TimestampJumpTests|FuzzCorpusTests|MemoryIOTests")
 hostile=$(cases "HostileTimestampTests")
@@ -61,7 +62,7 @@ cat <<TABLE
 | fuzz reproducers (crashes, hangs, leaks found → fixed, replayed) | $reproducers | \`Tests/Fuzz/crashes\`, \`swift test --filter FuzzCorpusTests\` |
 | bad inputs replayed in the tests | $corpus fuzz-made inputs × (replayer, probe, remux, fill-silence); $badinput test cases passed | \`swift test --filter "BadInputTests\|TimestampJumpTests\|FuzzCorpusTests\|MemoryIOTests"\` |
 | hostile timestamp sequences through the core | $sequences random sequences per run; $hostile properties passed | \`swift test --filter HostileTimestampTests\` |
-| faults survived (5 writing verbs) | $faults fault cases passed, $signals signal cases passed | \`swift test --filter "FaultTests\|SignalTests"\` |
+| faults survived (5 writing verbs) | $faults fault cases passed, $signals signal cases passed | \`swift test --filter "FaultTests\|ResourceTests\|SignalTests"\` |
 | sanitizer run (whole suite) | ${san#sanitize: } | \`scripts/sanitize.sh\` |
 | memory, 2 h vs 10 min | $mem | \`bench/memory-2h.sh\` |
 | batch: ThreadSanitizer on the parallel batch, fds over a 1,000-job batch | pending (\`avtool batch\` is not merged yet) | — |
