@@ -223,10 +223,9 @@ public final class AudioReencoder {
 
 /// The error for a gap or pad longer than `AudioAssembler.longestFillSeconds`.
 package func fillLimitError(samples: Int64, at position: Int64, sampleRate: Int32, path: String?, stream: Int?) -> MediaError {
-    let rate = Double(max(sampleRate, 1))
-    let hours = Double(samples) / rate / 3600
-    let at = Double(position) / rate
-    let amount = hours >= 48 ? "\(Int64(hours / 24)) days" : "\(Int64(hours)) hours"
+    let rate = Int64(max(sampleRate, 1))
+    let hours = samples / rate / 3600
+    let amount = hours >= 48 ? "\(hours / 24) days" : "\(hours) hours"
     return MediaError.invalid("could not fill silence in", path: path, stream: stream,
-                              message: "the audio would need \(amount) of silence at \(Int64(at)) s; a jump that long is a broken timestamp, not a pause (at most \(AudioAssembler.longestFillSeconds / 3600) hours are filled)")
+                              message: "the audio would need \(amount) of silence at \(position / rate) s; a jump that long is a broken timestamp, not a pause (at most \(AudioAssembler.longestFillSeconds / 3600) hours are filled)")
 }
