@@ -44,7 +44,13 @@ done
 
 bench_require_tools ffmpeg ffprobe python3
 bench_ensure_time
-bench_ensure_avtool "$AVTOOL" "$AVTOOL_EXPLICIT" "$REPO_ROOT" --scratch-path "$REPO_ROOT/.build-bench"
+if [[ "$AVTOOL_EXPLICIT" == 1 ]]; then
+    bench_ensure_avtool "$AVTOOL" 1 "$REPO_ROOT"
+else
+    # Always from the current sources (incremental): a stale binary would measure old code.
+    log "building avtool (release)"
+    (cd "$REPO_ROOT" && swift build -c release --product avtool --scratch-path "$REPO_ROOT/.build-bench") >&2
+fi
 mkdir -p "$WORKDIR"
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
 

@@ -9,7 +9,7 @@
 #   scripts/sanitize.sh [FILTER]   FILTER: a `swift test --filter` pattern (default: all tests)
 #   scripts/sanitize.sh --quick    CI's short run: only avtool and the fuzz replayer are built
 #                                  with ASan; the end-to-end suites about bad inputs, timestamp
-#                                  jumps, the fuzz corpus, faults and signals run against them
+#                                  jumps, the fuzz corpus, faults, open files and signals run against them
 #                                  from the ordinary test build (run `swift build --build-tests` first)
 #
 # Builds in .build-asan (the normal .build is left alone). Prints one line:
@@ -47,7 +47,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:fast_unwind_on_malloc=0:mall
 if [ "$quick" -eq 1 ]; then
   mkdir -p .build-asan
   AVTOOL_BIN="$PWD/.build-asan/debug/avtool" swift test --skip-build \
-    --filter "${filter:-BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|SignalTests}" >"$log" 2>&1 || status=$?
+    --filter "${filter:-BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|ResourceTests|SignalTests}" >"$log" 2>&1 || status=$?
 else
   swift test --skip-build --sanitize=address --build-path .build-asan ${filter:+--filter "$filter"} >"$log" 2>&1 || status=$?
 fi
