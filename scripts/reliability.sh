@@ -12,6 +12,9 @@
 #
 # Prints a Markdown table (the one in docs/reliability.md) on stdout.
 set -euo pipefail
+# All in a function: bash reads a script as it runs, and this one runs long
+# enough to be edited meanwhile.
+main() {
 cd "$(dirname "$0")/.."
 fuzz_seconds=60 memory=0 sanitize=1
 while [ $# -gt 0 ]; do
@@ -67,3 +70,5 @@ cat <<TABLE
 | memory, 2 h vs 10 min | $mem | \`bench/memory-2h.sh\` |
 | batch: ThreadSanitizer on the parallel batch, fds over a 1,000-job batch | pending (\`avtool batch\` is not merged yet) | — |
 TABLE
+}
+main "$@"

@@ -15,6 +15,9 @@
 # Builds in .build-asan (the normal .build is left alone). Prints one line:
 #   sanitize: address, <n> tests (<cases> cases) passed|FAILED in <s> s (build <b> s)
 set -euo pipefail
+# All in a function: bash reads a script as it runs, and this one runs long
+# enough to be edited meanwhile.
+main() {
 cd "$(dirname "$0")/.."
 quick=0
 if [ "${1:-}" = --quick ]; then quick=1; shift; fi
@@ -62,3 +65,5 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 echo "sanitize: address$([ "$quick" -eq 1 ] && echo " (quick: avtool only)"), $tests tests ($cases cases) passed in $took s (build $built s)"
+}
+main "$@"

@@ -18,6 +18,9 @@ public struct AssemblyOptions: Sendable {
     public var audioBitRate: Int64?
     public var faststart = true
     public var overwrite = false
+    /// The longest silence made in one place; a longer gap or pad is refused
+    /// as a broken timestamp. (The fuzz harness lowers it to keep each run short.)
+    public var longestFillSeconds = AudioAssembler.longestFillSeconds
 
     public init() {}
 
@@ -353,6 +356,7 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     case .reencode(let settings, _)?:
         let tolerance = options.tolerance.map { Int64(($0.seconds * Double(settings.sampleRate)).rounded()) }
         reencoder = try AudioReencoder(settings: settings, source: audioStream!, toleranceSamples: tolerance)
+        reencoder?.longestFillSeconds = options.longestFillSeconds
     case nil: break
     }
     let sampleRate = reencoder?.encoder.sampleRate ?? audioStream?.sampleRate ?? 0
@@ -443,8 +447,8 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     /// Silent packets (copy mode) covering `count` samples from `position`.
     func writeSilence(_ count: Int64, at position: Int64) throws(MediaError) {
         guard let silence, count > 0 else { return }
-        if AudioAssembler.exceedsFillLimit(count, sampleRate: sampleRate) {
-            throw fillLimitError(samples: count, at: position, sampleRate: sampleRate,
+        if AudioAssembler.exceedsFillLimit(count, sampleRate: sampleRate, seconds: options.longestFillSeconds) {
+            throw fillLimitError(samples: count, at: position, sampleRate: sampleRate, limitSeconds: options.longestFillSeconds,
                                  path: audioStream?.file.path, stream: audioStream?.index)
         }
         var left = count, pos = position
