@@ -39,8 +39,8 @@ cases() {
   log=$(mktemp)
   swift test --skip-build --filter "$1" >"$log" 2>&1 || status=$?
   local passed failed
-  passed=$( (grep -aE "^✔ Test .* passed" "$log" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
-  failed=$( (grep -aE "^✘ Test .* failed" "$log" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
+  passed=$( (grep -aE "^✔ Test .* passed" "$log" | grep -v "^✔ Test run with" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
+  failed=$( (grep -aE "^✘ Test .* failed" "$log" | grep -v "^✘ Test run with" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
   rm -f "$log"
   echo "$passed of $((passed + failed))$([ "$status" -eq 0 ] || echo ' (FAILURES)')"
 }

@@ -58,7 +58,7 @@ took=$((SECONDS - began - built))
 
 # (-a: the log holds sanitizer output; || true: no match is not an error here)
 tests=$( (grep -aE "^. Test run with [0-9]+ tests?" "$log" || true) | grep -oE "with [0-9]+ tests?" | awk '{ n += $2 } END { print n + 0 }')
-cases=$( (grep -aE "^✔ Test .* passed" "$log" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
+cases=$( (grep -aE "^✔ Test .* passed" "$log" | grep -v "^✔ Test run with" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
 if [ "$status" -ne 0 ]; then
   grep -aE "ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: |Fatal error|✘ Test .* (failed|recorded)" "$log" | head -n 30 >&2 || true
   echo "sanitize: address, $tests tests ($cases cases passed) FAILED in $took s (build $built s); log: $log"

@@ -58,6 +58,9 @@ struct TimestampJumpTests {
     /// so the audio is re-encoded): its silence is made a second at a time.
     /// Queued whole it took 230 MB (8 hours of gap: 1.6 GB, then a failure).
     @Test func longGapIsFilledInBoundedMemory() throws {
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil {
+            try Test.cancel("peak memory says nothing under AddressSanitizer (its quarantine keeps freed memory)")
+        }
         let scratch = try Scratch()
         let input = try jumped(try Fixtures.path("audio_gap.mp4"), stream: "a", from: 100, by: "12.5001", in: scratch)
         let output = scratch.path("out.mkv")
