@@ -46,7 +46,7 @@ cases() {
 }
 faults=$(cases "FaultTests|ResourceTests")
 signals=$(cases "SignalTests")
-badinput=$(cases "BadInputTests|TimestampJumpTests|FuzzCorpusTests|MemoryIOTests")
+badinput=$(cases "BadInputTests|ReferencingInputTests|TimestampJumpTests|FuzzCorpusTests|MemoryIOTests|ReportTextTests")
 hostile=$(cases "HostileTimestampTests")
 corpus=$(ls Tests/Fuzz/corpus | wc -l)
 reproducers=$(ls Tests/Fuzz/crashes | grep -vc '^\.' || true)
