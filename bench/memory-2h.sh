@@ -12,14 +12,16 @@
 # 10-minute 160x90 30 fps H.264 + AAC 48 kHz stereo recording with a
 # keyframe every second, as MKV and as MP4, a separate .m4a of its audio and
 # a video-only MP4; and each looped 12 times (stream copy) to 2 hours.
-# Commands, each on both lengths:
-#   probe IN.mkv · remux IN.mkv OUT.mkv · remux IN.mp4 OUT.mp4 ·
-#   merge VIDEO.mp4 AUDIO.m4a OUT.mp4 · fill-silence IN.mkv OUT.mkv
-# Output: a table (peak RSS in MiB at 10 min and 2 h, and the 2 h / 10 min
-# ratio), then one JSON line. A ratio near 1 is flat memory; MP4 outputs
-# grow by their index (movenc keeps every sample's size and time until it
-# writes the moov: ~ 12 bytes per packet), which the table's last column
-# estimates so the rest can be read as the pipeline's own.
+# Commands, each on both lengths, beside the ffmpeg program doing the same
+# stream copy (the reference for what libavformat itself needs):
+#   probe IN.mkv · remux IN.mkv OUT.mkv · remux IN.mp4 OUT.mp4 · remux IN.mp4 OUT.mkv ·
+#   merge VIDEO.mp4 AUDIO.m4a OUT.mp4 · merge … OUT.mkv · fill-silence IN.mkv OUT.mkv
+# Output: a table (peak RSS in MiB at 10 min and 2 h and the 2 h / 10 min
+# ratio, for avtool and for ffmpeg), then one JSON line. A ratio near 1 is
+# flat memory. MP4 grows on both sides whoever reads or writes it: the
+# demuxer holds the whole sample index (moov) from the start, the muxer
+# builds it for every packet until the trailer — ffmpeg's column shows how
+# much of that is libavformat's.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,14 +37,20 @@ while [[ $# -gt 0 ]]; do
     case "$1" in
         --avtool) AVTOOL="$2"; AVTOOL_EXPLICIT=1; shift 2 ;;
         --workdir) WORKDIR="$2"; shift 2 ;;
-        -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1" ;;
     esac
 done
 
 bench_require_tools ffmpeg ffprobe python3
 bench_ensure_time
-bench_ensure_avtool "$AVTOOL" "$AVTOOL_EXPLICIT" "$REPO_ROOT" --scratch-path "$REPO_ROOT/.build-bench"
+if [[ "$AVTOOL_EXPLICIT" == 1 ]]; then
+    bench_ensure_avtool "$AVTOOL" 1 "$REPO_ROOT"
+else
+    # Always from the current sources (incremental): a stale binary would measure old code.
+    log "building avtool (release)"
+    (cd "$REPO_ROOT" && swift build -c release --product avtool --scratch-path "$REPO_ROOT/.build-bench") >&2
+fi
 mkdir -p "$WORKDIR"
 FF=(ffmpeg -hide_banner -loglevel error -nostdin -y)
 
@@ -68,52 +76,64 @@ for len in m10 h2; do
 done
 
 # --- runs -------------------------------------------------------------------
-rss() {  # rss LABEL COMMAND... — peak RSS in KiB of one run
+rss() {  # rss COMMAND... — peak RSS in KiB of one run
     local tfile="$WORKDIR/.time"
     "$TIME_BIN" -f '%M' -o "$tfile" "$@" >/dev/null 2>"$WORKDIR/.stderr" \
         || die "failed: $* ($(cat "$WORKDIR/.stderr"))"
     tail -n1 "$tfile"
 }
-packets() { ffprobe -v error -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" | awk '{ s += $1 } END { print s }'; }
 
 rows=()
-run() {  # run NAME INDEX_GROWS ARGS-with-@LEN@
-    local name="$1" grows="$2"
-    shift 2
-    local k=() len
+# run NAME AVTOOL-ARGS… [-- FFMPEG-PROGRAM ARGS…], @LEN@ and @OUT@ substituted per length.
+run() {
+    local name="$1"
+    shift
+    local ours=() theirs=()
+    while [[ $# -gt 0 && "$1" != -- ]]; do ours+=("$1"); shift; done
+    [[ $# -gt 0 ]] && { shift; theirs=("$@"); }
+    local a=() f=() len
     for len in m10 h2; do
-        local args=("${@//@LEN@/$WORKDIR/$len}")
-        args=("${args[@]//@OUT@/$WORKDIR/out-$len}")
-        k+=("$(rss "$AVTOOL" "${args[@]}")")
+        local args=("${ours[@]//@LEN@/$WORKDIR/$len}")
+        a+=("$(rss "$AVTOOL" "${args[@]//@OUT@/$WORKDIR/out-$len}")")
+        if [[ ${#theirs[@]} -gt 0 ]]; then
+            args=("${theirs[@]//@LEN@/$WORKDIR/$len}")
+            f+=("$(rss "${args[@]//@OUT@/$WORKDIR/ffout-$len}")")
+        else
+            f+=(0)
+        fi
     done
-    local index=0
-    if [[ "$grows" == 1 ]]; then
-        index=$(( ($(packets "$WORKDIR/h2.mp4") - $(packets "$WORKDIR/m10.mp4")) * 12 / 1024 ))
-    fi
-    rows+=("$name ${k[0]} ${k[1]} $index")
-    log "$name: $(awk -v a="${k[0]}" -v b="${k[1]}" 'BEGIN { printf "%.1f MiB → %.1f MiB", a/1024, b/1024 }')"
+    rows+=("$name ${a[0]} ${a[1]} ${f[0]} ${f[1]}")
+    log "$name: avtool $(awk -v a="${a[0]}" -v b="${a[1]}" 'BEGIN { printf "%.1f → %.1f MiB", a/1024, b/1024 }')"
 }
-run "probe mkv" 0 probe @LEN@.mkv
-run "remux mkv→mkv" 0 remux @LEN@.mkv @OUT@.mkv -y -q
-run "remux mp4→mp4" 1 remux @LEN@.mp4 @OUT@.mp4 -y -q
-run "merge →mp4" 1 merge @LEN@-video.mp4 @LEN@-audio.m4a @OUT@-merged.mp4 -y -q
-run "fill-silence mkv" 0 fill-silence @LEN@.mkv @OUT@-filled.mkv -y -q
-rm -f "$WORKDIR"/out-*
+FFC=(ffmpeg -hide_banner -loglevel error -nostdin -y)
+run probe-mkv probe @LEN@.mkv -- ffprobe -v error -count_packets -show_streams @LEN@.mkv
+run remux-mkv-to-mkv remux @LEN@.mkv @OUT@.mkv -y -q -- "${FFC[@]}" -i @LEN@.mkv -map 0 -c copy @OUT@.mkv
+run remux-mp4-to-mp4 remux @LEN@.mp4 @OUT@.mp4 -y -q -- "${FFC[@]}" -i @LEN@.mp4 -map 0 -c copy -movflags +faststart @OUT@.mp4
+run remux-mp4-to-mkv remux @LEN@.mp4 @OUT@.mkv -y -q -- "${FFC[@]}" -i @LEN@.mp4 -map 0 -c copy @OUT@.mkv
+run merge-to-mp4 merge @LEN@-video.mp4 @LEN@-audio.m4a @OUT@-merged.mp4 -y -q \
+    -- "${FFC[@]}" -i @LEN@-video.mp4 -i @LEN@-audio.m4a -map 0:v -map 1:a -c copy -movflags +faststart @OUT@-merged.mp4
+run merge-to-mkv merge @LEN@-video.mp4 @LEN@-audio.m4a @OUT@-merged.mkv -y -q \
+    -- "${FFC[@]}" -i @LEN@-video.mp4 -i @LEN@-audio.m4a -map 0:v -map 1:a -c copy @OUT@-merged.mkv
+run fill-silence-mkv fill-silence @LEN@.mkv @OUT@-filled.mkv -y -q
+rm -f "$WORKDIR"/out-* "$WORKDIR"/ffout-*
 
-printf '%-18s %12s %12s %8s %18s\n' "command" "10 min MiB" "2 h MiB" "ratio" "MP4 index growth"
+printf '%-18s %10s %10s %7s   %10s %10s %7s\n' "command" "avtool 10m" "avtool 2h" "ratio" "ffmpeg 10m" "ffmpeg 2h" "ratio"
 for r in "${rows[@]}"; do
+    # shellcheck disable=SC2086
     set -- $r
-    name="$1 $2"; a="$3"; b="$4"; idx="$5"
-    awk -v n="$name" -v a="$a" -v b="$b" -v i="$idx" 'BEGIN {
-        printf "%-18s %12.1f %12.1f %8.2f %18s\n", n, a/1024, b/1024, b/a, (i > 0 ? sprintf("~%.1f MiB", i/1024) : "-") }'
+    awk -v n="$1" -v a="$2" -v b="$3" -v c="$4" -v d="$5" 'BEGIN {
+        printf "%-18s %10.1f %10.1f %7.2f", n, a/1024, b/1024, b/a
+        if (c > 0) printf "   %10.1f %10.1f %7.2f\n", c/1024, d/1024, d/c; else printf "   %10s %10s %7s\n", "-", "-", "-" }'
 done
 python3 - "${rows[@]}" <<'PY'
 import json, sys
 out = {}
 for r in sys.argv[1:]:
-    p = r.split()
-    name, a, b, idx = p[0] + " " + p[1], int(p[2]), int(p[3]), int(p[4])
-    out[name] = {"rss_10min_mib": round(a / 1024, 1), "rss_2h_mib": round(b / 1024, 1),
-                 "ratio": round(b / a, 2), "mp4_index_growth_mib": round(idx / 1024, 1)}
+    name, a, b, c, d = r.split()
+    a, b, c, d = int(a), int(b), int(c), int(d)
+    row = {"avtool_10min_mib": round(a / 1024, 1), "avtool_2h_mib": round(b / 1024, 1), "avtool_ratio": round(b / a, 2)}
+    if c > 0:
+        row.update({"ffmpeg_10min_mib": round(c / 1024, 1), "ffmpeg_2h_mib": round(d / 1024, 1), "ffmpeg_ratio": round(d / c, 2)})
+    out[name] = row
 print(json.dumps(out))
 PY

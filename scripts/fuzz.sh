@@ -14,8 +14,13 @@
 # a leak or a memory blow-up; the reproducer is in .fuzz/artifacts/. Replay
 # one with the normal build: swift build --product avtool-fuzz && .build/debug/avtool-fuzz FILE
 set -euo pipefail
+# All in a function: bash reads a script as it runs, and this one runs long
+# enough to be edited meanwhile.
+main() {
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
+# libFuzzer reads 0 as "forever".
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/fuzz.sh SECONDS (a positive number)" >&2; exit 2; }
 scripts/setup-debian.sh
 Tests/Fixtures/make-fixtures.sh .fixtures >/dev/null
 
@@ -47,6 +52,7 @@ export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 status=0
+touch .fuzz/.started
 "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
   -print_final_stats=1 -artifact_prefix=.fuzz/artifacts/ \
   .fuzz/corpus .fuzz/seeds >.fuzz/fuzz.log 2>&1 || status=$?
@@ -56,9 +62,12 @@ execs=$( (grep -ao 'stat::number_of_executed_units: [0-9]*' .fuzz/fuzz.log || tr
 took=$( (grep -ao 'Done [0-9]* runs in [0-9]* second' .fuzz/fuzz.log || true) | awk '{print $5}' | tail -1)
 cov=$( (grep -aoE '#[0-9]+.*cov: [0-9]+' .fuzz/fuzz.log || true) | tail -1 | grep -oE '[0-9]+$' || true)
 corpus=$(ls .fuzz/corpus | wc -l)
-crashes=$(ls .fuzz/artifacts | grep -cE '^(crash|leak|timeout|oom|slow-unit)-' || true)
+# Only what this run found (earlier reproducers stay until moved to Tests/Fuzz/crashes).
+crashes=$(find .fuzz/artifacts -type f -newer .fuzz/.started | grep -cE '/(crash|leak|timeout|oom|slow-unit)-' || true)
 if [ "$status" -ne 0 ]; then
   grep -aE "ERROR: |SUMMARY: |Test unit written|Fatal error" .fuzz/fuzz.log | head -20 >&2 || true
 fi
-echo "fuzz: ${execs:-?} executions in ${took:-$seconds} s (${corpus} corpus inputs, ${cov:-?} coverage points), $([ "$status" -eq 0 ] && echo 0 || echo "$crashes") crashes"
+echo "fuzz: ${execs:-?} executions in ${took:-$seconds} s (${corpus} corpus inputs, ${cov:-?} coverage points), $crashes crashes"
 exit "$status"
+}
+main "$@"

@@ -9,12 +9,15 @@
 #   scripts/sanitize.sh [FILTER]   FILTER: a `swift test --filter` pattern (default: all tests)
 #   scripts/sanitize.sh --quick    CI's short run: only avtool and the fuzz replayer are built
 #                                  with ASan; the end-to-end suites about bad inputs, timestamp
-#                                  jumps, the fuzz corpus, faults and signals run against them
+#                                  jumps, the fuzz corpus, faults, open files and signals run against them
 #                                  from the ordinary test build (run `swift build --build-tests` first)
 #
 # Builds in .build-asan (the normal .build is left alone). Prints one line:
 #   sanitize: address, <n> tests (<cases> cases) passed|FAILED in <s> s (build <b> s)
 set -euo pipefail
+# All in a function: bash reads a script as it runs, and this one runs long
+# enough to be edited meanwhile.
+main() {
 cd "$(dirname "$0")/.."
 quick=0
 if [ "${1:-}" = --quick ]; then quick=1; shift; fi
@@ -47,7 +50,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:fast_unwind_on_malloc=0:mall
 if [ "$quick" -eq 1 ]; then
   mkdir -p .build-asan
   AVTOOL_BIN="$PWD/.build-asan/debug/avtool" swift test --skip-build \
-    --filter "${filter:-BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|SignalTests}" >"$log" 2>&1 || status=$?
+    --filter "${filter:-BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|ResourceTests|SignalTests}" >"$log" 2>&1 || status=$?
 else
   swift test --skip-build --sanitize=address --build-path .build-asan ${filter:+--filter "$filter"} >"$log" 2>&1 || status=$?
 fi
@@ -55,10 +58,12 @@ took=$((SECONDS - began - built))
 
 # (-a: the log holds sanitizer output; || true: no match is not an error here)
 tests=$( (grep -aE "^. Test run with [0-9]+ tests?" "$log" || true) | grep -oE "with [0-9]+ tests?" | awk '{ n += $2 } END { print n + 0 }')
-cases=$( (grep -aE "^✔ Test .* passed" "$log" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
+cases=$( (grep -aE "^✔ Test .* passed" "$log" | grep -v "^✔ Test run with" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
 if [ "$status" -ne 0 ]; then
   grep -aE "ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: |Fatal error|✘ Test .* (failed|recorded)" "$log" | head -n 30 >&2 || true
   echo "sanitize: address, $tests tests ($cases cases passed) FAILED in $took s (build $built s); log: $log"
   exit "$status"
 fi
 echo "sanitize: address$([ "$quick" -eq 1 ] && echo " (quick: avtool only)"), $tests tests ($cases cases) passed in $took s (build $built s)"
+}
+main "$@"

@@ -18,6 +18,9 @@ public struct AssemblyOptions: Sendable {
     public var audioBitRate: Int64?
     public var faststart = true
     public var overwrite = false
+    /// The longest silence made in one place; a longer gap or pad is refused
+    /// as a broken timestamp. (The fuzz harness lowers it to keep each run short.)
+    public var longestFillSeconds = AudioAssembler.longestFillSeconds
 
     public init() {}
 
@@ -216,27 +219,12 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     }
     try checkCompatible(segments, container: container)
     let first = segments[0]
-
-    var handling: AudioHandling?
     if let o = first.original, container.canHold(o.stream) == false {
         throw MediaError.invalid("could not keep the original audio", path: o.stream.file.path, stream: o.stream.index,
                                  message: "\(container.name) cannot hold audio codec '\(o.stream.codecName)'",
                                  hint: "choose a container that holds it (mov, mkv) or leave out --keep-original-audio")
     }
-    if let audio = first.audio {
-        if let drift = first.spec.drift {
-            handling = .reencode(try reencodeSettings(audio, container: container, options: options),
-                                 reason: "its clock runs \(String(format3: drift * 1e6)) ppm \(drift >= 0 ? "fast" : "slow"): resampled once to the video's clock")
-        } else if container.canHold(audio.stream) == false {
-            handling = .reencode(try reencodeSettings(audio, container: container, options: options),
-                                 reason: "\(container.name) cannot hold \(audio.stream.codecName)")
-        } else if let silence = try SilentAudio(matching: audio, container: container) {
-            handling = .copy(silence: silence)
-        } else {
-            handling = .reencode(try reencodeSettings(audio, container: container, options: options),
-                                 reason: "silence cannot be made as \(audio.stream.codecName) frames that match the input")
-        }
-    }
+    var handling = try audioHandling(first.audio, drift: first.spec.drift, container: container, options: options)
     for attempt in 0..<2 {
         // Fresh readers for a second attempt.
         if attempt > 0 {
@@ -255,6 +243,28 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         }
     }
     throw MediaError.invalid("could not \(verb)", path: outputPath, message: "audio could not be placed")
+}
+
+/// How the audio is written: copied with silent frames of its own codec,
+/// or re-encoded when the container cannot hold it or no silent frame
+/// matches it. (A function of its own, so nothing here keeps the first
+/// attempt's readers — and their open files — alive during a second one.)
+private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Container,
+                           options: AssemblyOptions) throws(MediaError) -> AudioHandling? {
+    guard let audio else { return nil }
+    if let drift {
+        return .reencode(try reencodeSettings(audio, container: container, options: options),
+                         reason: "its clock runs \(String(format3: drift * 1e6)) ppm \(drift >= 0 ? "fast" : "slow"): resampled once to the video's clock")
+    }
+    if container.canHold(audio.stream) == false {
+        return .reencode(try reencodeSettings(audio, container: container, options: options),
+                         reason: "\(container.name) cannot hold \(audio.stream.codecName)")
+    }
+    if let silence = try SilentAudio(matching: audio, container: container) {
+        return .copy(silence: silence)
+    }
+    return .reencode(try reencodeSettings(audio, container: container, options: options),
+                     reason: "silence cannot be made as \(audio.stream.codecName) frames that match the input")
 }
 
 /// Opened readers for one segment.
@@ -375,6 +385,7 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     case .reencode(let settings, _)?:
         let tolerance = options.tolerance.map { Int64(($0.seconds * Double(settings.sampleRate)).rounded()) }
         reencoder = try AudioReencoder(settings: settings, source: audioStream!, toleranceSamples: tolerance)
+        reencoder?.longestFillSeconds = options.longestFillSeconds
     case nil: break
     }
     let sampleRate = reencoder?.encoder.sampleRate ?? audioStream?.sampleRate ?? 0
@@ -479,8 +490,8 @@ private func run(_ segments: [Segment], handling: AudioHandling?, container: Con
     /// Silent packets (copy mode) covering `count` samples from `position`.
     func writeSilence(_ count: Int64, at position: Int64) throws(MediaError) {
         guard let silence, count > 0 else { return }
-        if AudioAssembler.exceedsFillLimit(count, sampleRate: sampleRate) {
-            throw fillLimitError(samples: count, at: position, sampleRate: sampleRate,
+        if AudioAssembler.exceedsFillLimit(count, sampleRate: sampleRate, seconds: options.longestFillSeconds) {
+            throw fillLimitError(samples: count, at: position, sampleRate: sampleRate, limitSeconds: options.longestFillSeconds,
                                  path: audioStream?.file.path, stream: audioStream?.index)
         }
         var left = count, pos = position

@@ -43,6 +43,7 @@ public final class InputFile {
         }
         ctx.pointee.interrupt_callback = cancellation.interruptCallback
         var options: OpaquePointer? = nil
+        av_dict_set(&options, "format_whitelist", allowedFormats, 0)
         if let io {
             ctx.pointee.pb = io
             av_dict_set(&options, "protocol_whitelist", "none", 0)
@@ -53,6 +54,11 @@ public final class InputFile {
         // (not a custom I/O context: that stays with its owner).
         let opened = avformat_open_input(&maybe, url, nil, &options)
         guard opened >= 0, let c = maybe else {
+            if opened == AVTOOL_AVERROR_EINVAL, let url, let format = probedFormat(url),
+               format.names.contains(where: referencingFormats.contains) {
+                throw MediaError(code: opened, operation: "could not open input", path: name,
+                                 message: "its format is \(format.description), which names other files or URLs to read; avtool reads media files only")
+            }
             throw MediaError(code: opened, operation: "could not open input", path: name,
                              message: Self.openMessage(opened))
         }
@@ -211,4 +217,36 @@ struct FileIdentity: Equatable {
         a.device == b.device && a.inode == b.inode && a.size == b.size
             && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }
+}
+
+/// Demuxers that open other files or URLs named inside the input: concat
+/// lists, HLS and DASH playlists, IMF compositions, SDP/RTP/RTSP sessions.
+/// A list that names itself opens itself until the process runs out of
+/// files or stack; one that names a URL sends avtool onto the network, where
+/// an unreachable host hangs it. avtool reads media files, so these are
+/// refused (the whitelist is inherited by any nested open, too).
+let referencingFormats: Set<String> = ["concat", "hls", "dash", "imf", "sdp", "rtp", "rtsp"]
+
+/// Every other demuxer of this libavformat, as `format_whitelist`.
+let allowedFormats: String = {
+    var names = Set<String>()
+    var opaque: UnsafeMutableRawPointer? = nil
+    while let format = av_demuxer_iterate(&opaque) {
+        let parts = String(cString: format.pointee.name).split(separator: ",").map(String.init)
+        if !parts.contains(where: referencingFormats.contains) { names.formUnion(parts) }
+    }
+    return names.sorted().joined(separator: ",")
+}()
+
+/// The demuxer libavformat would pick for the file at `url`, from its
+/// first bytes (`av_probe_input_buffer2`), to name a refused format.
+private func probedFormat(_ url: String) -> (names: [String], description: String)? {
+    var pb: UnsafeMutablePointer<AVIOContext>? = nil
+    guard avio_open(&pb, url, AVIO_FLAG_READ) >= 0 else { return nil }
+    defer { avio_closep(&pb) }
+    var format: UnsafePointer<AVInputFormat>? = nil
+    guard av_probe_input_buffer2(pb, &format, url, nil, 0, 0) >= 0, let f = format else { return nil }
+    let name = String(cString: f.pointee.name)
+    let long = f.pointee.long_name.map { String(cString: $0) } ?? name
+    return (name.split(separator: ",").map(String.init), "\(long) (\(name))")
 }

@@ -57,7 +57,7 @@ extension ProbeReport {
                 lines.append("  audio gaps: \(sync.gapCount) (\(sync.gapSamples) samples missing, \(sync.overlapSamples) overlapping)")
                 for g in sync.gaps.prefix(20) {
                     let kind = g.samples > 0 ? "gap" : "overlap"
-                    lines.append("    #\(g.stream) at \(formatSeconds(g.atSeconds)) (sample \(g.atSample)): \(kind) of \(abs(g.samples)) samples (\(trim(abs(g.milliseconds))) ms)")
+                    lines.append("    #\(g.stream) at \(formatSeconds(g.atSeconds)) (sample \(g.atSample)): \(kind) of \(g.samples.magnitude) samples (\(trim(abs(g.milliseconds))) ms)")
                 }
                 if sync.gaps.count > 20 { lines.append("    … \(sync.gaps.count - 20) more (see --json)") }
             }
@@ -67,6 +67,9 @@ extension ProbeReport {
 }
 
 func formatSeconds(_ s: Double) -> String {
+    // A broken file's timestamps can be anything: beyond ~30 million years
+    // (or not a number) print the value as it is rather than trap in Int().
+    guard s.isFinite, abs(s) < 1e15 else { return "\(s) s" }
     let sign = s < 0 ? "-" : ""
     let a = abs(s)
     let h = Int(a / 3600), m = Int(a.truncatingRemainder(dividingBy: 3600) / 60)
@@ -96,6 +99,8 @@ func trim(_ v: Double) -> String {
 func fixed(_ v: Double, _ digits: Int) -> String {
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
+    // Out of Int64's range, or not a number: Swift's own spelling, never a trap.
+    guard v.isFinite, abs(v) * scale < 9e18 else { return "\(v)" }
     let n = (abs(v) * scale).rounded()
     let whole = Int64(n / scale)
     var frac = String(Int64(n - Double(whole) * scale))

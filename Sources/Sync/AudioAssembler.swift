@@ -65,9 +65,9 @@ public struct AudioAssembler: Sendable {
     /// the disk, so pipelines refuse it (`fillLimitExceeded`).
     public static let longestFillSeconds: Int64 = 12 * 3600
 
-    /// Whether `samples` at `sampleRate` is more than `longestFillSeconds`.
-    public static func exceedsFillLimit(_ samples: Int64, sampleRate: Int32) -> Bool {
-        let (limit, overflow) = longestFillSeconds.multipliedReportingOverflow(by: Int64(max(sampleRate, 1)))
+    /// Whether `samples` at `sampleRate` is more than `seconds`.
+    public static func exceedsFillLimit(_ samples: Int64, sampleRate: Int32, seconds: Int64 = longestFillSeconds) -> Bool {
+        let (limit, overflow) = max(seconds, 0).multipliedReportingOverflow(by: Int64(max(sampleRate, 1)))
         return !overflow && samples > limit
     }
 

@@ -83,6 +83,9 @@ public final class AudioReencoder {
     private var shift: Int64 = 0
     /// Samples at or after this output position are cut.
     public var limit: Int64?
+    /// The longest silence made in one place; a longer gap is refused as a
+    /// broken timestamp (`fillLimitError`).
+    public var longestFillSeconds = AudioAssembler.longestFillSeconds
     private let decoded: Frame
     private let chunk: Frame
     private let packet: Packet
@@ -171,10 +174,10 @@ public final class AudioReencoder {
         try appendSilence(n, emit)
     }
 
-    /// Refuses silence longer than `AudioAssembler.longestFillSeconds`.
+    /// Refuses silence longer than `longestFillSeconds`.
     private func checkFill(_ samples: Int64, at position: Int64) throws(MediaError) {
-        guard AudioAssembler.exceedsFillLimit(samples, sampleRate: encoder.sampleRate) else { return }
-        throw fillLimitError(samples: samples, at: position, sampleRate: encoder.sampleRate,
+        guard AudioAssembler.exceedsFillLimit(samples, sampleRate: encoder.sampleRate, seconds: longestFillSeconds) else { return }
+        throw fillLimitError(samples: samples, at: position, sampleRate: encoder.sampleRate, limitSeconds: longestFillSeconds,
                              path: stream?.file.path ?? encoder.source?.file.path, stream: stream?.index ?? encoder.source?.index)
     }
 
@@ -238,12 +241,13 @@ public final class AudioReencoder {
     }
 }
 
-/// The error for a gap or pad longer than `AudioAssembler.longestFillSeconds`.
-package func fillLimitError(samples: Int64, at position: Int64, sampleRate: Int32, path: String?, stream: Int?) -> MediaError {
-    let rate = Double(max(sampleRate, 1))
-    let hours = Double(samples) / rate / 3600
-    let at = Double(position) / rate
-    let amount = hours >= 48 ? "\(Int64(hours / 24)) days" : "\(Int64(hours)) hours"
+/// The error for a gap or pad longer than `limitSeconds`.
+package func fillLimitError(samples: Int64, at position: Int64, sampleRate: Int32, limitSeconds: Int64,
+                            path: String?, stream: Int?) -> MediaError {
+    let rate = Int64(max(sampleRate, 1))
+    func span(_ seconds: Int64) -> String {
+        seconds >= 2 * 86_400 ? "\(seconds / 86_400) days" : seconds >= 2 * 3600 ? "\(seconds / 3600) hours" : "\(seconds) s"
+    }
     return MediaError.invalid("could not fill silence in", path: path, stream: stream,
-                              message: "the audio would need \(amount) of silence at \(Int64(at)) s; a jump that long is a broken timestamp, not a pause (at most \(AudioAssembler.longestFillSeconds / 3600) hours are filled)")
+                              message: "the audio would need \(span(samples / rate)) of silence at \(position / rate) s; a jump that long is a broken timestamp, not a pause (at most \(span(limitSeconds)) are filled)")
 }

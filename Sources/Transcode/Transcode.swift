@@ -366,10 +366,11 @@ func encoderOptions(_ o: TranscodeOptions, width: Int, height: Int, fps: Double,
     switch o.rate {
     case .crf(let c): opts.append(("crf", String(c)))
     case .bitrate(let b): opts.append(("b", String(b)))
-    case .bitsPerPixel(let bpp): opts.append(("b", String(Int64((bpp * Double(width * height) * fps).rounded()))))
+    case .bitsPerPixel(let bpp): opts.append(("b", String(wholeClamped(bpp * Double(width) * Double(height) * fps))))
     }
     if let t = o.tune { opts.append(("tune", t)) }
-    opts.append(("g", String(o.keyframeInterval ?? max(1, Int((3 * fps).rounded())))))
+    // A file's frame rate may be anything (1/1000 … 2^31): keep the interval a sane integer.
+    opts.append(("g", String(o.keyframeInterval ?? Int(wholeClamped(3 * fps, to: 1...100_000)))))
     var params = o.x265Params ?? ""
     // HDR10 metadata from the input, unless the user gave their own.
     for (k, v) in hdr?.x265Parameters ?? [] where !params.contains(k + "=") {
@@ -392,4 +393,14 @@ package func outputSize(input: (Int, Int), requested: (width: Int, height: Int)?
     case (false, true): return (even(Double(r.height) * iw / ih), even(Double(r.height)))
     case (false, false): return (even(iw), even(ih))
     }
+}
+
+/// `v` rounded, within `range` (NaN and infinities included): Int64(v)
+/// would trap on a value from a broken file.
+func wholeClamped(_ v: Double, to range: ClosedRange<Int64> = 1...Int64(Int32.max)) -> Int64 {
+    guard v.isFinite else { return v > 0 ? range.upperBound : range.lowerBound }
+    let r = v.rounded()
+    if r <= Double(range.lowerBound) { return range.lowerBound }
+    if r >= Double(range.upperBound) { return range.upperBound }
+    return Int64(r)
 }

@@ -90,9 +90,14 @@ extension RemuxReport: VerbReport {
 extension StartPolicy: ExpressibleByArgument {}
 
 extension String {
+    /// Two decimals; a value no Int64 holds (a broken file's timestamps) as Swift spells it.
     init(format2 v: Double) {
-        let n = (v * 100).rounded()
-        let whole = Int64(n / 100), frac = Int64(abs(n).truncatingRemainder(dividingBy: 100))
-        self = "\(whole).\(frac < 10 ? "0" : "")\(frac)"
+        guard v.isFinite, abs(v) < 1e16 else {
+            self = "\(v)"
+            return
+        }
+        let n = (abs(v) * 100).rounded()
+        let whole = Int64(n / 100), frac = Int64(n.truncatingRemainder(dividingBy: 100))
+        self = "\(v < 0 && n != 0 ? "-" : "")\(whole).\(frac < 10 ? "0" : "")\(frac)"
     }
 }

@@ -46,6 +46,7 @@ final class ProgressLine {
 
 
     private func fixed1(_ v: Double) -> String {
+        guard v.isFinite, abs(v) < 1e17 else { return "\(v)" }
         let n = (v * 10).rounded()
         return "\(Int64(n) / 10).\(abs(Int64(n) % 10))"
     }

@@ -30,7 +30,7 @@ enum Signals {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
-                if Cancellation.shared.isCancelled { stopNow(Cancellation.shared.reason) }
+                if Cancellation.shared.isCancelled { stopNow(sig) }
                 stop(reason: sig)
             }
             source.resume()
