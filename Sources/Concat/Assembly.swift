@@ -218,13 +218,14 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         segments.append(try Segment(spec, open: open, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
-    let first = segments[0]
-    if let o = first.original, container.canHold(o.stream) == false {
+    // (No binding of segments[0] here: it would keep the first attempt's
+    // readers, and their open files, alive during a second attempt.)
+    if let o = segments[0].original, container.canHold(o.stream) == false {
         throw MediaError.invalid("could not keep the original audio", path: o.stream.file.path, stream: o.stream.index,
                                  message: "\(container.name) cannot hold audio codec '\(o.stream.codecName)'",
                                  hint: "choose a container that holds it (mov, mkv) or leave out --keep-original-audio")
     }
-    var handling = try audioHandling(first.audio, drift: first.spec.drift, container: container, options: options)
+    var handling = try audioHandling(segments[0].audio, drift: segments[0].spec.drift, container: container, options: options)
     for attempt in 0..<2 {
         // Fresh readers for a second attempt.
         if attempt > 0 {
