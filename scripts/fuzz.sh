@@ -3,7 +3,8 @@
 # (and LeakSanitizer): Sources/avtool-fuzz opens each input from memory,
 # probes every packet, then remuxes it, fills its audio gaps or joins it to
 # itself (concat) through the timestamp core into an in-memory muxer. Seeds
-# are the test fixtures (whole when small, else their first 32 KiB) and
+# are the test fixtures and the real recordings of .real-media (whole when
+# small, else their first 32 KiB) and
 # Tests/Fuzz; the growing corpus is kept in .fuzz/corpus between runs.
 #
 #   scripts/fuzz.sh [SECONDS]     default 60; CI runs 60, docs/reliability.md the long run
@@ -31,16 +32,19 @@ swift build -c debug --product avtool-fuzz --build-path "$build" \
   | { grep -v "Cannot export local symbol" || true; } >&2
 bin="$build/debug/avtool-fuzz"
 
+rm -rf .fuzz/seeds
 mkdir -p .fuzz/seeds .fuzz/corpus .fuzz/artifacts
-for f in .fixtures/*; do
+# Seeds: the generated fixtures and, when fetched (Tests/Fixtures/get-real-media.sh),
+# the real recordings nobody here made (phones, HandBrake, cameras).
+for f in .fixtures/* .real-media/*; do
   [ -f "$f" ] || continue
   case "$f" in *.txt) continue ;; esac
   size=$(stat -c %s "$f")
   [ "$size" -gt 0 ] || continue
   if [ "$size" -le 102400 ]; then
-    cp "$f" ".fuzz/seeds/$(basename "$f")"
+    cp "$f" ".fuzz/seeds/$(basename "$(dirname "$f")")-$(basename "$f")"
   else
-    head -c 32768 "$f" >".fuzz/seeds/head32k-$(basename "$f")"
+    head -c 32768 "$f" >".fuzz/seeds/head32k-$(basename "$(dirname "$f")")-$(basename "$f")"
   fi
 done
 # The committed sample of earlier runs and every reproducer found so far.

@@ -181,7 +181,7 @@ public final class Ledger: @unchecked Sendable {
         var entries: [LedgerEntry] = []
         var bad = 0
         for file in [path] + shardFiles(of: path) {
-            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            guard let data = Paths.contents(of: file) else { continue }
             for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
                 if let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) { entries.append(e) } else { bad += 1 }
             }
@@ -212,7 +212,7 @@ public final class Ledger: @unchecked Sendable {
             guard flock(shardFd, LOCK_EX | LOCK_NB) == 0 else {
                 throw Failure(description: "the shard ledger '\(Paths.display(file))' is still in use by a running batch")
             }
-            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            guard let data = Paths.contents(of: shardFd) else { continue }
             for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
                 guard let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) else { continue }
                 try append(e)

@@ -129,7 +129,7 @@ struct BatchCommand: ParsableCommand {
     /// Reads, expands and checks the recipe; every problem found is printed
     /// (file:line: …) before the exit.
     private func prepare() throws -> ([Job], String) {
-        guard let data = FileManager.default.contents(atPath: recipe) else {
+        guard let data = Paths.contents(of: recipe) else {
             throw fail("could not read the recipe '\(recipe)': \(String(cString: strerror(errno)))", status: 2)
         }
         let parsed: Recipe

@@ -1,10 +1,12 @@
 import ArgumentParser
+import Batch
 import Concat
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+import Glibc
 import Media
 import Probe
 import Sync
@@ -158,8 +160,8 @@ struct ConcatCommand: WritingVerb {
 
     func segments() throws(MediaError) -> [String] {
         guard let list else { return Array(paths.dropLast()) }
-        guard let data = try? Data(contentsOf: URL(filePath: list)) else {
-            throw MediaError.invalid("could not read the segment list", path: list, message: "no such readable file")
+        guard let data = Paths.contents(of: list) else {
+            throw MediaError.invalid("could not read the segment list", path: list, message: String(cString: strerror(errno)))
         }
         let text = String(decoding: data, as: UTF8.self)
         let dir = list.contains("/") ? String(list[..<list.lastIndex(of: "/")!]) : "."
