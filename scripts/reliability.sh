@@ -47,7 +47,7 @@ cases() {
   rm -f "$log"
   echo "$passed of $((passed + failed))$([ "$status" -eq 0 ] || echo ' (FAILURES)')"
 }
-faults=$(cases "FaultTests|ResourceTests")
+faults=$(cases "FaultTests|avtoolTests\.ResourceTests")
 signals=$(cases "SignalTests")
 badinput=$(cases "BadInputTests|ReferencingInputTests|TimestampJumpTests|FuzzCorpusTests|MemoryIOTests|ReportTextTests")
 hostile=$(cases "HostileTimestampTests")

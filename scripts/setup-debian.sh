@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what avtool needs on Debian 12 (bookworm): FFmpeg 5.1 development
 # libraries, and the programs the tests use as oracles (ffmpeg, ffprobe,
-# GStreamer's gst-discoverer). Does nothing when everything is present.
+# GStreamer's gst-discoverer; strace to watch avtool's system calls).
+# Does nothing when everything is present.
 set -euo pipefail
 packages=(
   pkg-config libavformat-dev libavcodec-dev libavfilter-dev libavutil-dev
   libswresample-dev libswscale-dev libx265-dev
   ffmpeg gstreamer1.0-tools gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-base
   gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
-  time
+  time strace
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -71,9 +71,18 @@ public final class StagedOutput {
 
     /// Moves the finished temporary onto the target. Without `overwrite` this
     /// never replaces a file that appeared meanwhile (hard link, then unlink).
+    ///
+    /// The temporary is flushed to the disk first (`fsync`), and the
+    /// directory after the rename: a power cut then leaves either the old
+    /// file or the whole new one under the target's name, never a name on
+    /// data still in memory. A write error the kernel deferred to write-back
+    /// (no space on a delayed allocation, an I/O error) surfaces here, before
+    /// the output takes its name, instead of being lost.
     public func commit() throws(MediaError) {
         guard !done else { return }
         let op = "could not write output"
+        try flush(temporary)
+        defer { Self.flushDirectory(of: target) }
         if overwrite {
             guard rename(temporary, target) == 0 else {
                 throw MediaError.posix(errno, op, path: target)
@@ -95,6 +104,34 @@ public final class StagedOutput {
         }
         done = true
         TemporaryFiles.shared.unregister(temporary)
+    }
+
+    /// `fsync` of the finished temporary; errors name the target.
+    private func flush(_ path: String) throws(MediaError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        var e: Int32 = 0
+        if fd < 0 {
+            e = errno
+        } else {
+            while fsync(fd) != 0 {
+                if errno == EINTR { continue }
+                e = errno
+                break
+            }
+            close(fd)
+        }
+        guard e != 0 else { return }
+        if let full = OutputFile.fullDisk(avtool_averror(e), name: target) { throw full }
+        throw MediaError.posix(e, "could not write output", path: target)
+    }
+
+    /// `fsync` of the directory holding `path`, so the rename itself is on
+    /// the disk. Best effort: some filesystems refuse it on a directory.
+    static func flushDirectory(of path: String) {
+        let fd = open(split(path).dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
     }
 
     /// Removes the temporary; safe to call again.
