@@ -247,8 +247,8 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
 }
 
 /// How the audio is written: copied with silent frames of its own codec,
-/// or re-encoded when the container cannot hold it or no silent frame
-/// matches it. (A function of its own, so nothing here keeps the first
+/// or re-encoded when its clock drifts (resampled once), the container
+/// cannot hold it or no silent frame matches it. (A function of its own, so nothing here keeps the first
 /// attempt's readers — and their open files — alive during a second one.)
 private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Container,
                            options: AssemblyOptions) throws(MediaError) -> AudioHandling? {

@@ -87,7 +87,7 @@ public final class StagedOutput {
         if overwrite {
             var existing = stat()
             let replacing = lstat(target, &existing) == 0
-            if replacing { try flush(temporary) }
+            if replacing { try flushTemporary() }
             guard rename(temporary, target) == 0 else {
                 throw MediaError.posix(errno, op, path: target)
             }
@@ -112,8 +112,8 @@ public final class StagedOutput {
     }
 
     /// `fsync` of the finished temporary; errors name the target.
-    private func flush(_ path: String) throws(MediaError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    private func flushTemporary() throws(MediaError) {
+        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
         var e: Int32 = 0
         if fd < 0 {
             e = errno
