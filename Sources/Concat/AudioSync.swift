@@ -291,14 +291,14 @@ private struct SyncEstimator {
         }
 
         // Each template's best match, as (reference time, lag).
-        var matches: [TemplateMatch] = []
+        var matches: [LagMeasurement] = []
         for (j, t) in templates.enumerated() {
             guard let best = trackers[j].best else { continue }
             let ratio = trackers[j].ratio
             let shortCenter = t.start + plan.length / 2
             let longCenter = best.position / fc + plan.length / 2
             let (u, v) = referenceIsShorter ? (shortCenter, longCenter) : (longCenter, shortCenter)
-            matches.append(TemplateMatch(u: u, lag: u - v, ratio: ratio))
+            matches.append(LagMeasurement(time: u, lag: u - v, ratio: ratio))
         }
         switch CoarseConsensus.decide(matches, templateLength: plan.length, settings: settings) {
         case .failure(.noClearPeak(let best)):
@@ -310,13 +310,13 @@ private struct SyncEstimator {
     }
 
     /// Full-rate windows around the predicted lag, each a measurement.
-    private mutating func refine(_ windows: [SyncWindow], rate: Int32, progress: SyncProgress) throws(MediaError) -> [WindowMeasurement] {
+    private mutating func refine(_ windows: [SyncWindow], rate: Int32, progress: SyncProgress) throws(MediaError) -> [LagMeasurement] {
         let fr = Double(rate)
         let lr = Int(settings.windowSeconds * fr)
         let cam = ForwardWindow(try reference.reader(rate: rate, cancellation: cancellation))
         let rec = ForwardWindow(try other.reader(rate: rate, cancellation: cancellation))
         let band = settings.refineBand.lowerBound...min(settings.refineBand.upperBound, 0.95 * fr / 2)
-        var out: [WindowMeasurement] = []
+        var out: [LagMeasurement] = []
         var c: [Float] = []
         var correlators: [Int: CrossCorrelator] = [:]
         for (i, w) in windows.enumerated() {
@@ -344,7 +344,7 @@ private struct SyncEstimator {
             let centroid = energyCentroid(a)
             let u = (Double(camStart) + centroid) / fr
             let v = (Double(recStart) + peak.position + centroid) / fr
-            out.append(WindowMeasurement(center: u, lag: u - v, ratio: peak.ratio))
+            out.append(LagMeasurement(time: u, lag: u - v, ratio: peak.ratio))
         }
         progress(1)
         return out

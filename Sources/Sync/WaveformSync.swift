@@ -183,20 +183,22 @@ public enum WindowPlan {
     }
 }
 
-/// One refinement window's measurement.
-public struct WindowMeasurement: Hashable, Sendable, Codable {
-    /// Reference time (s).
-    public var center: Double
-    /// Measured lag (s).
+/// One measured lag: at reference time `time` (s) the other recording lags
+/// by `lag` (s), with peak-to-sidelobe ratio `ratio`. A coarse template's
+/// best match and a refinement window's peak alike.
+public struct LagMeasurement: Hashable, Sendable, Codable {
+    public var time: Double
     public var lag: Double
-    /// Peak-to-sidelobe ratio.
     public var ratio: Double
 
-    public init(center: Double, lag: Double, ratio: Double) {
-        self.center = center
+    public init(time: Double, lag: Double, ratio: Double) {
+        self.time = time
         self.lag = lag
         self.ratio = ratio
     }
+
+    /// A point for `LineFit.robust`, weighted by its peak (capped at 10).
+    var fitPoint: (x: Double, y: Double, weight: Double) { (time, lag, min(ratio, 10)) }
 }
 
 /// The verdict on a set of window measurements: the fitted line, the
@@ -216,10 +218,10 @@ public struct SyncFit: Hashable, Sendable {
 
     /// Fits `measurements` (from `windows` windows in all). `nil` when no
     /// window had a clear peak.
-    public init?(_ measurements: [WindowMeasurement], windows: Int, settings: WaveformSyncSettings) {
+    public init?(_ measurements: [LagMeasurement], windows: Int, settings: WaveformSyncSettings) {
         let clear = measurements.filter { $0.ratio >= settings.windowRatio }
         guard !clear.isEmpty,
-              let fit = LineFit.robust(clear.map { ($0.center, $0.lag, min($0.ratio, 10)) },
+              let fit = LineFit.robust(clear.map(\.fitPoint),
                                        tolerance: settings.agreement, maxSlope: settings.maxDrift,
                                        floor: settings.agreement / 5) else { return nil }
         relation = ClockRelation(intercept: fit.intercept, slope: fit.slope)
@@ -237,20 +239,6 @@ public struct SyncFit: Hashable, Sendable {
     public func accepted(by settings: WaveformSyncSettings) -> Bool {
         agreeing >= min(settings.minimumAgreeing, windows)
             && Double(agreeing) >= settings.minimumAgreeingShare * Double(windows)
-    }
-}
-
-/// One coarse template's best match: at reference time `u` (s) the lag is
-/// `lag` (s), with peak-to-sidelobe ratio `ratio`.
-public struct TemplateMatch: Hashable, Sendable {
-    public var u: Double
-    public var lag: Double
-    public var ratio: Double
-
-    public init(u: Double, lag: Double, ratio: Double) {
-        self.u = u
-        self.lag = lag
-        self.ratio = ratio
     }
 }
 
@@ -278,10 +266,10 @@ public struct CoarseConsensus: Hashable, Sendable {
         case noClearPeak(bestRatio: Double)
     }
 
-    public static func decide(_ matches: [TemplateMatch], templateLength: Double,
+    public static func decide(_ matches: [LagMeasurement], templateLength: Double,
                               settings: WaveformSyncSettings) -> Result<CoarseConsensus, Refusal> {
         let bestRatio = matches.map(\.ratio).max() ?? 0
-        guard let fit = LineFit.robust(matches.map { ($0.u, $0.lag, min($0.ratio, 10)) }, tolerance: tolerance,
+        guard let fit = LineFit.robust(matches.map(\.fitPoint), tolerance: tolerance,
                                        maxSlope: settings.maxDrift, floor: tolerance / 2) else {
             return .failure(.noClearPeak(bestRatio: bestRatio))
         }
@@ -291,7 +279,7 @@ public struct CoarseConsensus: Hashable, Sendable {
             || (agreeing.count == 2 && ratios.allSatisfy { $0 >= settings.templateRatio * 0.75 })
             || ratios.contains { $0 >= settings.strongRatio }
         guard accepted else { return .failure(.noClearPeak(bestRatio: bestRatio)) }
-        let us = agreeing.map(\.u)
+        let us = agreeing.map(\.time)
         let span = (us.max() ?? 0) - (us.min() ?? 0)
         let anchor = us.reduce(0, +) / Double(us.count)
         if agreeing.count >= 2 && span >= 2 * templateLength {

@@ -241,8 +241,8 @@ struct WaveformSyncTests {
     func coarseConsensus() throws {
         let s = WaveformSyncSettings()
         let slope = -40e-6
-        let agreeing = [50.0, 250, 450].map { TemplateMatch(u: $0, lag: 12 + slope * $0, ratio: 1.3) }
-        let wild = [TemplateMatch(u: 150, lag: -40, ratio: 1.2), TemplateMatch(u: 350, lag: 77, ratio: 1.4)]
+        let agreeing = [50.0, 250, 450].map { LagMeasurement(time: $0, lag: 12 + slope * $0, ratio: 1.3) }
+        let wild = [LagMeasurement(time: 150, lag: -40, ratio: 1.2), LagMeasurement(time: 350, lag: 77, ratio: 1.4)]
         let c = try CoarseConsensus.decide(agreeing + wild, templateLength: 8, settings: s).get()
         #expect(c.agreeing == 3)
         #expect(abs(c.relation.slope - slope) < 1e-9 && abs(c.relation.intercept - 12) < 1e-9)
@@ -251,7 +251,7 @@ struct WaveformSyncTests {
             try CoarseConsensus.decide([agreeing[0]] + wild, templateLength: 8, settings: s).get()
         }
         // A single strong peak is enough, with the drift left open.
-        let strong = try CoarseConsensus.decide([TemplateMatch(u: 3, lag: 0.7, ratio: 9)], templateLength: 4.6, settings: s).get()
+        let strong = try CoarseConsensus.decide([LagMeasurement(time: 3, lag: 0.7, ratio: 9)], templateLength: 4.6, settings: s).get()
         #expect(strong.relation.slope == 0 && strong.slopeUncertainty == s.maxDrift)
         #expect(throws: CoarseConsensus.Refusal.self) { try CoarseConsensus.decide([], templateLength: 8, settings: s).get() }
     }
@@ -259,19 +259,19 @@ struct WaveformSyncTests {
     @Test("a fit needs enough agreeing windows; confidence falls with weak peaks")
     func syncFit() throws {
         let s = WaveformSyncSettings()
-        let good = (0..<20).map { WindowMeasurement(center: Double($0) * 10, lag: 1 - 20e-6 * Double($0) * 10, ratio: 12) }
+        let good = (0..<20).map { LagMeasurement(time: Double($0) * 10, lag: 1 - 20e-6 * Double($0) * 10, ratio: 12) }
         let f = try #require(SyncFit(good, windows: 20, settings: s))
         #expect(f.accepted(by: s) && f.agreeing == 20 && f.confidence == 1)
         #expect(abs(f.relation.drift - 20e-6) < 1e-12)
         // Two of twenty windows agree (the rest scattered): refused.
         var noise = Noise(state: 3)
-        let scattered = (0..<18).map { WindowMeasurement(center: Double($0) * 10 + 5, lag: Double(noise.next()), ratio: 1.6) }
+        let scattered = (0..<18).map { LagMeasurement(time: Double($0) * 10 + 5, lag: Double(noise.next()), ratio: 1.6) }
         let g = try #require(SyncFit(Array(good.prefix(2)) + scattered, windows: 20, settings: s))
         #expect(!g.accepted(by: s))
         // Weak peaks lower the confidence.
-        let weak = good.map { WindowMeasurement(center: $0.center, lag: $0.lag, ratio: 2) }
+        let weak = good.map { LagMeasurement(time: $0.time, lag: $0.lag, ratio: 2) }
         #expect(try #require(SyncFit(weak, windows: 20, settings: s)).confidence == 0.5)
         // No clear peak at all: no fit.
-        #expect(SyncFit(weak.map { WindowMeasurement(center: $0.center, lag: $0.lag, ratio: 1.1) }, windows: 20, settings: s) == nil)
+        #expect(SyncFit(weak.map { LagMeasurement(time: $0.time, lag: $0.lag, ratio: 1.1) }, windows: 20, settings: s) == nil)
     }
 }
