@@ -174,7 +174,7 @@ private struct SyncEstimator {
             throw refuse("\(r.label) is \(fixed(r.duration, 2)) s long; at least \(fixed(need, 1)) s overlapping the other recording are needed",
                          hint: nil).about(path: r.path)
         }
-        let coarse = try coarseSearch(progress: progress)
+        let (coarse, templateCount) = try coarseSearch(progress: progress)
         try cancellation.check()
 
         // The overlap on the reference clock.
@@ -205,7 +205,7 @@ private struct SyncEstimator {
             overlapSeconds: span, referenceStartMilliseconds: (reference.start - videoStart) * 1000,
             windows: windows.count, windowsMeasured: fit.measured, windowsAgreeing: fit.agreeing,
             residualMilliseconds: fit.rms * 1000, medianPeakRatio: fit.medianRatio,
-            templatesMatched: coarse.matched, templates: coarse.templates,
+            templatesMatched: coarse.agreeing, templates: templateCount,
             coarseRate: settings.coarseRate, refineRate: refineRate)
     }
 
@@ -214,17 +214,9 @@ private struct SyncEstimator {
         reference.start - videoStart + r.referenceTime(atOther: 0)
     }
 
-    private struct Coarse {
-        var relation: ClockRelation
-        var anchor: Double
-        var baseRadius: Double
-        var slopeUncertainty: Double
-        var matched: Int
-        var templates: Int
-    }
-
-    /// Templates from the shorter recording slid along the whole longer one.
-    private mutating func coarseSearch(progress: SyncProgress?) throws(MediaError) -> Coarse {
+    /// Templates from the shorter recording slid along the whole longer one:
+    /// the coarse consensus, and how many templates were cut.
+    private mutating func coarseSearch(progress: SyncProgress?) throws(MediaError) -> (consensus: CoarseConsensus, templates: Int) {
         let rate = settings.coarseRate
         let fc = Double(rate)
         let referenceIsShorter = reference.duration <= other.duration
@@ -304,8 +296,7 @@ private struct SyncEstimator {
         case .failure(.noClearPeak(let best)):
             throw refuse("no clear match between the recordings (the best peak is only \(fixed(best, 2))× the next and no templates agree on one offset); they may be unrelated, or one may be too quiet")
         case .success(let c):
-            return Coarse(relation: c.relation, anchor: c.anchor, baseRadius: c.baseRadius,
-                          slopeUncertainty: c.slopeUncertainty, matched: c.agreeing, templates: templates.count)
+            return (c, templates.count)
         }
     }
 
