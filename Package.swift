@@ -28,10 +28,14 @@ let package = Package(
         // The safe Swift layer over FFmpeg.
         .target(name: "Media", dependencies: ["CFFmpeg", "Sync"]),
         .target(name: "Probe", dependencies: ["Media", "Sync"]),
-        .target(name: "Remux", dependencies: ["Media", "Sync"]),
-        .target(name: "Transcode", dependencies: ["Media", "Sync", "Remux"]),
-        // merge, concat, fill-silence: one assembly pipeline over the core's sync, gap and splice plans.
-        .target(name: "Concat", dependencies: ["Media", "Sync", "Remux", "Transcode"]),
+        // The one writing path every verb shares: the mux session (staged output, muxer,
+        // one timeline per track) and the track writers (copy, re-encode) behind one protocol.
+        .target(name: "Pipeline", dependencies: ["Media", "Sync"]),
+        // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
+        .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline"]),
+        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline"]),
+        // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
+        .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline"]),
         // Recipes (YAML), job expansion, the ledger, sharding and the scheduler. It runs jobs
         // through a `JobRunner` the CLI supplies, so a recipe's options are checked and run by
         // the very code that parses the command line.
@@ -39,16 +43,16 @@ let package = Package(
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Batch",
+                "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Batch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "avtool-fuzz", dependencies: ["Media", "Sync", "Probe", "Remux", "Concat"]),
+        .executableTarget(name: "avtool-fuzz", dependencies: ["Media", "Sync", "Pipeline", "Probe", "Remux", "Concat"]),
         .testTarget(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg", "Probe", "Remux"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg", "Probe", "Pipeline", "Remux"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "avtoolTests", dependencies: ["avtool"]),
     ],

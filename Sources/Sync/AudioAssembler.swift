@@ -93,6 +93,9 @@ public struct AudioAssembler: Sendable {
         self.keepAtMost = keepAtMost
     }
 
+    /// Positions count samples: 1/`sampleRate`.
+    public var timeBase: Rational { Rational.perSecond(max(sampleRate, 1)) ?? .microseconds }
+
     /// Samples written so far, silence included.
     public var written: Int64 { cursor.map { $0 &- (origin ?? $0) } ?? 0 }
 

@@ -161,9 +161,10 @@ public struct TrackTimeline: Sendable {
         // Demuxers without stored DTS (Matroska) cannot give one for the first
         // `reorderDelay` packets of a B-frame stream: they decode one frame
         // duration apart, ending where the first frame is shown.
-        if sourceDTS == nil, !sourceDTSSeen, packetsSeen < reorderDelay, let first = firstSourcePTS,
-           case let (back, false) = Int64(reorderDelay - packetsSeen).multipliedReportingOverflow(by: max(input.duration, 1)),
-           case let (guess, false) = first.subtractingReportingOverflow(back) {
+        if sourceDTS == nil, !sourceDTSSeen, packetsSeen < reorderDelay,
+           let guess = Self.inferredFirstDTS(pts: firstSourcePTS, duration: input.duration,
+                                             reorderDelay: reorderDelay - packetsSeen) {
+            let first = firstSourcePTS!
             sourceDTS = guess
             if sourcePTS == nil { sourcePTS = first }
             fixes.filled += 1
@@ -248,5 +249,18 @@ public struct TrackTimeline: Sendable {
         let (shifted, overflow) = value.addingReportingOverflow(shift)
         guard !overflow, let r = rescale(shifted, from: source, to: target) else { throw .overflow }
         return r
+    }
+}
+
+extension TrackTimeline {
+    /// The DTS of a stream's first packet when the demuxer gives none
+    /// (Matroska): with `reorderDelay` frames held back for B-frames, the
+    /// first frame decodes that many frame durations before it is shown.
+    public static func inferredFirstDTS(pts: Int64?, duration: Int64, reorderDelay: Int) -> Int64? {
+        guard let pts else { return nil }
+        guard reorderDelay > 0 else { return pts }
+        let (back, o1) = Int64(reorderDelay).multipliedReportingOverflow(by: max(duration, 1))
+        let (dts, o2) = pts.subtractingReportingOverflow(back)
+        return o1 || o2 ? nil : dts
     }
 }

@@ -1,5 +1,5 @@
 import Media
-import Remux
+import Pipeline
 import Sync
 
 /// Progress of a running transcode.
@@ -50,223 +50,158 @@ public struct TranscodeReport: Sendable, Codable {
 /// (pixel format, size), encodes it with libx265, and muxes it with the other
 /// streams. Audio is copied when the container holds it and encoded (AAC, or
 /// PCM on request) when not. Timestamps pass through (VFR stays VFR) unless
-/// `--fps` asks for a constant rate: the encoder runs in the input stream's
-/// time base and the core's `TrackTimeline` maps every packet to the output.
+/// `--fps` asks for a constant rate. A composition of track writers: the
+/// video re-encoded, the audio copied or re-encoded, the rest copied.
 public func transcode(input inputPath: String, output outputPath: String, options: TranscodeOptions,
                       cancellation: Cancellation = .shared,
                       progress: ((TranscodeProgress) -> Void)? = nil) throws(MediaError) -> TranscodeReport {
-    let clock = ContinuousClock()
-    let began = clock.now
     try options.validate()
     let container = try resolveContainer(options.container, output: outputPath)
     let input = try InputFile(path: inputPath, cancellation: cancellation)
-    guard let video = input.streams.first(where: { $0.mediaType == .video && !$0.isAttachedPicture }) else {
-        throw MediaError.invalid("could not transcode", path: inputPath,
-                                 message: "no video stream to encode",
-                                 hint: input.streams.contains { $0.mediaType == .audio }
-                                    ? "audio-only files are not transcoded; use 'avtool remux' to change their container"
-                                    : nil)
-    }
-    var selection = options.streams
-    selection.video = true
     // Every decision that can fail is made before the output exists.
-    let audioPlans = try planAudio(input, container: container, selection: selection, options: options)
-    // Other video streams (a second angle) are copied; only the main one is encoded.
-    let plan = try planStreams(input, container: container, selection: selection) {
-        $0.index == video.index || audioPlans[$0.index] != nil
+    let plan = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
+    let video = try VideoReencoder(stream: plan.video, settings: plan.videoSettings, frameRate: options.frameRate)
+    var audio: [Int: AudioReencoder] = [:]
+    for (index, settings) in plan.audio {
+        audio[index] = try AudioReencoder(settings: settings, source: input.streams[index])
+        try audio[index]!.begin(input.streams[index])
     }
-
-    let decoder = try Decoder(stream: video)
-    let target = outputSize(input: (video.width, video.height), requested: options.size)
-    var warnings = plan.warnings
-    // HDR stays HDR: 10-bit, and the mastering display / light levels go to x265.
-    let hdr = video.hasHDRTransfer ? (video.containerHDRMetadata ?? firstFrameHDRMetadata(video)) : nil
-    let tenBit = options.tenBit || video.hasHDRTransfer
-    if tenBit && !options.tenBit { warnings.append("stream #\(video.index): HDR input, encoded as Main10") }
-    let pixelFormat = tenBit ? "yuv420p10le" : "yuv420p"
-    let inputRate = video.averageFrameRate ?? video.realFrameRate
-    let fps = options.frameRate ?? inputRate
-    let fpsValue = fps.map { Double($0.numerator) / Double($0.denominator) } ?? 30
-    var rateConverter = options.frameRate.flatMap { FrameRateConverter(frameRate: $0, inputTimeBase: video.timeBase!) }
-    let encoderTimeBase = rateConverter?.outputTimeBase ?? video.timeBase!
-    var settings = VideoEncoderSettings(width: target.width, height: target.height, pixelFormat: pixelFormat,
-                                        timeBase: encoderTimeBase)
-    settings.frameRate = fps
-    settings.sampleAspectRatio = video.sampleAspectRatio
-    settings.globalHeader = container.isISOBMFF || container.muxer == "matroska"
-    settings.options = encoderOptions(options, width: target.width, height: target.height, fps: fpsValue, hdr: hdr)
-    let encoder = try Encoder(video: settings, source: video)
-    var audioEncoders: [Int: AudioReencoder] = [:]
-    for s in plan.kept {
-        guard let a = audioPlans[s.index] else { continue }
-        audioEncoders[s.index] = try AudioReencoder(stream: s, encoder: a.encoder, sampleRate: a.sampleRate,
-                                                    bitRate: a.bitRate, globalHeader: settings.globalHeader)
-    }
-
-    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
-    let output = try OutputFile(
-        path: staged.temporary, reportingAs: outputPath, container: container,
-        streams: plan.kept.map {
-            $0.index == video.index ? .encoded(encoder) : audioEncoders[$0.index].map { .encoded($0.encoder) } ?? .copy($0)
+    let session = try MuxSession(
+        .file(outputPath, overwrite: options.overwrite, inputs: [inputPath]), container: container,
+        streams: plan.streams.kept.map {
+            $0.index == plan.video.index ? .encoded(video.encoder) : audio[$0.index].map { .encoded($0.encoder) } ?? .copy($0)
         },
-        metadataSource: input,
-        options: muxerOptions(container, faststart: options.faststart,
-                              audioSampleRate: plan.kept.first { $0.mediaType == .audio }
-                                  .map { audioPlans[$0.index]?.sampleRate ?? $0.sampleRate }),
+        metadataSource: input, faststart: options.faststart,
+        audioSampleRate: plan.streams.kept.first { $0.mediaType == .audio }
+            .map { audio[$0.index]?.encoder.sampleRate ?? $0.sampleRate },
         cancellation: cancellation)
-    var encodedTimeBases = [video.index: encoderTimeBase]
-    for (i, a) in audioEncoders { encodedTimeBases[i] = a.encoder.timeBase }
-    var timelines = try copyTimelines(plan.kept, output: output, start: options.start, repair: .fix,
-                                      encoded: encodedTimeBases)
-    var outputIndex = [Int?](repeating: nil, count: input.streams.count)
-    for (j, s) in plan.kept.enumerated() { outputIndex[s.index] = j }
-    let videoOut = outputIndex[video.index]!
+    var retimed = [plan.video.index: video.encoder.timeBase]
+    for (i, a) in audio { retimed[i] = a.encoder.timeBase }
+    try session.beginTimelines(plan.streams.kept, start: options.start, repair: .fix, retimed: retimed)
 
-    var report = TranscodeReport(
-        input: inputPath, output: outputPath, container: container.name, videoStream: video.index,
-        encoder: encoder.codecName, width: target.width, height: target.height, pixelFormat: pixelFormat,
-        copiedStreams: plan.kept.filter { $0.index != video.index && audioEncoders[$0.index] == nil }.map(\.index),
-        dropped: plan.dropped, warnings: warnings)
-    report.frameRate = options.frameRate.map { "\($0.numerator)/\($0.denominator)" }
-    report.hdr = hdr != nil
-
-    let packet = try Packet(), encoded = try Packet()
-    let frame = try Frame(), converted = try Frame(), held = try Frame()
-    var scaler: Scaler?
-    var scalerFormat: String?
-    // Frame timing through the encoder (libx265 gives packets no duration).
-    var frameTimes = FrameTimestamps(frameRate: inputRate, timeBase: video.timeBase!, wrapBits: video.wrapBits)
-    let duration = input.duration.map(\.seconds)
-    let startSeconds = input.startTime?.seconds ?? 0
-
-    func write(_ p: borrowing Packet, stream j: Int, inputIndex: Int) throws(MediaError) {
-        do {
-            p.timing = try timelines[j].map(p.timing)
-        } catch {
-            throw timestampError(error, input: inputPath, stream: inputIndex)
-        }
-        p.streamIndex = j
-        try output.write(p)
+    // One writer per track, in track order.
+    let writers: [any TrackWriter] = plan.streams.kept.enumerated().map { j, s in
+        if s.index == plan.video.index { return ReencodeWriter(video, track: j, session: session) }
+        if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
+        return CopyWriter(track: j, session: session)
     }
-
-    func drainEncoder() throws(MediaError) {
-        while case .ready = try encoder.receive(into: encoded) {
-            var t = encoded.timing
-            // At a constant --fps every packet lasts one tick of 1/fps.
-            t.duration = rateConverter != nil ? 1 : frameTimes.packetDuration(pts: t.pts, duration: t.duration)
-            encoded.timing = t
-            report.framesEncoded += 1
-            try write(encoded, stream: videoOut, inputIndex: video.index)
+    if let progress {
+        let duration = input.duration.map(\.seconds), start = input.startTime?.seconds ?? 0
+        video.progress = { frames, t in
+            progress(TranscodeProgress(frames: frames, position: t.seconds - start, duration: duration))
         }
     }
-
-    /// Converts when the encoder needs it, then encodes.
-    func submit(_ f: borrowing Frame) throws(MediaError) {
-        if f.pixelFormat != pixelFormat || f.width != target.width || f.height != target.height {
-            if scaler == nil || scalerFormat != f.pixelFormat {
-                scaler = try Scaler(fromWidth: f.width, height: f.height, pixelFormat: f.pixelFormat ?? "none",
-                                    toWidth: target.width, height: target.height, pixelFormat: pixelFormat)
-                scalerFormat = f.pixelFormat
-            }
-            try scaler!.scale(f, into: converted)
-            while try !encoder.send(converted) { try drainEncoder() }
-        } else {
-            while try !encoder.send(f) { try drainEncoder() }
-        }
-        try drainEncoder()
-    }
-
-    /// The held frame (constant frame rate) once for each output slot in `slots`.
-    func submitHeld(_ slots: Range<Int64>) throws(MediaError) {
-        // A frame repeated for half a day is a broken timestamp, not a still.
-        let (count, overflow) = slots.upperBound.subtractingReportingOverflow(slots.lowerBound)
-        if let rate = options.frameRate, overflow
-            || count / Int64(max(rate.numerator / max(rate.denominator, 1), 1)) > AudioAssembler.longestFillSeconds {
-            throw MediaError.invalid("could not transcode", path: input.path, stream: video.index,
-                                     message: "--fps would repeat one frame for more than \(AudioAssembler.longestFillSeconds / 3600) hours at output frame \(slots.lowerBound); the video's timestamps jump (a broken file)")
-        }
-        for n in slots {
-            held.pts = n
-            try submit(held)
-        }
-    }
-
-    func handleFrames() throws(MediaError) {
-        while case .ready = try decoder.receive(into: frame) {
-            try cancellation.check()
-            report.framesDecoded += 1
-            let (pts, frameDuration) = frameTimes.frame(timestamp: frame.bestEffortTimestamp, duration: frame.duration)
-            frame.clearPictureType()
-            if rateConverter != nil {
-                try submitHeld(rateConverter!.add(pts: pts, duration: frameDuration))
-                held.take(from: frame)
-            } else {
-                frame.pts = pts
-                try submit(frame)
-                frame.unref()
-            }
-            if let progress, report.framesDecoded % 8 == 0 {
-                progress(TranscodeProgress(frames: report.framesDecoded,
-                                           position: Timestamp(pts, video.timeBase!).seconds - startSeconds,
-                                           duration: duration))
-            }
-        }
-    }
-
-    while try input.read(into: packet) {
-        try cancellation.check()
-        let i = packet.streamIndex
-        guard i < outputIndex.count, let j = outputIndex[i] else { continue }
-        if packet.isCorrupt { throw input.corruptPacketError(stream: i) }
-        if i == video.index {
-            while try !decoder.send(packet) { try handleFrames() }
-            try handleFrames()
-        } else if let a = audioEncoders[i] {
-            try a.send(packet) { p throws(MediaError) in try write(p, stream: j, inputIndex: i) }
-        } else {
-            try write(packet, stream: j, inputIndex: i)
-        }
-    }
-    try decoder.sendEnd()
-    try handleFrames()
-    if rateConverter != nil { try submitHeld(rateConverter!.finish()) }
-    try encoder.sendEnd()
-    try drainEncoder()
-    for (i, a) in audioEncoders.sorted(by: { $0.key < $1.key }) {
-        let j = outputIndex[i]!
-        try a.finish { p throws(MediaError) in try write(p, stream: j, inputIndex: i) }
-    }
-    try cancellation.check()
-    try output.finish()
-    try staged.commit()
-
-    report.audio = plan.kept.filter { $0.mediaType == .audio }.map { s in
-        if let a = audioEncoders[s.index] {
-            return AudioOutcome(stream: s.index, action: "encoded", codec: a.encoder.codecName,
-                                sampleRate: a.encoder.sampleRate, bitRate: a.encoder.bitRate > 0 ? a.encoder.bitRate : nil,
-                                silenceInserted: a.silenceInserted, samplesTrimmed: a.samplesTrimmed)
-        }
-        return AudioOutcome(stream: s.index, action: "copied", codec: s.codecName, sampleRate: s.sampleRate,
-                            bitRate: s.bitRate)
-    }
-    if let c = rateConverter {
-        report.framesDropped = c.dropped
-        report.framesDuplicated = Int(c.duplicated)
-    }
-    report.corrections = timelines.reduce(TimelineCorrections()) { $0 + $1.corrections }
-    report.inputBytes = input.size ?? 0
-    report.outputBytes = fileSize(outputPath) ?? 0
-    report.durationSeconds = duration
-    let elapsed = clock.now - began
-    report.elapsedSeconds = elapsed.seconds
-    return report
+    try pump(input, into: writers, kept: plan.streams.kept, cancellation: cancellation)
+    // The video's encoder first, then the audio's, as the tracks' order.
+    for w in writers { try w.finish() }
+    let result = try session.finish()
+    return plan.report(input: input, output: outputPath, video: video, audio: audio, result: result)
 }
 
-/// How one audio stream is re-encoded.
-struct AudioPlan {
-    var encoder: String
-    var sampleRate: Int32
-    var bitRate: Int64
+/// The read loop: every packet of a kept stream, checked, to its track's writer.
+func pump(_ input: InputFile, into writers: [any TrackWriter], kept: [InputStream],
+          cancellation: Cancellation) throws(MediaError) {
+    var writerOf = [(any TrackWriter)?](repeating: nil, count: input.streams.count)
+    for (j, s) in kept.enumerated() { writerOf[s.index] = writers[j] }
+    let packet = try Packet()
+    while try input.read(into: packet) {
+        // An encoder may take many packets before it writes one: check here too.
+        try cancellation.check()
+        let i = packet.streamIndex
+        guard i < writerOf.count, let w = writerOf[i] else { continue }
+        if packet.isCorrupt { throw input.corruptPacketError(stream: i) }
+        try w.send(packet)
+    }
+}
+
+/// Everything a transcode decides before the output exists: the streams
+/// kept, the video encoder's settings (size, bit depth, HDR metadata,
+/// x265 options), and which audio streams are encoded and how.
+struct TranscodePlan {
+    let video: InputStream
+    let container: Container
+    let streams: StreamPlan
+    /// Input stream index → encoder settings, for the audio encoded.
+    let audio: [Int: AudioEncoderSettings]
+    let videoSettings: VideoEncoderSettings
+    let hdr: Bool
+    let frameRate: Rational?
+    var warnings: [String]
+
+    init(_ input: InputFile, container: Container, options: TranscodeOptions,
+         cancellation: Cancellation) throws(MediaError) {
+        guard let v = input.streams.first(where: { $0.mediaType == .video && !$0.isAttachedPicture }) else {
+            throw MediaError.invalid("could not transcode", path: input.path,
+                                     message: "no video stream to encode",
+                                     hint: input.streams.contains { $0.mediaType == .audio }
+                                        ? "audio-only files are not transcoded; use 'avtool remux' to change their container"
+                                        : nil)
+        }
+        video = v
+        self.container = container
+        var selection = options.streams
+        selection.video = true
+        let audio = try planAudio(input, container: container, selection: selection, options: options)
+        self.audio = audio
+        // Other video streams (a second angle) are copied; only the main one is encoded.
+        streams = try planStreams(input, container: container, selection: selection) {
+            $0.index == v.index || audio[$0.index] != nil
+        }
+        warnings = streams.warnings
+        // HDR stays HDR: 10-bit, and the mastering display / light levels go to x265.
+        var metadata: HDRMetadata?
+        if v.hasHDRTransfer {
+            metadata = v.containerHDRMetadata
+            if metadata == nil { metadata = try firstFrameHDRMetadata(v, cancellation: cancellation) }
+        }
+        hdr = metadata != nil
+        let tenBit = options.tenBit || v.hasHDRTransfer
+        if tenBit && !options.tenBit { warnings.append("stream #\(v.index): HDR input, encoded as Main10") }
+        let target = outputSize(input: (v.width, v.height), requested: options.size)
+        let fps = options.frameRate ?? v.averageFrameRate ?? v.realFrameRate
+        var settings = VideoEncoderSettings(width: target.width, height: target.height,
+                                            pixelFormat: tenBit ? "yuv420p10le" : "yuv420p", timeBase: v.timeBase!)
+        settings.frameRate = fps
+        settings.sampleAspectRatio = v.sampleAspectRatio
+        settings.globalHeader = container.isISOBMFF || container.muxer == "matroska"
+        settings.options = encoderOptions(options, width: target.width, height: target.height,
+                                          fps: fps.map { Double($0.numerator) / Double($0.denominator) } ?? 30,
+                                          hdr: metadata)
+        videoSettings = settings
+        frameRate = options.frameRate
+    }
+
+    /// The report of a finished transcode.
+    func report(input: InputFile, output: String, video encoded: VideoReencoder, audio encoders: [Int: AudioReencoder],
+                result: MuxResult) -> TranscodeReport {
+        var report = TranscodeReport(
+            input: input.path, output: output, container: container.name, videoStream: video.index,
+            encoder: encoded.encoder.codecName, width: videoSettings.width, height: videoSettings.height,
+            pixelFormat: videoSettings.pixelFormat,
+            copiedStreams: streams.kept.filter { $0.index != video.index && encoders[$0.index] == nil }.map(\.index),
+            dropped: streams.dropped, warnings: warnings)
+        report.frameRate = frameRate.map { "\($0.numerator)/\($0.denominator)" }
+        report.hdr = hdr
+        report.framesDecoded = encoded.framesDecoded
+        report.framesEncoded = encoded.framesEncoded
+        report.framesDropped = encoded.framesDropped
+        report.framesDuplicated = Int(encoded.framesDuplicated)
+        report.audio = streams.kept.filter { $0.mediaType == .audio }.map { s in
+            if let a = encoders[s.index] {
+                return AudioOutcome(stream: s.index, action: "encoded", codec: a.encoder.codecName,
+                                    sampleRate: a.encoder.sampleRate, bitRate: a.encoder.bitRate > 0 ? a.encoder.bitRate : nil,
+                                    silenceInserted: a.silenceInserted, samplesTrimmed: a.samplesTrimmed)
+            }
+            return AudioOutcome(stream: s.index, action: "copied", codec: s.codecName, sampleRate: s.sampleRate,
+                                bitRate: s.bitRate)
+        }
+        report.corrections = result.totalCorrections
+        report.inputBytes = input.size ?? 0
+        report.outputBytes = result.outputBytes
+        report.durationSeconds = input.duration.map(\.seconds)
+        report.elapsedSeconds = result.elapsed.seconds
+        return report
+    }
 }
 
 /// Which kept audio streams are encoded, and how; refuses, before anything
@@ -274,8 +209,8 @@ struct AudioPlan {
 /// encoder the container cannot hold, a bit rate or channel count the
 /// encoder cannot use.
 func planAudio(_ input: InputFile, container: Container, selection: StreamSelection,
-               options: TranscodeOptions) throws(MediaError) -> [Int: AudioPlan] {
-    var plans: [Int: AudioPlan] = [:]
+               options: TranscodeOptions) throws(MediaError) -> [Int: AudioEncoderSettings] {
+    var plans: [Int: AudioEncoderSettings] = [:]
     for s in input.streams where s.mediaType == .audio && selection.keeps(s) {
         let fits = container.canHold(s) != false
         let name: String
@@ -298,62 +233,34 @@ func planAudio(_ input: InputFile, container: Container, selection: StreamSelect
                                      message: "\(container.name) cannot hold \(name) audio",
                                      hint: name.hasPrefix("pcm") ? "use a .mov output for PCM, or --audio aac" : nil)
         }
-        let settings = try audioEncoderSettings(for: s, encoder: name, bitRate: options.audioBitRate,
-                                                globalHeader: true, operation: "could not transcode")
-        plans[s.index] = AudioPlan(encoder: name, sampleRate: settings.sampleRate, bitRate: settings.bitRate)
+        plans[s.index] = try audioEncoderSettings(for: s, encoder: name, bitRate: options.audioBitRate,
+                                                  globalHeader: container.isISOBMFF || container.muxer == "matroska",
+                                                  operation: "could not transcode")
     }
     return plans
 }
 
-/// Encoder settings to re-encode `stream` with the encoder `name` (aac,
-/// pcm_s16le, …): the input's channels, its rate or the nearest the encoder
-/// takes, and for AAC the bit rate `bitRate` (nil: 64 kb/s per channel),
-/// refused with a clear message when the encoder cannot use it. Transcode
-/// and the assembly verbs both decide here.
-public func audioEncoderSettings(for s: InputStream, encoder name: String, bitRate: Int64?, globalHeader: Bool,
-                                 operation: String) throws(MediaError) -> AudioEncoderSettings {
-    guard let caps = AudioEncoderCapabilities(codec: name) else {
-        throw .missingEncoder(name, operation: operation)
-    }
-    guard s.sampleRate > 0, s.channelCount > 0 else {
-        throw MediaError.invalid(operation, path: s.file.path, stream: s.index,
-                                 message: "the audio stream has no sample rate or channel count")
-    }
-    if !caps.channelCounts.isEmpty, !caps.channelCounts.contains(s.channelCount) {
-        throw MediaError.invalid(operation, path: s.file.path, stream: s.index,
-                                 message: "\(name) cannot encode \(s.channelCount) channels",
-                                 hint: "drop the stream with --no-audio")
-    }
-    var settings = AudioEncoderSettings(codec: name, sampleRate: caps.sampleRate(for: s.sampleRate), channels: s.channelCount)
-    settings.globalHeader = globalHeader
-    if name == "aac" {
-        switch AACBitRate.choose(bitRate, sampleRate: settings.sampleRate, channels: s.channelCount) {
-        case .success(let b): settings.bitRate = b
-        case .failure(let e): throw e.about(path: s.file.path, stream: s.index)
-        }
-    }
-    return settings
-}
-
 /// The HDR10 metadata in the first decoded frame of `stream` (x265 and other
 /// encoders put it in SEI, not in the container), read through a second,
-/// short-lived opening of the file; `nil` if there is none or it cannot be read.
-func firstFrameHDRMetadata(_ stream: InputStream) -> HDRMetadata? {
-    do throws(MediaError) {
-        let file = try InputFile(path: stream.file.path)
-        let s = file.streams[stream.index]
-        let decoder = try Decoder(stream: s)
-        let packet = try Packet(), frame = try Frame()
-        var packets = 0
-        while packets < 500, try file.read(into: packet) {
-            guard packet.streamIndex == s.index else { continue }
-            packets += 1
-            _ = try decoder.send(packet)
+/// short-lived opening of the file (stopped by the same cancellation); `nil`
+/// if the first frame carries none. A file that cannot be read here fails
+/// as the transcode itself would.
+func firstFrameHDRMetadata(_ stream: InputStream, cancellation: Cancellation) throws(MediaError) -> HDRMetadata? {
+    let file = try InputFile(path: stream.file.path, cancellation: cancellation)
+    let s = file.streams[stream.index]
+    let decoder = try Decoder(stream: s)
+    let packet = try Packet(), frame = try Frame()
+    var packets = 0
+    while packets < 500, try file.read(into: packet) {
+        guard packet.streamIndex == s.index else { continue }
+        packets += 1
+        while try !decoder.send(packet) {
             if case .ready = try decoder.receive(into: frame) { return frame.hdrMetadata }
         }
-        try decoder.sendEnd()
         if case .ready = try decoder.receive(into: frame) { return frame.hdrMetadata }
-    } catch {}
+    }
+    try decoder.sendEnd()
+    if case .ready = try decoder.receive(into: frame) { return frame.hdrMetadata }
     return nil
 }
 

@@ -1,5 +1,5 @@
 import Media
-import Remux
+import Pipeline
 import Sync
 
 /// How the video bit rate is chosen.
@@ -121,4 +121,38 @@ extension TranscodeOptions {
         guard let v = Double(digits), v > 0, v * scale < 1e10 else { return nil }
         return Int64(v * scale)
     }
+}
+
+/// How audio streams are written.
+public enum AudioMode: String, Sendable, CaseIterable, Codable {
+    /// Copied when the container holds the codec, else encoded to AAC.
+    case auto
+    /// Always copied; a codec the container cannot hold is an error.
+    case copy
+    /// Encoded to AAC-LC.
+    case aac
+    /// Encoded to 16-bit little-endian PCM (what iOS writes in MOV).
+    case pcm
+
+    var encoderName: String? {
+        switch self {
+        case .aac: "aac"
+        case .pcm: "pcm_s16le"
+        case .auto, .copy: nil
+        }
+    }
+}
+
+/// What happened to one audio stream.
+public struct AudioOutcome: Sendable, Codable, Equatable {
+    public var stream: Int
+    /// `copy` or the encoder's name.
+    public var action: String
+    public var codec: String
+    public var sampleRate: Int32?
+    public var bitRate: Int64?
+    /// Samples of silence written where the input's audio had gaps.
+    public var silenceInserted: Int64 = 0
+    /// Doubled samples dropped where the input's audio overlapped itself.
+    public var samplesTrimmed: Int64 = 0
 }

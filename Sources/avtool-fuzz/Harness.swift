@@ -1,6 +1,7 @@
 import Concat
 import Glibc
 import Media
+import Pipeline
 import Probe
 import Remux
 import Sync

@@ -1,5 +1,6 @@
 import Foundation
 import Media
+import Pipeline
 import Probe
 import Remux
 import Testing

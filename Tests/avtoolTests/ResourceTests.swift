@@ -2,10 +2,10 @@ import Foundation
 import Testing
 
 /// Open files stay bounded: a verb holds each input open as many times as it
-/// reads it, and no more — also when it starts over (merge, concat and
-/// fill-silence retry with re-encoded audio when stream copy cannot keep a
-/// gap in sync), where the first attempt's files used to stay open, with
-/// their whole MP4 index in memory, until the end.
+/// reads it, and no more. Merge, concat and fill-silence decide between
+/// copying and re-encoding the audio from a packet-only read before the
+/// output exists (they used to write a whole first attempt, then start over
+/// with the first attempt's files, and their MP4 indexes, still open).
 @Suite("resources", .serialized)
 struct ResourceTests {
     /// File descriptors of `pid` open on `path`.
@@ -16,37 +16,36 @@ struct ResourceTests {
         return fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + $0)) == target }.count
     }
 
-    @Test func secondAttemptHoldsOnlyItsOwnFiles() throws {
+    @Test func reencodingIsDecidedBeforeWritingAndHoldsOnlyItsOwnFiles() throws {
         let scratch = try Scratch()
         let inputs = try FaultInputs.copies(for: .merge, in: scratch)
         // The audio with a 500-sample hole: not a whole number of AAC frames, so
-        // the copy attempt gives up and the audio is re-encoded in a second one.
+        // stream copy cannot keep it in sync and the audio is re-encoded.
         let audio = scratch.path("holed.m4a")
         let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", inputs[1], "-c", "copy",
                                            "-bsf:a", "setts=ts=if(gte(N\\,200)\\,TS+500\\,TS)", audio])
         try #require(made.status == 0, "\(made)")
         let output = scratch.path("out.mkv")
         let run = try Running(["merge", inputs[0], audio, output])
-        // The second attempt stages a new temporary: stop there.
-        var first: String?
-        var stopped = false
+        // Stop once the output is staged: the decision is made by then.
+        var temporaries = Set<String>()
+        var video = -1, audioOpen = -1
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, run.process.isRunning {
             let temps = scratch.contents.filter { $0.hasPrefix(".out.mkv.avtool-") }
-            if first == nil { first = temps.first }
-            if let f = first, let t = temps.first, t != f {
+            if video < 0, !temps.isEmpty {
                 kill(run.pid, SIGSTOP)
-                stopped = true
-                break
+                video = openCount(run.pid, inputs[0])
+                audioOpen = openCount(run.pid, audio)
+                run.resume()
             }
+            temporaries.formUnion(temps)
             usleep(500)
         }
-        try #require(stopped, "no second attempt seen (first temporary: \(first ?? "none"))")
-        let video = openCount(run.pid, inputs[0]), audioOpen = openCount(run.pid, audio)
-        run.resume()
         let (status, stderr) = run.finish()
         #expect(status == 0, "\(stderr)")
         #expect(stderr.contains("re-encoded"), "\(stderr)")
+        #expect(temporaries.count == 1, "the output was staged \(temporaries.count) times: \(temporaries)")
         #expect(video == 1, "the video is open \(video) times")
         #expect(audioOpen == 1, "the audio is open \(audioOpen) times")
     }

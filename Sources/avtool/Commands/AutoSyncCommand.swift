@@ -1,6 +1,7 @@
 import ArgumentParser
 import Concat
 import Media
+import Pipeline
 import Sync
 
 struct AutoSyncCommand: ParsableCommand {

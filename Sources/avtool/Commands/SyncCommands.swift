@@ -8,6 +8,7 @@ import Foundation
 #endif
 import Glibc
 import Media
+import Pipeline
 import Probe
 import Sync
 import Transcode

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Media
+import Pipeline
 import Probe
 import Remux
 import Sync

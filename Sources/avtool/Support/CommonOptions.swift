@@ -1,6 +1,7 @@
 import ArgumentParser
 import Concat
 import Media
+import Pipeline
 import Remux
 
 /// Flags every verb that writes a file shares.

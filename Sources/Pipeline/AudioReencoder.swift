@@ -1,71 +1,6 @@
 import Media
 import Sync
 
-/// How audio streams are written.
-public enum AudioMode: String, Sendable, CaseIterable, Codable {
-    /// Copied when the container holds the codec, else encoded to AAC.
-    case auto
-    /// Always copied; a codec the container cannot hold is an error.
-    case copy
-    /// Encoded to AAC-LC.
-    case aac
-    /// Encoded to 16-bit little-endian PCM (what iOS writes in MOV).
-    case pcm
-
-    var encoderName: String? {
-        switch self {
-        case .aac: "aac"
-        case .pcm: "pcm_s16le"
-        case .auto, .copy: nil
-        }
-    }
-}
-
-/// The AAC bit-rate rules, checked before anything is written.
-public enum AACBitRate {
-    /// Per channel, when no bit rate is asked for.
-    public static let defaultPerChannel: Int64 = 64_000
-    /// Below this per channel FFmpeg's AAC encoder has too few bits for its
-    /// side information and the result is unusable.
-    public static let minimumPerChannel: Int64 = 8_000
-
-    /// The most AAC-LC can carry: 6144 bits per channel per 1024-sample
-    /// frame (the decoder's input buffer), i.e. 6 × rate per channel.
-    public static func maximum(sampleRate: Int32, channels: Int) -> Int64 {
-        6 * Int64(sampleRate) * Int64(channels)
-    }
-
-    /// The bit rate to use: the requested one if the encoder can use it (an
-    /// error saying why not otherwise); the default capped at the maximum.
-    public static func choose(_ requested: Int64?, sampleRate: Int32, channels: Int) -> Result<Int64, MediaError> {
-        let maximum = maximum(sampleRate: sampleRate, channels: channels)
-        let minimum = minimumPerChannel * Int64(channels)
-        guard let requested else { return .success(min(defaultPerChannel * Int64(channels), maximum)) }
-        let what = "\(channels) channel\(channels == 1 ? "" : "s") at \(sampleRate) Hz"
-        if requested < minimum {
-            return .failure(.invalid("invalid option", message: "'--audio-bitrate' \(requested / 1000)k is too low for AAC with \(what) (at least \(minimum / 1000)k)"))
-        }
-        if requested > maximum {
-            return .failure(.invalid("invalid option", message: "'--audio-bitrate' \(requested / 1000)k is too high for AAC with \(what) (at most \(maximum / 1000)k)"))
-        }
-        return .success(requested)
-    }
-}
-
-/// What happened to one audio stream.
-public struct AudioOutcome: Sendable, Codable, Equatable {
-    public var stream: Int
-    /// `copy` or the encoder's name.
-    public var action: String
-    public var codec: String
-    public var sampleRate: Int32?
-    public var bitRate: Int64?
-    /// Samples of silence written where the input's audio had gaps.
-    public var silenceInserted: Int64 = 0
-    /// Doubled samples dropped where the input's audio overlapped itself.
-    public var samplesTrimmed: Int64 = 0
-}
-
 /// Decodes audio and encodes it again (AAC or PCM): converted to the
 /// encoder's format, cut into the encoder's frame size, and laid on the
 /// output's sample timeline by the core's `AudioAssembler` (exact mode): a
@@ -108,16 +43,6 @@ public final class AudioReencoder {
         decoded = try Frame()
         chunk = try Frame()
         packet = try Packet()
-    }
-
-    /// Re-encodes one stream on its own timeline (transcode).
-    public convenience init(stream: InputStream, encoder name: String, sampleRate: Int32, bitRate: Int64,
-                            globalHeader: Bool) throws(MediaError) {
-        var settings = AudioEncoderSettings(codec: name, sampleRate: sampleRate, channels: max(stream.channelCount, 1))
-        settings.bitRate = bitRate
-        settings.globalHeader = globalHeader
-        try self.init(settings: settings, source: stream)
-        try begin(stream)
     }
 
     /// Switches to decoding `stream`, whose positions (in samples of the

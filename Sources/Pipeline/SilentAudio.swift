@@ -7,18 +7,17 @@ import Sync
 /// stream's rate, channels and bit rate — used only when the encoder's
 /// configuration (extradata, frame size) is the stream's own, so a decoder
 /// takes it as part of the same stream; for signed PCM, zero bytes.
-final class SilentAudio {
+public final class SilentAudio {
     /// Silence comes in multiples of this many samples (1 for PCM).
-    let quantum: Int64
+    public let quantum: Int64
     /// Samples per silent packet at most.
-    let packetSamples: Int64
+    public let packetSamples: Int64
     private let template: Packet
     private let isPCM: Bool
     private let bytesPerSample: Int
 
     /// `nil` when silence cannot be made to match the stream.
-    init?(matching reader: StreamReader, container: Container) throws(MediaError) {
-        let s = reader.stream
+    public init?(matching s: InputStream) throws(MediaError) {
         if s.codecName.hasPrefix("pcm_") {
             guard s.isSignedPCM, s.blockAlign > 0 else { return nil }
             quantum = 1
@@ -75,7 +74,7 @@ final class SilentAudio {
     }
 
     /// A silent packet of `samples` samples (a whole frame for frame codecs).
-    func packet(samples: Int64, into packet: borrowing Packet) throws(MediaError) {
+    public func packet(samples: Int64, into packet: borrowing Packet) throws(MediaError) {
         if isPCM {
             try packet.zeroed(count: Int(samples) * bytesPerSample)
         } else {

@@ -1,0 +1,283 @@
+import Media
+import Pipeline
+import Sync
+
+/// One assembly being written: the mux session, the core's plan, and a
+/// writer per track: video copied (track 0), audio copied or re-encoded
+/// (track 1), the video file's own audio copied beside it (merge
+/// `--keep-original-audio`). Segments are written one after another, each
+/// read in time order from its own readers.
+final class AssemblyRun {
+    private let segments: [Segment]
+    private let options: AssemblyOptions
+    private let verb: String
+    private let session: MuxSession
+    private var plan: AssemblyPlan
+    private let audio: (any AudioTrackWriter)?
+    private let originalTrack: Int
+    /// Each segment's video end as the copied-audio scan found it: the
+    /// audio is cut there from the segment's start, exactly as planned.
+    private let videoEnds: [Int64]?
+    private var report: AssemblyReport
+    private let progress: ((AssemblyProgress) -> Void)?
+    private let totalDuration: Double
+    private var lastProgress = -1.0
+
+    init(_ segments: [Segment], handling: AudioHandling?, container: Container, destination: MuxDestination,
+         options: AssemblyOptions, verb: String, videoEnds: [Int64]?, cancellation: Cancellation,
+         progress: ((AssemblyProgress) -> Void)?) throws(MediaError) {
+        let first = segments[0]
+        let video = first.video.stream
+        self.segments = segments
+        self.options = options
+        self.verb = verb
+        self.videoEnds = videoEnds
+        self.progress = progress
+        totalDuration = segments.compactMap { $0.video.stream.duration?.seconds }.reduce(0, +)
+
+        var reencoder: AudioReencoder?
+        if case .reencode(let settings, _)? = handling, let a = first.audio {
+            reencoder = try AudioReencoder(settings: settings, source: a.stream,
+                                           toleranceSamples: options.tolerance.map { samples($0, rate: settings.sampleRate) })
+            reencoder!.longestFillSeconds = options.longestFillSeconds
+        }
+        let sampleRate = reencoder?.encoder.sampleRate ?? first.audio?.stream.sampleRate ?? 0
+        var sources: [OutputStreamSource] = [.copy(video)]
+        if let a = first.audio { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(a.stream)) }
+        // The original audio follows as a track that is not the default.
+        originalTrack = sources.count
+        if let o = first.original { sources.append(.copy(o.stream, isDefault: false)) }
+        session = try MuxSession(destination, container: container, streams: sources, metadataSource: first.video.file,
+                                 faststart: options.faststart, audioSampleRate: first.audio == nil ? nil : sampleRate,
+                                 cancellation: cancellation)
+        plan = AssemblyPlan(videoTimeBase: video.timeBase!, sampleRate: sampleRate, end: options.end,
+                            segments: segments.count)
+        switch handling {
+        case .copy(let silence)?:
+            audio = try AudioCopyTrack(track: 1, session: session, silence: silence, sampleRate: sampleRate,
+                                       toleranceSamples: copyTolerance(first.audio!.stream, options: options),
+                                       fill: options.fill, longestFillSeconds: options.longestFillSeconds)
+        case .reencode?:
+            audio = AudioReencodeTrack(reencoder!, track: 1, session: session)
+        case nil:
+            audio = nil
+        }
+        if let a = first.audio {
+            try session.beginTimeline(track: 1, stream: a.stream, retimedIn: plan.sampleTimeBase)
+        }
+        report = AssemblyReport(segments, handling: handling, container: container, output: destination.name,
+                                sampleRate: first.audio == nil ? nil : sampleRate)
+    }
+
+    /// Writes every segment, then finishes the output.
+    func run() throws(MediaError) -> AssemblyReport {
+        for k in segments.indices {
+            try writeSegment(k)
+        }
+        try audio?.finish()
+        let result = try session.finish()
+        return finalReport(result)
+    }
+
+    /// The state of the segment being written.
+    private struct SegmentState {
+        let placement: SegmentPlacement
+        var videoEnded = false
+        var audioEnded: Bool
+        /// Video from this output time on is left out (`--end shortest`).
+        var videoCut: Int64?
+        /// The end of the last frame so far (output time).
+        var videoEnd: Int64
+    }
+
+    private func writeSegment(_ k: Int) throws(MediaError) {
+        let seg = segments[k]
+        let placement = try place(seg, index: k, in: &plan, verb: verb)
+        try session.beginTimeline(track: 0, stream: seg.video.stream, shift: placement.videoShiftTimestamp)
+        report.jointsSeconds.append(Timestamp(placement.joint, plan.videoTimeBase).seconds)
+        if let a = seg.audio, let audio {
+            try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,
+                            anchor: placement.audioAnchor)
+            if let ends = videoEnds { audio.limit = plan.audioLimit(videoEnd: ends[k]) }
+        }
+        if let o = seg.original {
+            // The camera's audio keeps its place against the camera's video.
+            try session.beginTimeline(track: originalTrack, stream: o.stream,
+                                      shift: placement.videoShift(in: o.stream.timeBase!))
+        }
+        var state = SegmentState(placement: placement, audioEnded: seg.audio == nil, videoEnd: placement.joint)
+        while try writeNext(seg, &state) {}
+        if seg.audio != nil, let audio {
+            try audio.endSegment()
+            let end = audio.summary.end ?? placement.jointSamples
+            if let target = plan.padEnd(videoEnd: state.videoEnd, audioEnd: end) {
+                try audio.pad(to: target, startingAt: placement.jointSamples)
+            }
+        }
+        plan.end(placement, videoEnd: state.videoEnd)
+    }
+
+    /// Writes the segment's earliest pending packet; false when all are written.
+    private func writeNext(_ seg: Segment, _ state: inout SegmentState) throws(MediaError) -> Bool {
+        let hasVideo = try seg.video.peek()
+        let hasAudio = try seg.audio?.peek() ?? false
+        if !hasVideo && !state.videoEnded {
+            state.videoEnded = true
+            // The video's end is known: from here the audio may be cut there.
+            if videoEnds == nil, seg.audio != nil { audio?.limit = plan.audioLimit(videoEnd: state.videoEnd) }
+        }
+        if !hasAudio && !state.audioEnded {
+            state.audioEnded = true
+            if hasVideo { state.videoCut = plan.videoCut(audioEnd: audio?.summary.end ?? 0) }
+        }
+        let videoTime = hasVideo ? state.placement.videoTime(seg.video.packet.timing) : nil
+        let audioTime = hasAudio ? audioPosition(seg, state.placement).map { Timestamp($0, plan.sampleTimeBase) } : nil
+        if let o = seg.original, try o.peek(),
+           let t = state.placement.companionTime(o.packet.timing, timeBase: o.stream.timeBase!),
+           !hasVideo || videoTime.map({ t <= $0 }) ?? true, !hasAudio || audioTime.map({ t <= $0 }) ?? true {
+            try session.write(o.packet, track: originalTrack)
+            o.consume()
+            return true
+        }
+        if !hasVideo && !hasAudio { return false }
+        let takeVideo: Bool
+        if hasVideo && hasAudio, let vt = videoTime, let at = audioTime {
+            takeVideo = vt <= at
+        } else {
+            takeVideo = hasVideo
+        }
+        if takeVideo {
+            try writeVideo(seg, &state)
+        } else if let a = seg.audio {
+            try audio!.send(a.packet, at: audioPosition(seg, state.placement))
+            a.consume()
+        }
+        return true
+    }
+
+    private func audioPosition(_ seg: Segment, _ placement: SegmentPlacement) -> Int64? {
+        guard let a = seg.audio else { return nil }
+        return placement.audioPosition(pts: a.packet.timing.pts, timeBase: a.stream.timeBase!)
+    }
+
+    private func writeVideo(_ seg: Segment, _ state: inout SegmentState) throws(MediaError) {
+        defer { seg.video.consume() }
+        // Output positions on the video time base, for ends and cuts.
+        let t = state.placement.video(seg.video.packet.timing)
+        if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return }
+        if let pts = t.pts { state.videoEnd = max(state.videoEnd, pts.addingReportingOverflow(max(t.duration, 0)).partialValue) }
+        if let d = t.dts { plan.wroteVideo(dts: d) }
+        try session.write(seg.video.packet, track: 0)
+        if let progress, let pts = t.pts {
+            let position = Timestamp(pts, plan.videoTimeBase).seconds - Timestamp(plan.videoStart ?? 0, plan.videoTimeBase).seconds
+            if position - lastProgress >= 0.25 {
+                lastProgress = position
+                progress(AssemblyProgress(position: position, duration: totalDuration > 0 ? totalDuration : nil))
+            }
+        }
+    }
+
+    /// Sync as written.
+    private func finalReport(_ result: MuxResult) -> AssemblyReport {
+        var report = report
+        if let audio {
+            let a = audio.summary
+            report.silenceInsertedSamples = a.silenceInserted
+            report.samplesTrimmed = a.samplesTrimmed
+            report.repairs = a.repairs.map {
+                AudioRepairReport(atSeconds: Timestamp($0.position, plan.sampleTimeBase).seconds, samples: $0.samples)
+            }
+            if let s = a.start, let e = a.end, let vs = plan.videoStart {
+                report.skew = AVSkew(video: TrackExtent(start: Timestamp(vs, plan.videoTimeBase),
+                                                        end: Timestamp(plan.videoEnd, plan.videoTimeBase)),
+                                     audio: TrackExtent(start: Timestamp(s, plan.sampleTimeBase),
+                                                        end: Timestamp(e, plan.sampleTimeBase)),
+                                     sampleRate: plan.sampleRate)
+            }
+            report.audioPackets = result.packets[1]
+        }
+        if let o = plan.offsetSamples {
+            report.offsetSamples = o
+            report.offsetMilliseconds = Double(o) * 1000 / Double(plan.sampleRate)
+        }
+        report.videoPackets = result.packets[0]
+        report.corrections = result.corrections[0] + (audio == nil ? TimelineCorrections() : result.corrections[1])
+        report.outputBytes = result.outputBytes
+        report.durationSeconds = plan.duration?.seconds
+        return report
+    }
+}
+
+/// Places segment `k` on the output timeline from its first packets (the
+/// readers are peeked, not consumed). The copied-audio scan and the run
+/// place segments through this one function, so they agree.
+func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: String) throws(MediaError) -> SegmentPlacement {
+    let vs = seg.video.stream
+    guard try seg.video.peek() else {
+        throw MediaError.invalid("could not \(verb)", path: vs.file.path, stream: vs.index,
+                                 message: "the video stream has no packets")
+    }
+    var audio: SegmentAudioTiming?
+    if let a = seg.audio {
+        let first = try a.peek() ? a.packet.timing.pts : nil
+        audio = SegmentAudioTiming(timeBase: a.stream.timeBase!, startTime: a.stream.startTime, firstPTS: first,
+                                   duration: a.stream.duration)
+    }
+    let video = SegmentVideoTiming(timeBase: vs.timeBase!, startTime: vs.startTime, first: seg.video.packet.timing,
+                                   reorderDelay: vs.reorderDelay, duration: vs.duration)
+    do {
+        return try plan.begin(video: video, audio: audio, alignment: seg.spec.alignment, offset: Timestamp(seg.spec.offset))
+    } catch {
+        let s = seg.audio?.stream ?? vs
+        switch error {
+        case .overflow:
+            throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index, message: "timestamps overflow")
+        case .audioOutsideVideo:
+            throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
+                                     message: "the offset puts the audio entirely outside the video",
+                                     hint: "check --offset and --align")
+        }
+    }
+}
+
+/// `duration` in whole samples at `rate` (nearest).
+func samples(_ duration: Duration, rate: Int32) -> Int64 {
+    Timestamp(duration).rescaled(to: Rational.perSecond(max(rate, 1))!)?.value ?? .max
+}
+
+/// Timestamp differences up to this are rounding, not gaps (copied audio):
+/// the option, else the larger of one time-base tick and 1 ms.
+func copyTolerance(_ stream: InputStream, options: AssemblyOptions) -> Int64 {
+    let rate = max(stream.sampleRate, 1)
+    if let t = options.tolerance { return samples(t, rate: rate) }
+    return AudioGapScanner.defaultTolerance(timeBase: stream.timeBase ?? Rational.perSecond(rate)!, sampleRate: rate)
+}
+
+extension AssemblyReport {
+    /// The report before anything is written: inputs, codecs, how the audio goes.
+    init(_ segments: [Segment], handling: AudioHandling?, container: Container, output: String, sampleRate: Int32?) {
+        var inputs: [String] = []
+        for s in segments {
+            for p in [s.spec.videoPath] + (s.spec.audioPath.map { [$0] } ?? []) where !inputs.contains(p) {
+                inputs.append(p)
+            }
+        }
+        let first = segments[0]
+        self.init(inputs: inputs, output: output, container: container.name)
+        videoCodec = first.video.stream.codecName
+        switch handling {
+        case .reencode(let settings, let reason)?:
+            audioCodec = settings.codec
+            audioMode = "re-encoded"
+            reencodeReason = reason
+            if let d = first.spec.drift { driftCorrectedPPM = d * 1e6 }
+        case .copy?:
+            audioCodec = first.audio?.stream.codecName
+            audioMode = "copied"
+        case nil:
+            break
+        }
+        self.sampleRate = sampleRate
+        originalAudioCodec = first.original?.stream.codecName
+    }
+}

@@ -1,0 +1,184 @@
+import Media
+import Sync
+
+/// An audio track laid on one sample counter across segments (merge,
+/// concat, fill-silence): every packet placed at the output sample position
+/// its timestamp gives, gaps filled with silence, overlaps trimmed, the tail
+/// cut at a limit and padded to an end. Two kinds: `AudioCopyTrack` (whole
+/// packets, silence as frames of the same codec) and `AudioReencodeTrack`
+/// (decoded, placed to the sample, encoded once).
+public protocol AudioTrackWriter: AnyObject {
+    var track: Int { get }
+    /// Output sample positions at or after this are cut; `nil`: none.
+    var limit: Int64? { get set }
+    /// Starts reading `stream`, whose packet positions (output samples, as
+    /// `place` gets them) already carry the segment's shift `shift`. With
+    /// `drift` (its clock rate relative to the output's, minus 1) the audio
+    /// is resampled around `anchor` (re-encoding only).
+    func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) throws(MediaError)
+    /// Takes the next packet of the current stream, which belongs at output
+    /// sample `position` (`nil`: right after the one before).
+    func send(_ packet: borrowing Packet, at position: Int64?) throws(MediaError)
+    /// Ends the current stream (flushes its decoder).
+    func endSegment() throws(MediaError)
+    /// Silence from the cursor to `end`; starts the track at `start` if
+    /// nothing was written yet.
+    func pad(to end: Int64, startingAt start: Int64) throws(MediaError)
+    /// Flushes everything into the session.
+    func finish() throws(MediaError)
+    /// Where the written audio starts and ends (output samples), and what
+    /// was repaired on the way.
+    var summary: AudioTrackSummary { get }
+}
+
+/// What an audio track wrote, in output samples.
+public struct AudioTrackSummary: Sendable {
+    /// The first audible sample (after priming), and the end.
+    public var start: Int64?
+    public var end: Int64?
+    public var silenceInserted: Int64
+    public var samplesTrimmed: Int64
+    public var repairs: [AudioRepair]
+}
+
+/// The error when the audio cannot be placed: a gap or overlap that whole
+/// packets cannot fill to the sample (the plan should have chosen re-encoding).
+public func misplacedAudioError(_ stream: InputStream, residual: Int64, at position: Int64, sampleRate: Int32) -> MediaError {
+    MediaError.invalid("could not place audio of", path: stream.file.path, stream: stream.index,
+                       message: "a gap or overlap at sample \(position) (\(sampleRate) Hz) is not a whole number of \(stream.codecName) frames (\(residual) samples off)")
+}
+
+/// Audio packets copied whole; silence made as frames of the stream's own
+/// codec (`SilentAudio`), laid by `AudioAssembler` in whole-packet mode.
+public final class AudioCopyTrack: AudioTrackWriter {
+    public let track: Int
+    public var limit: Int64?
+    private let session: MuxSession
+    private let silence: SilentAudio
+    private let fill: Bool
+    private let longestFillSeconds: Int64
+    private var assembler: AudioAssembler
+    private let silentPacket: Packet
+    private var stream: InputStream?
+    private var segment = 0
+    private var audibleStart: Int64?
+
+    /// `fill` false keeps gaps as gaps (packets keep their own times).
+    public init(track: Int, session: MuxSession, silence: SilentAudio, sampleRate: Int32, toleranceSamples: Int64,
+                fill: Bool, longestFillSeconds: Int64) throws(MediaError) {
+        self.track = track
+        self.session = session
+        self.silence = silence
+        self.fill = fill
+        self.longestFillSeconds = longestFillSeconds
+        assembler = AudioAssembler(sampleRate: sampleRate, frameSize: silence.quantum,
+                                   toleranceSamples: fill ? toleranceSamples : Int64.max / 4)
+        silentPacket = try Packet()
+    }
+
+    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) {
+        self.stream = stream
+        self.segment = segment
+    }
+
+    public func send(_ packet: borrowing Packet, at position: Int64?) throws(MediaError) {
+        guard let stream else { return }
+        // Later segments' priming is not replayed at the joint.
+        if segment > 0 && packet.isDiscard { return }
+        let counted = stream.samples(in: packet)
+        let samples = counted > 0 ? counted
+            : Timestamp(packet.timing.duration, stream.timeBase!).rescaled(to: assembler.timeBase)?.value ?? 0
+        let step = assembler.place(at: position, samples: samples, limit: limit)
+        // A packet left out past the limit may land anywhere.
+        if step.residual != 0 && step.writes {
+            throw misplacedAudioError(stream, residual: step.residual, at: step.position, sampleRate: assembler.sampleRate)
+        }
+        try writeSilence(step.silence, at: step.position - step.silence)
+        guard step.writes else { return }
+        // Without filling, the packet keeps its own time (gaps stay gaps).
+        let at = fill ? step.position : (position ?? step.position)
+        if audibleStart == nil && !packet.isDiscard { audibleStart = at }
+        packet.timing = PacketTiming(pts: at, dts: at, duration: samples)
+        try session.write(packet, track: track)
+    }
+
+    public func endSegment() {}
+
+    public func pad(to end: Int64, startingAt start: Int64) throws(MediaError) {
+        assembler.start(at: start)
+        let from = assembler.cursor!
+        try writeSilence(assembler.pad(to: end), at: from)
+    }
+
+    public func finish() {}
+
+    public var summary: AudioTrackSummary {
+        AudioTrackSummary(start: audibleStart ?? assembler.origin, end: assembler.cursor,
+                          silenceInserted: assembler.silenceInserted, samplesTrimmed: assembler.samplesTrimmed,
+                          repairs: assembler.repairs)
+    }
+
+    /// Silent packets covering `count` samples from `position`.
+    private func writeSilence(_ count: Int64, at position: Int64) throws(MediaError) {
+        guard count > 0 else { return }
+        if AudioAssembler.exceedsFillLimit(count, sampleRate: assembler.sampleRate, seconds: longestFillSeconds) {
+            throw fillLimitError(samples: count, at: position, sampleRate: assembler.sampleRate,
+                                 limitSeconds: longestFillSeconds, path: stream?.file.path, stream: stream?.index)
+        }
+        var left = count, at = position
+        while left > 0 {
+            let n = min(left, silence.packetSamples)
+            try silence.packet(samples: n, into: silentPacket)
+            silentPacket.timing = PacketTiming(pts: at, dts: at, duration: n)
+            try session.write(silentPacket, track: track)
+            left -= n
+            at = at.addingReportingOverflow(n).partialValue
+        }
+    }
+}
+
+/// Audio decoded, placed to the sample and encoded once (`AudioReencoder`).
+public final class AudioReencodeTrack: AudioTrackWriter {
+    public let track: Int
+    public let reencoder: AudioReencoder
+    private let session: MuxSession
+
+    public init(_ reencoder: AudioReencoder, track: Int, session: MuxSession) {
+        self.reencoder = reencoder
+        self.track = track
+        self.session = session
+    }
+
+    public var limit: Int64? {
+        get { reencoder.limit }
+        set { reencoder.limit = newValue }
+    }
+
+    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) throws(MediaError) {
+        reencoder.limit = nil
+        try reencoder.begin(stream, shift: shift, drift: drift, anchor: anchor)
+    }
+
+    /// The decoder's own timestamps place the samples; `position` is not needed.
+    public func send(_ packet: borrowing Packet, at position: Int64?) throws(MediaError) {
+        try reencoder.send(packet) { p throws(MediaError) in try session.write(p, track: track) }
+    }
+
+    public func endSegment() throws(MediaError) {
+        try reencoder.endInput { p throws(MediaError) in try session.write(p, track: track) }
+    }
+
+    public func pad(to end: Int64, startingAt start: Int64) throws(MediaError) {
+        reencoder.start(at: start)
+        try reencoder.pad(to: end) { p throws(MediaError) in try session.write(p, track: track) }
+    }
+
+    public func finish() throws(MediaError) {
+        try reencoder.finish { p throws(MediaError) in try session.write(p, track: track) }
+    }
+
+    public var summary: AudioTrackSummary {
+        AudioTrackSummary(start: reencoder.origin, end: reencoder.cursor, silenceInserted: reencoder.silenceInserted,
+                          samplesTrimmed: reencoder.samplesTrimmed, repairs: reencoder.repairs)
+    }
+}

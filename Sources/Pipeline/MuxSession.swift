@@ -1,0 +1,165 @@
+import Media
+import Sync
+
+/// Where a mux session writes.
+public enum MuxDestination {
+    /// A file: written to a temporary beside `path` and renamed onto it only
+    /// when complete. It may not be one of `inputs`; an existing file is
+    /// replaced only with `overwrite`.
+    case file(String, overwrite: Bool, inputs: [String])
+    /// Memory, called `name` in errors (the fuzz harness): nothing touches
+    /// the filesystem, and faststart (a rewrite by reopening) does not apply.
+    case memory(MemoryOutput, name: String)
+
+    /// What errors and reports call the output.
+    public var name: String {
+        switch self {
+        case .file(let path, _, _): path
+        case .memory(_, let name): name
+        }
+    }
+}
+
+/// What a session wrote, per output track and in all.
+public struct MuxResult: Sendable {
+    public var packets: [Int]
+    /// Payload bytes per track.
+    public var payloadBytes: [Int64]
+    public var corrections: [TimelineCorrections]
+    /// The finished output's size.
+    public var outputBytes: Int64
+    public var elapsed: Duration
+
+    public var totalCorrections: TimelineCorrections { corrections.reduce(TimelineCorrections(), +) }
+}
+
+/// One output being written, the only place packets reach a muxer: the
+/// staged output (file or memory), the `OutputFile` with its fixed stream
+/// set, one `TrackTimeline` per track that every packet's timing goes
+/// through, cancellation between packets, and the counts a report needs.
+/// Verbs and track writers hand it packets in their source's time base.
+public final class MuxSession {
+    public let name: String
+    public let container: Container
+    public let cancellation: Cancellation
+    private let staged: StagedOutput?
+    private let memory: MemoryOutput?
+    private let output: OutputFile
+    private var tracks: [Track]
+    private let began = ContinuousClock.now
+    /// The track and output DTS of the last packet written (for progress).
+    private var last: (track: Int, dts: Int64)?
+
+    private struct Track {
+        var timeline: TrackTimeline?
+        /// The input stream the current timeline reads, for errors.
+        var source: (path: String, stream: Int)?
+        var packets = 0
+        var bytes: Int64 = 0
+    }
+
+    /// Checks the destination, then creates the output with exactly
+    /// `streams` and writes its header (format metadata and chapters from
+    /// `metadataSource`; for MP4/MOV, faststart when asked and a movie
+    /// timescale of `audioSampleRate`, see `muxerOptions`).
+    public init(_ destination: MuxDestination, container: Container, streams: [OutputStreamSource],
+                metadataSource: InputFile?, faststart: Bool = true, audioSampleRate: Int32? = nil,
+                cancellation: Cancellation) throws(MediaError) {
+        name = destination.name
+        self.container = container
+        self.cancellation = cancellation
+        tracks = Array(repeating: Track(), count: streams.count)
+        switch destination {
+        case let .file(path, overwrite, inputs):
+            let s = try StagedOutput(target: path, overwrite: overwrite, inputs: inputs)
+            staged = s
+            memory = nil
+            output = try OutputFile(path: s.temporary, reportingAs: path, container: container, streams: streams,
+                                    metadataSource: metadataSource,
+                                    options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate),
+                                    cancellation: cancellation)
+        case let .memory(m, name):
+            staged = nil
+            memory = m
+            output = try OutputFile(memory: m, name: name, container: container, streams: streams,
+                                    metadataSource: metadataSource,
+                                    options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate),
+                                    cancellation: cancellation)
+        }
+    }
+
+    /// Each track's time base, as the muxer chose it in the header.
+    public var timeBases: [Rational] { output.timeBases }
+
+    /// Starts `track`'s timeline: from `stream`'s time base (or `retimedIn`)
+    /// to the track's, `shift` added, in the order the container demands.
+    /// `retimedIn` is for packets whose timing this program set (an
+    /// encoder's, or audio laid by a sample counter): no counter wraps to
+    /// undo, no reorder delay to infer DTS from. It continues the order of
+    /// the track's previous timeline (the previous segment's), so DTS stay
+    /// ordered across a joint.
+    public func beginTimeline(track: Int, stream: InputStream, retimedIn: Rational? = nil,
+                              shift: Timestamp = .zero(.microseconds), repair: TimestampRepair = .fix) throws(MediaError) {
+        do {
+            var timeline = try TrackTimeline(
+                source: retimedIn ?? stream.timeBase ?? .microseconds, target: output.timeBases[track], shift: shift,
+                order: container.dtsOrder, repair: repair, wrapBits: retimedIn == nil ? stream.wrapBits : nil,
+                reorderDelay: retimedIn == nil ? stream.reorderDelay : 0, untimedAtOrigin: stream.isAttachedPicture)
+            if let previous = tracks[track].timeline { timeline.resume(after: previous) }
+            tracks[track].timeline = timeline
+            tracks[track].source = (stream.file.path, stream.index)
+        } catch {
+            throw timestampError(error, input: stream.file.path, stream: stream.index)
+        }
+    }
+
+    /// Maps `packet`'s timing (in its timeline's source time base) onto
+    /// `track` and writes it in interleaved order. Returns the output timing.
+    /// The packet is blank afterwards.
+    @discardableResult
+    public func write(_ packet: borrowing Packet, track: Int) throws(MediaError) -> PacketTiming {
+        try cancellation.check()
+        guard var timeline = tracks[track].timeline else {
+            preconditionFailure("MuxSession.write: track \(track) has no timeline")
+        }
+        let mapped: PacketTiming
+        do {
+            mapped = try timeline.map(packet.timing)
+        } catch {
+            let source = tracks[track].source
+            throw timestampError(error, input: source?.path ?? name, stream: source?.stream ?? track)
+        }
+        tracks[track].timeline = timeline
+        tracks[track].packets += 1
+        tracks[track].bytes += Int64(packet.size)
+        if let d = mapped.dts { last = (track, d) }
+        packet.timing = mapped
+        packet.streamIndex = track
+        try output.write(packet)
+        return mapped
+    }
+
+    /// The output time of the last packet written, in seconds (0 before any).
+    public var position: Double {
+        guard let last else { return 0 }
+        return Timestamp(last.dts, output.timeBases[last.track]).seconds
+    }
+
+    /// The corrections `track`'s timelines have made so far.
+    public func corrections(track: Int) -> TimelineCorrections {
+        tracks[track].timeline?.corrections ?? TimelineCorrections()
+    }
+
+    /// Writes the trailer, closes the output and (for a file) moves it onto
+    /// its name. Nothing is named before every byte is written.
+    public func finish() throws(MediaError) -> MuxResult {
+        try cancellation.check()
+        try output.finish()
+        try staged?.commit()
+        let size: Int64 = if let memory { Int64(memory.bytes.count) }
+            else { staged.flatMap { fileSize($0.target) } ?? output.bytesWritten }
+        return MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
+                         corrections: tracks.indices.map(corrections(track:)), outputBytes: size,
+                         elapsed: ContinuousClock.now - began)
+    }
+}

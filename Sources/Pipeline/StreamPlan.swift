@@ -1,0 +1,94 @@
+import Media
+import Sync
+
+public struct DroppedStream: Sendable, Codable {
+    public let index: Int
+    public let type: MediaType
+    public let codec: String
+    public let reason: String
+}
+
+/// Muxer options every verb uses: faststart for MP4/MOV/M4A when asked, and
+/// for MP4/MOV with audio a movie timescale of the audio's sample rate. Edit
+/// lists (a track starting late, AAC priming) are written in the movie
+/// timescale; movenc's default of 1/1000 s would move audio by up to a
+/// millisecond (48 samples), the sample rate keeps it on the sample.
+package func muxerOptions(_ container: Container, faststart: Bool, audioSampleRate: Int32? = nil) -> [(String, String)] {
+    var options: [(String, String)] = []
+    guard container.isISOBMFF else { return options }
+    if faststart { options.append(("movflags", "+faststart")) }
+    if let rate = audioSampleRate, rate >= 1000 { options.append(("movie_timescale", String(rate))) }
+    return options
+}
+
+extension MuxSession {
+    /// One timeline per kept stream (track j reads `kept[j]`), all with the
+    /// same start shift. A stream in `retimed` (input index → time base)
+    /// gets its packets from an encoder, see `beginTimeline`.
+    public func beginTimelines(_ kept: [InputStream], start: StartPolicy, repair: TimestampRepair,
+                               retimed: [Int: Rational] = [:]) throws(MediaError) {
+        let shift = start.shift(earliestStart: kept.compactMap(\.startTime).min())
+        for (j, stream) in kept.enumerated() {
+            try beginTimeline(track: j, stream: stream, retimedIn: retimed[stream.index], shift: shift, repair: repair)
+        }
+    }
+}
+
+package func resolveContainer(_ explicit: Container?, output: String) throws(MediaError) -> Container {
+    if let explicit { return explicit }
+    guard let c = Container(path: output) else {
+        throw MediaError.invalid("could not choose a container for", path: output,
+                         message: "unknown or missing extension (known: \(Container.knownNames))",
+                         hint: "name the container with --format")
+    }
+    return c
+}
+
+package struct StreamPlan {
+    package var kept: [InputStream] = []
+    package var dropped: [DroppedStream] = []
+    package var warnings: [String] = []
+}
+
+/// Keeps the selected streams; a selected stream the container cannot hold,
+/// or one without a valid time base, is an error naming it. Streams for
+/// which `reencoded` is true are checked by their encoder instead.
+package func planStreams(_ input: InputFile, container: Container, selection: StreamSelection,
+                         reencoded: (InputStream) -> Bool = { _ in false }) throws(MediaError) -> StreamPlan {
+    var plan = StreamPlan()
+    for s in input.streams {
+        guard selection.keeps(s) else {
+            plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecName,
+                                              reason: "not selected"))
+            continue
+        }
+        guard s.timeBase != nil else {
+            throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
+                             message: "the stream has no valid time base")
+        }
+        if !reencoded(s), container.canHold(s) == false {
+            let drop = StreamSelection.dropFlag(s)
+            let what = s.isAttachedPicture ? "cover art" : "\(s.mediaType.rawValue) codec '\(s.codecName)'"
+            let hint = (s.mediaType == .audio || s.mediaType == .video) && !s.isAttachedPicture
+                ? "convert it with 'avtool transcode' or drop it with \(drop)"
+                : "drop it with \(drop)"
+            throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
+                                     message: "\(container.name) cannot hold \(what)", hint: hint)
+        }
+        // libavformat 5.1 writes the display matrix only in MP4/MOV.
+        if let r = s.rotation, r != 0, !container.isISOBMFF {
+            plan.warnings.append("stream #\(s.index): rotation \(Int(r))° is not kept (\(container.name) cannot store it); use mp4 or mov to keep it")
+        }
+        plan.kept.append(s)
+    }
+    guard !plan.kept.isEmpty else {
+        throw MediaError.invalid("could not remux", path: input.path,
+                         message: "no streams left to write")
+    }
+    return plan
+}
+
+package func timestampError(_ error: TimelineError, input: String, stream: Int) -> MediaError {
+    MediaError.invalid("bad timestamps in", path: input, stream: stream,
+               message: error.description, hint: "remux without --strict-timestamps to fix them")
+}

@@ -1,0 +1,123 @@
+import Media
+import Sync
+
+/// Decodes one video stream (threaded) and encodes it again: each frame
+/// converted only when the encoder needs it (pixel format, size), timed by
+/// the core's `FrameTimestamps` (the encoder gives packets no duration), and
+/// at a constant frame rate when asked (`FrameRateConverter`: each output
+/// instant shows the latest input frame). Otherwise timestamps pass through
+/// in the stream's own time base, so variable frame rate stays variable.
+public final class VideoReencoder: Reencoder {
+    public let encoder: Encoder
+    private let stream: InputStream
+    private let decoder: Decoder
+    private let width: Int, height: Int, pixelFormat: String
+    private var scaler: Scaler?
+    private var scalerFormat: String?
+    private var frameTimes: FrameTimestamps
+    private var rateConverter: FrameRateConverter?
+    private let frame: Frame, converted: Frame, held: Frame, encoded: Packet
+    public private(set) var framesDecoded = 0
+    public private(set) var framesEncoded = 0
+    /// Called every few decoded frames with the count and the frame's time.
+    public var progress: ((Int, Timestamp) -> Void)?
+
+    /// Opens the decoder for `stream` and the encoder with `settings` (its
+    /// time base is set here: the stream's, or 1/`frameRate` for a constant
+    /// output rate).
+    public init(stream: InputStream, settings: VideoEncoderSettings, frameRate: Rational?) throws(MediaError) {
+        guard let timeBase = stream.timeBase else {
+            throw MediaError.invalid("could not decode", path: stream.file.path, stream: stream.index,
+                                     message: "the stream has no valid time base")
+        }
+        self.stream = stream
+        decoder = try Decoder(stream: stream)
+        rateConverter = frameRate.flatMap { FrameRateConverter(frameRate: $0, inputTimeBase: timeBase) }
+        var settings = settings
+        settings.timeBase = rateConverter?.outputTimeBase ?? timeBase
+        encoder = try Encoder(video: settings, source: stream)
+        (width, height, pixelFormat) = (settings.width, settings.height, settings.pixelFormat)
+        frameTimes = FrameTimestamps(frameRate: stream.averageFrameRate ?? stream.realFrameRate, timeBase: timeBase,
+                                     wrapBits: stream.wrapBits)
+        frame = try Frame()
+        converted = try Frame()
+        held = try Frame()
+        encoded = try Packet()
+    }
+
+    /// Input frames dropped and repeated for a constant rate.
+    public var framesDropped: Int { rateConverter?.dropped ?? 0 }
+    public var framesDuplicated: Int64 { rateConverter?.duplicated ?? 0 }
+
+    public func send(_ packet: borrowing Packet, emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        while try !decoder.send(packet) { try drainDecoder(emit) }
+        try drainDecoder(emit)
+    }
+
+    public func finish(emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        try decoder.sendEnd()
+        try drainDecoder(emit)
+        if rateConverter != nil { try submitHeld(rateConverter!.finish(), emit) }
+        try encoder.sendEnd()
+        try drainEncoder(emit)
+    }
+
+    private func drainDecoder(_ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        while case .ready = try decoder.receive(into: frame) {
+            framesDecoded += 1
+            let (pts, duration) = frameTimes.frame(timestamp: frame.bestEffortTimestamp, duration: frame.duration)
+            frame.clearPictureType()
+            if rateConverter != nil {
+                try submitHeld(rateConverter!.add(pts: pts, duration: duration), emit)
+                held.take(from: frame)
+            } else {
+                frame.pts = pts
+                try submit(frame, emit)
+                frame.unref()
+            }
+            if let progress, framesDecoded % 8 == 0 { progress(framesDecoded, Timestamp(pts, stream.timeBase!)) }
+        }
+    }
+
+    /// Converts when the encoder needs it, then encodes.
+    private func submit(_ f: borrowing Frame, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        if f.pixelFormat != pixelFormat || f.width != width || f.height != height {
+            if scaler == nil || scalerFormat != f.pixelFormat {
+                scaler = try Scaler(fromWidth: f.width, height: f.height, pixelFormat: f.pixelFormat ?? "none",
+                                    toWidth: width, height: height, pixelFormat: pixelFormat)
+                scalerFormat = f.pixelFormat
+            }
+            try scaler!.scale(f, into: converted)
+            while try !encoder.send(converted) { try drainEncoder(emit) }
+        } else {
+            while try !encoder.send(f) { try drainEncoder(emit) }
+        }
+        try drainEncoder(emit)
+    }
+
+    /// The held frame (constant frame rate) once for each output slot in `slots`.
+    private func submitHeld(_ slots: Range<Int64>, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        // A frame repeated for half a day is a broken timestamp, not a still.
+        let (count, overflow) = slots.upperBound.subtractingReportingOverflow(slots.lowerBound)
+        let perSecond = rateConverter.map { max($0.outputTimeBase.denominator / max($0.outputTimeBase.numerator, 1), 1) } ?? 1
+        if overflow || count / Int64(perSecond) > AudioAssembler.longestFillSeconds {
+            throw MediaError.invalid("could not transcode", path: stream.file.path, stream: stream.index,
+                                     message: "--fps would repeat one frame for more than \(AudioAssembler.longestFillSeconds / 3600) hours at output frame \(slots.lowerBound); the video's timestamps jump (a broken file)")
+        }
+        for n in slots {
+            held.pts = n
+            try submit(held, emit)
+        }
+    }
+
+    private func drainEncoder(_ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        while case .ready = try encoder.receive(into: encoded) {
+            var t = encoded.timing
+            // At a constant rate every packet lasts one tick of 1/fps.
+            t.duration = rateConverter != nil ? 1 : frameTimes.packetDuration(pts: t.pts, duration: t.duration)
+            encoded.timing = t
+            framesEncoded += 1
+            try emit(encoded)
+        }
+    }
+}

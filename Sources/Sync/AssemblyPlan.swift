@@ -1,0 +1,240 @@
+/// Why an assembly's timings cannot be placed.
+public enum AssemblyPlanError: Error, Hashable, Sendable {
+    /// A shift or position does not fit in 64 bits.
+    case overflow
+    /// The offset leaves the audio entirely before or after the video.
+    case audioOutsideVideo
+}
+
+/// What an assembly needs of one segment's video, from the stream and its
+/// first packet, in the segment's own time base.
+public struct SegmentVideoTiming: Hashable, Sendable {
+    public var timeBase: Rational
+    /// The stream's start time, if the container gives one.
+    public var startTime: Timestamp?
+    /// The first packet's timing.
+    public var first: PacketTiming
+    /// Frames the decoder holds back (B-frames), for a first DTS the demuxer
+    /// does not give (Matroska).
+    public var reorderDelay: Int
+    public var duration: Timestamp?
+
+    public init(timeBase: Rational, startTime: Timestamp?, first: PacketTiming, reorderDelay: Int = 0,
+                duration: Timestamp? = nil) {
+        self.timeBase = timeBase
+        self.startTime = startTime
+        self.first = first
+        self.reorderDelay = reorderDelay
+        self.duration = duration
+    }
+}
+
+/// What an assembly needs of one segment's audio, in its own time base.
+public struct SegmentAudioTiming: Hashable, Sendable {
+    public var timeBase: Rational
+    public var startTime: Timestamp?
+    /// The first packet's PTS (`nil` if it has none, or no packet).
+    public var firstPTS: Int64?
+    public var duration: Timestamp?
+
+    public init(timeBase: Rational, startTime: Timestamp?, firstPTS: Int64?, duration: Timestamp? = nil) {
+        self.timeBase = timeBase
+        self.startTime = startTime
+        self.firstPTS = firstPTS
+        self.duration = duration
+    }
+}
+
+/// Where one segment lands on the output timeline: the shifts that put its
+/// video and audio there, and the mappings of its packets' times. Video
+/// times are in the output's video time base (the first segment's), audio
+/// positions in samples.
+public struct SegmentPlacement: Hashable, Sendable {
+    /// The segment's own video time base.
+    public let timeBase: Rational
+    /// The output's video time base.
+    public let videoTimeBase: Rational
+    public let sampleTimeBase: Rational
+    /// Added to the segment's video times (on `videoTimeBase`).
+    public let videoShift: Int64
+    /// Where the segment's first frame lands (on `videoTimeBase`).
+    public let joint: Int64
+    /// The joint in samples.
+    public let jointSamples: Int64
+    /// Added to the segment's audio positions (samples).
+    public let audioShift: Int64
+    /// The audio's first sample in its own timeline (samples): the point a
+    /// clock-drift correction keeps in place.
+    public let audioAnchor: Int64
+    /// The audio's first audible sample minus the video's first frame on
+    /// the output timeline (samples).
+    public let offsetSamples: Int64
+
+    /// The video shift as a timestamp, for the track's timeline.
+    public var videoShiftTimestamp: Timestamp { Timestamp(videoShift, videoTimeBase) }
+
+    /// A video packet's timing on the output timeline (`videoTimeBase`).
+    public func video(_ t: PacketTiming) -> PacketTiming {
+        PacketTiming(pts: t.pts.flatMap(toOutput), dts: t.dts.flatMap(toOutput),
+                     duration: rescale(t.duration, from: timeBase, to: videoTimeBase) ?? t.duration)
+    }
+
+    /// When a video packet is written: its output DTS (else PTS).
+    public func videoTime(_ t: PacketTiming) -> Timestamp? {
+        (t.dts ?? t.pts).flatMap(toOutput).map { Timestamp($0, videoTimeBase) }
+    }
+
+    /// An audio PTS (in `timeBase` of the audio) as an output sample position.
+    public func audioPosition(pts: Int64?, timeBase audio: Rational) -> Int64? {
+        pts.flatMap { rescale($0, from: audio, to: sampleTimeBase) }.map { $0.plus(audioShift) }
+    }
+
+    /// A packet of another track that keeps its place against this
+    /// segment's video (the camera's own audio): its output time.
+    public func companionTime(_ t: PacketTiming, timeBase other: Rational) -> Timestamp? {
+        (t.dts ?? t.pts).flatMap { rescale($0, from: other, to: videoTimeBase) }
+            .map { Timestamp($0.plus(videoShift), videoTimeBase) }
+    }
+
+    /// The video shift in another track's time base (the companion's timeline).
+    public func videoShift(in other: Rational) -> Timestamp {
+        Timestamp(rescale(videoShift, from: videoTimeBase, to: other) ?? 0, other)
+    }
+
+    private func toOutput(_ v: Int64) -> Int64? {
+        rescale(v, from: timeBase, to: videoTimeBase).map { $0.plus(videoShift) }
+    }
+}
+
+/// The timing of merge, concat and fill-silence, decided from integer
+/// timings: segments end to end (`SplicePlan`), each segment's audio placed
+/// against its video (`SyncPlan`), the first DTS a demuxer does not give
+/// inferred as `TrackTimeline` does, and the end policy (`SyncPlan.ends`):
+/// where the audio is cut, where the video is cut, where silence pads.
+public struct AssemblyPlan: Hashable, Sendable {
+    /// The output's video time base (the first segment's).
+    public let videoTimeBase: Rational
+    public let sampleRate: Int32
+    public let sampleTimeBase: Rational
+    /// Where the output ends; `nil` leaves both tracks' ends as they are.
+    /// Several segments always end at each segment's video.
+    public let end: EndPolicy?
+    private var splice: SplicePlan
+    /// The first segment's joint and the latest video end so far (output).
+    public private(set) var videoStart: Int64?
+    public private(set) var videoEnd: Int64 = 0
+    /// The first segment's offset (audio against video, samples).
+    public private(set) var offsetSamples: Int64?
+
+    /// `sampleRate` 0 (or less) when there is no audio.
+    public init(videoTimeBase: Rational, sampleRate: Int32, end: EndPolicy?, segments: Int) {
+        self.videoTimeBase = videoTimeBase
+        self.sampleRate = max(sampleRate, 1)
+        sampleTimeBase = Rational.perSecond(max(sampleRate, 1))!
+        self.end = segments > 1 ? .video : end
+        splice = SplicePlan(timeBase: videoTimeBase)
+    }
+
+    /// From the first joint to the latest video end; `nil` before any segment.
+    public var duration: Timestamp? {
+        videoStart.map { Timestamp(videoEnd.minus($0), videoTimeBase) }
+    }
+
+    /// Every segment's joint so far, on `videoTimeBase`.
+    public var joints: [Int64] { splice.joints }
+
+    /// Places the next segment: its first frame at the joint (later if its
+    /// decode lead would reach back past the previous segment's last DTS),
+    /// its audio by `alignment` and `offset` (positive: later).
+    public mutating func begin(video: SegmentVideoTiming, audio: SegmentAudioTiming?, alignment: MergeAlignment,
+                               offset: Timestamp = .zero(.microseconds)) throws(AssemblyPlanError) -> SegmentPlacement {
+        let tb = video.timeBase
+        // (A start that does not fit counts from 0: the track timeline then
+        // refuses what cannot be written.)
+        let firstShown = video.startTime?.rescaled(to: tb)?.value ?? video.first.pts ?? 0
+        let start = rescale(firstShown, from: tb, to: videoTimeBase) ?? 0
+        let firstDTS = (video.first.dts ?? TrackTimeline.inferredFirstDTS(
+            pts: video.first.pts, duration: video.first.duration, reorderDelay: video.reorderDelay))
+            .flatMap { rescale($0, from: tb, to: videoTimeBase) }
+        let shift = splice.begin(videoStart: start, firstDTS: firstDTS)
+        let joint = start.plus(shift)
+        let jointInSamples = rescale(joint, from: videoTimeBase, to: sampleTimeBase)
+        guard let jointSamples = jointInSamples ?? (audio == nil ? 0 : nil) else { throw .overflow }
+        videoStart = videoStart ?? joint
+        var audioShift: Int64 = 0, anchor: Int64 = 0, offsetSamples: Int64 = 0
+        if let audio {
+            let first = audio.firstPTS.flatMap { rescale($0, from: audio.timeBase, to: sampleTimeBase) }
+            anchor = audio.startTime?.rescaled(to: sampleTimeBase)?.value ?? first ?? 0
+            let videoLocal = video.startTime?.rescaled(to: sampleTimeBase)?.value
+                ?? rescale(start, from: videoTimeBase, to: sampleTimeBase) ?? 0
+            guard let sync = SyncPlan(videoStart: Timestamp(videoLocal, sampleTimeBase),
+                                      audioStart: Timestamp(anchor, sampleTimeBase),
+                                      alignment: alignment, offset: offset) else { throw .overflow }
+            audioShift = sync.audioShift.value.plus(jointSamples)
+            offsetSamples = sync.offset.value
+            // An offset that leaves the audio entirely outside the video is a mistake.
+            if let d = audio.duration?.rescaled(to: sampleTimeBase)?.value,
+               let vd = video.duration?.rescaled(to: sampleTimeBase)?.value {
+                let first = anchor.plus(audioShift)
+                if first.plus(d) <= jointSamples || first >= jointSamples.plus(vd) { throw .audioOutsideVideo }
+            }
+        }
+        self.offsetSamples = self.offsetSamples ?? (audio == nil ? nil : offsetSamples)
+        return SegmentPlacement(timeBase: tb, videoTimeBase: videoTimeBase, sampleTimeBase: sampleTimeBase,
+                                videoShift: shift, joint: joint, jointSamples: jointSamples, audioShift: audioShift,
+                                audioAnchor: anchor, offsetSamples: offsetSamples)
+    }
+
+    /// Records a video packet's DTS on the output timeline (`videoTimeBase`,
+    /// as `SegmentPlacement.video` gives it), so the next joint keeps DTS
+    /// increasing.
+    public mutating func wroteVideo(dts: Int64) { splice.wrote(dts: dts) }
+
+    /// Ends the segment placed by `placement`, whose video ends (last
+    /// frame's end) at `videoEnd` on the output timeline.
+    public mutating func end(_ placement: SegmentPlacement, videoEnd end: Int64) {
+        splice.end(videoEnd: end.minus(placement.videoShift))
+        videoEnd = max(videoEnd, end)
+    }
+
+    // MARK: The end policy, through `SyncPlan.ends`
+
+    /// When the video has ended at `videoEnd` (output, `videoTimeBase`) and
+    /// audio goes on: the sample position where the audio is cut, if any.
+    public func audioLimit(videoEnd: Int64) -> Int64? {
+        guard let end, let at = ends(video: videoEnd, audioSamples: .max, policy: end).audio else { return nil }
+        return at.rescaled(to: sampleTimeBase)?.value
+    }
+
+    /// When the audio has ended at sample `audioEnd` and video goes on: the
+    /// output time from which video packets are left out, if any.
+    public func videoCut(audioEnd: Int64) -> Int64? {
+        guard let end, let at = ends(video: .max, audioSamples: audioEnd, policy: end).video else { return nil }
+        return at.rescaled(to: videoTimeBase)?.value
+    }
+
+    /// At a segment's end (video ended at `videoEnd`, audio at sample
+    /// `audioEnd`): the sample position the audio ends at, padded with
+    /// silence as far as it falls short; `nil` where the policy leaves it.
+    public func padEnd(videoEnd: Int64, audioEnd: Int64) -> Int64? {
+        guard let end, let at = ends(video: videoEnd, audioSamples: audioEnd, policy: end).audio else { return nil }
+        return at.rescaled(to: sampleTimeBase)?.value
+    }
+
+    /// A video time (output) in samples.
+    public func samples(atVideoTime t: Int64) -> Int64? { rescale(t, from: videoTimeBase, to: sampleTimeBase) }
+
+    private func ends(video: Int64, audioSamples: Int64, policy: EndPolicy) -> (audio: Timestamp?, video: Timestamp?) {
+        SyncPlan.ends(video: Timestamp(video, videoTimeBase), audio: Timestamp(audioSamples, sampleTimeBase), policy: policy)
+    }
+}
+
+extension Timestamp {
+    /// A duration in whole microseconds (rounded to nearest, saturating).
+    public init(_ duration: Duration) {
+        let (s, atto) = duration.components
+        let micro = (atto + (atto >= 0 ? 500_000_000_000 : -500_000_000_000)) / 1_000_000_000_000
+        let (m, o1) = s.multipliedReportingOverflow(by: 1_000_000)
+        self.init(o1 ? (s < 0 ? .min : .max) : m.plus(micro), .microseconds)
+    }
+}
