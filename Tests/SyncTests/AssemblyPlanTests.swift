@@ -1,0 +1,158 @@
+import Sync
+import Testing
+
+private let v = Rational(unchecked: 1, 12_800)      // a 25 fps MP4 track
+private let v90 = Rational(unchecked: 1, 90_000)    // MPEG-TS
+private let ms = Rational(unchecked: 1, 1000)       // Matroska
+private let a48 = Rational(unchecked: 1, 48_000)
+
+private func video(_ tb: Rational, start: Int64?, pts: Int64?, dts: Int64?, duration: Int64 = 512,
+                   reorder: Int = 0, length: Int64? = nil) -> SegmentVideoTiming {
+    SegmentVideoTiming(timeBase: tb, startTime: start.map { Timestamp($0, tb) },
+                       first: PacketTiming(pts: pts, dts: dts, duration: duration), reorderDelay: reorder,
+                       duration: length.map { Timestamp($0, tb) })
+}
+
+private func audio(_ tb: Rational, start: Int64?, pts: Int64?, length: Int64? = nil) -> SegmentAudioTiming {
+    SegmentAudioTiming(timeBase: tb, startTime: start.map { Timestamp($0, tb) }, firstPTS: pts,
+                       duration: length.map { Timestamp($0, tb) })
+}
+
+@Suite("AssemblyPlan")
+struct AssemblyPlanTests {
+    @Test("merge, aligned at the start: video's first frame at 0, audio's first audible sample at 0")
+    func mergeAtStart() throws {
+        var plan = AssemblyPlan(videoTimeBase: v, sampleRate: 48_000, end: .video, segments: 1)
+        // Video starts at 0.1 s (1280), audio at 1024 samples of priming (−1024 → first audible at 0).
+        let p = try plan.begin(video: video(v, start: 1280, pts: 1280, dts: 768),
+                               audio: audio(a48, start: 0, pts: -1024), alignment: .start)
+        #expect(p.videoShift == -1280)
+        #expect(p.joint == 0)
+        #expect(p.jointSamples == 0)
+        #expect(p.audioShift == 0)
+        #expect(p.offsetSamples == 0)
+        #expect(p.audioPosition(pts: 4800, timeBase: a48) == 4800)
+        #expect(p.video(PacketTiming(pts: 1792, dts: 1280, duration: 512)) == PacketTiming(pts: 512, dts: 0, duration: 512))
+        #expect(plan.offsetSamples == 0)
+        #expect(plan.videoStart == 0)
+    }
+
+    @Test("an offset of 250 ms moves the audio 12,000 samples later; −0.5 s earlier")
+    func offsets() throws {
+        var plan = AssemblyPlan(videoTimeBase: v, sampleRate: 48_000, end: .video, segments: 1)
+        let later = try plan.begin(video: video(v, start: 0, pts: 0, dts: 0), audio: audio(a48, start: 0, pts: 0),
+                                   alignment: .start, offset: Timestamp(.milliseconds(250)))
+        #expect(later.audioShift == 12_000)
+        #expect(later.offsetSamples == 12_000)
+        var plan2 = AssemblyPlan(videoTimeBase: v, sampleRate: 48_000, end: .video, segments: 1)
+        let earlier = try plan2.begin(video: video(v, start: 0, pts: 0, dts: 0), audio: audio(a48, start: 0, pts: 0),
+                                      alignment: .start, offset: Timestamp(.milliseconds(-500)))
+        #expect(earlier.audioShift == -24_000)
+    }
+
+    @Test("timestamps alignment keeps the files' own clocks, relative to the video's start")
+    func timestampsAlignment() throws {
+        var plan = AssemblyPlan(videoTimeBase: v90, sampleRate: 48_000, end: nil, segments: 1)
+        // Video at 1 s (90,000), audio at 1.5 s (72,000 samples): audio 0.5 s late.
+        let p = try plan.begin(video: video(v90, start: 90_000, pts: 90_000, dts: 87_000, duration: 3000),
+                               audio: audio(a48, start: 72_000, pts: 72_000), alignment: .timestamps)
+        #expect(p.videoShift == -90_000)
+        #expect(p.audioShift == -48_000)
+        #expect(p.offsetSamples == 24_000)
+    }
+
+    @Test("Matroska's missing first DTS is inferred from the reorder delay, as TrackTimeline does")
+    func inferredFirstDTS() throws {
+        #expect(TrackTimeline.inferredFirstDTS(pts: 80, duration: 40, reorderDelay: 2) == 0)
+        #expect(TrackTimeline.inferredFirstDTS(pts: 80, duration: 0, reorderDelay: 2) == 78)
+        #expect(TrackTimeline.inferredFirstDTS(pts: 80, duration: 40, reorderDelay: 0) == 80)
+        #expect(TrackTimeline.inferredFirstDTS(pts: nil, duration: 40, reorderDelay: 2) == nil)
+        #expect(TrackTimeline.inferredFirstDTS(pts: .min, duration: 40, reorderDelay: 2) == nil)
+        // Concat: segment 2's first frame at 80 ms decodes 80 ms earlier (DTS 0);
+        // at the joint (1000 ms, segment 1's video end) that DTS lands at 920 ms,
+        // after segment 1's last DTS (900 ms), so the joint stays.
+        var plan = AssemblyPlan(videoTimeBase: ms, sampleRate: 0, end: .video, segments: 2)
+        let one = try plan.begin(video: video(ms, start: 0, pts: 0, dts: 0, duration: 40), audio: nil, alignment: .timestamps)
+        plan.wroteVideo(dts: 900)
+        plan.end(one, videoEnd: 1000)
+        let two = try plan.begin(video: video(ms, start: nil, pts: 80, dts: nil, duration: 40, reorder: 2),
+                                 audio: nil, alignment: .timestamps)
+        #expect(two.joint == 1000)
+        #expect(two.videoShift == 920)
+        // With the last DTS at 990 and a lead of 3 frames (DTS −40 → 880 ≤ 990)
+        // the joint moves later, to keep DTS increasing.
+        var plan2 = AssemblyPlan(videoTimeBase: ms, sampleRate: 0, end: .video, segments: 2)
+        let a = try plan2.begin(video: video(ms, start: 0, pts: 0, dts: 0, duration: 40), audio: nil, alignment: .timestamps)
+        plan2.wroteVideo(dts: 990)
+        plan2.end(a, videoEnd: 1000)
+        let b = try plan2.begin(video: video(ms, start: nil, pts: 80, dts: nil, duration: 40, reorder: 3),
+                                audio: nil, alignment: .timestamps)
+        #expect(b.videoShift == 991 - (-40))
+        #expect(b.joint == 80 + 1031)
+        #expect(plan2.joints == [0, 1111])
+    }
+
+    @Test("concat: each segment starts at the previous one's video end; audio follows its segment")
+    func concatJoints() throws {
+        var plan = AssemblyPlan(videoTimeBase: v, sampleRate: 48_000, end: nil, segments: 2)
+        #expect(plan.end == .video)  // several segments always end at each video
+        let one = try plan.begin(video: video(v, start: 0, pts: 0, dts: -512), audio: audio(a48, start: -1024, pts: -1024),
+                                 alignment: .timestamps)
+        plan.wroteVideo(dts: 126_976)  // 250 frames from DTS −512
+        plan.end(one, videoEnd: 128_000)  // 10 s
+        let two = try plan.begin(video: video(v, start: 0, pts: 0, dts: -512), audio: audio(a48, start: -1024, pts: -1024),
+                                 alignment: .timestamps)
+        #expect(two.joint == 128_000)
+        #expect(two.jointSamples == 480_000)
+        #expect(two.audioShift == 480_000)
+        #expect(two.audioPosition(pts: -1024, timeBase: a48) == 478_976)
+        #expect(plan.duration == Timestamp(128_000, v))
+        plan.end(two, videoEnd: 256_000)
+        #expect(plan.duration == Timestamp(256_000, v))
+        #expect(plan.joints == [0, 128_000])
+    }
+
+    @Test("end policy, through SyncPlan.ends", arguments: [
+        // policy, audio limit at video end 10 s, video cut when audio ends at 9 s, pad at 10 s / 9 s
+        (EndPolicy?.some(.video), Int64?.some(480_000), Int64?.none, Int64?.some(480_000)),
+        (.some(.shortest), .some(480_000), .some(115_200), .none),
+        (.some(.longest), .none, .none, .some(480_000)),
+        (.none, .none, .none, .none),
+    ])
+    func ends(policy: EndPolicy?, limit: Int64?, cut: Int64?, pad: Int64?) {
+        let plan = AssemblyPlan(videoTimeBase: v, sampleRate: 48_000, end: policy, segments: 1)
+        #expect(plan.audioLimit(videoEnd: 128_000) == limit)
+        #expect(plan.videoCut(audioEnd: 432_000) == cut)
+        #expect(plan.padEnd(videoEnd: 128_000, audioEnd: 432_000) == pad)
+    }
+
+    @Test("audio that an offset puts entirely outside the video is refused")
+    func outside() {
+        var plan = AssemblyPlan(videoTimeBase: v, sampleRate: 48_000, end: .video, segments: 1)
+        #expect(throws: AssemblyPlanError.audioOutsideVideo) {
+            try plan.begin(video: video(v, start: 0, pts: 0, dts: 0, length: 128_000),
+                           audio: audio(a48, start: 0, pts: 0, length: 96_000), alignment: .start,
+                           offset: Timestamp(.seconds(20)))
+        }
+    }
+
+    @Test("a joint beyond what samples can count gives an error, not a trap")
+    func overflow() throws {
+        let seconds = Rational(unchecked: 1, 1)
+        var plan = AssemblyPlan(videoTimeBase: seconds, sampleRate: 48_000, end: .video, segments: 2)
+        let one = try plan.begin(video: video(seconds, start: 0, pts: 0, dts: 0, duration: 1),
+                                 audio: audio(a48, start: 0, pts: 0), alignment: .timestamps)
+        plan.end(one, videoEnd: .max / 1000)
+        #expect(throws: AssemblyPlanError.overflow) {
+            try plan.begin(video: video(seconds, start: 0, pts: 0, dts: 0, duration: 1),
+                           audio: audio(a48, start: 0, pts: 0), alignment: .timestamps)
+        }
+    }
+
+    @Test("durations become whole microseconds, rounded to nearest, without trapping",
+          arguments: [(Duration.milliseconds(250), Int64(250_000)), (.seconds(-0.5), -500_000),
+                      (.nanoseconds(1500), 2), (.nanoseconds(-1500), -2), (.seconds(Int64.max), .max)])
+    func durations(d: Duration, micro: Int64) {
+        #expect(Timestamp(d) == Timestamp(micro, .microseconds))
+    }
+}
