@@ -210,7 +210,7 @@ private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Co
     guard let audio else { return nil }
     if let drift {
         return .reencode(try reencodeSettings(audio, container: container, options: options),
-                         reason: "its clock runs \(String(format3: drift * 1e6)) ppm \(drift >= 0 ? "fast" : "slow"): resampled once to the video's clock")
+                         reason: "its clock runs \(fixed(drift * 1e6, 3)) ppm \(drift >= 0 ? "fast" : "slow"): resampled once to the video's clock")
     }
     if container.canHold(audio.stream) == false {
         return .reencode(try reencodeSettings(audio, container: container, options: options),
@@ -239,9 +239,3 @@ func reencodeSettings(_ audio: StreamReader, container: Container, options: Asse
                                     operation: "could not re-encode audio")
 }
 
-extension String {
-    init(format3 v: Double) {
-        let scaled = (v * 1000).rounded() / 1000
-        self = "\(scaled)"
-    }
-}

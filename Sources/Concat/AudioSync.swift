@@ -360,16 +360,3 @@ private func rms(_ x: [Float]) -> Double {
     return (s / Double(x.count)).squareRoot()
 }
 
-func fixed(_ v: Double, _ digits: Int) -> String {
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let r = (v * scale).rounded() / scale
-    var s = "\(r)"
-    if let dot = s.firstIndex(of: ".") {
-        let decimals = s.distance(from: dot, to: s.endIndex) - 1
-        if digits == 0 { s = String(s[..<dot]) } else if decimals < digits { s += String(repeating: "0", count: digits - decimals) }
-    } else if digits > 0 {
-        s += "." + String(repeating: "0", count: digits)
-    }
-    return s
-}

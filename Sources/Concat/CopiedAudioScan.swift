@@ -53,7 +53,7 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
             let step = assembler.place(at: at, samples: samples, limit: limit)
             if step.residual != 0 {
                 let seconds = Timestamp(step.position, plan.sampleTimeBase).seconds
-                return CopiedAudioScan(reencodeReason: "a gap or overlap at \(String(format3: seconds)) s is not a whole number of \(a.stream.codecName) frames (\(step.residual) samples off)")
+                return CopiedAudioScan(reencodeReason: "a gap or overlap at \(fixed(seconds, 3)) s is not a whole number of \(a.stream.codecName) frames (\(step.residual) samples off)")
             }
         }
         if segments.count > 1, let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {

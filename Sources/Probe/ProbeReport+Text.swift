@@ -1,3 +1,4 @@
+import Media
 import Sync
 
 extension ProbeReport {
@@ -95,15 +96,3 @@ func trim(_ v: Double) -> String {
     return s
 }
 
-/// Fixed-point text without Foundation.
-func fixed(_ v: Double, _ digits: Int) -> String {
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    // Out of Int64's range, or not a number: Swift's own spelling, never a trap.
-    guard v.isFinite, abs(v) * scale < 9e18 else { return "\(v)" }
-    let n = (abs(v) * scale).rounded()
-    let whole = Int64(n / scale)
-    var frac = String(Int64(n - Double(whole) * scale))
-    while frac.count < digits { frac = "0" + frac }
-    return (v < 0 && n != 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + frac : "")
-}

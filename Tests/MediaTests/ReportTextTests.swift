@@ -1,4 +1,5 @@
 @testable import Probe
+import Media
 import Sync
 import Testing
 

@@ -129,4 +129,49 @@ struct SignalTests {
         }
         #expect(scratch.contents == ["live.ts"], "left behind: \(scratch.contents)")
     }
+
+    /// A batch job runs on a worker thread: a signal wakes it out of a
+    /// blocked read too, so the batch stops at once with its own report
+    /// (not the 5-second fallback that exits without one).
+    @Test func batchJobBlockedOnFIFOStopsAtOnce() throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.path("in"), withIntermediateDirectories: true)
+        let fifo = scratch.path("in/live.ts")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let recipe = scratch.path("live.yaml")
+        try "version: 1\nsteps:\n  - verb: remux\n    inputs: [\"in/*.ts\"]\n    output: out/{stem}.mkv\n"
+            .write(toFile: recipe, atomically: true, encoding: .utf8)
+        let data = try Data(contentsOf: URL(fileURLWithPath: try Fixtures.path("h264_aac.ts")))
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Tool.avtool)
+        p.arguments = ["batch", recipe, "--base", scratch.url.path]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        // Open the FIFO once the job has opened it for reading (no hang if it never does).
+        var fd: Int32 = -1
+        let deadline = Date().addingTimeInterval(20)
+        while fd < 0, Date() < deadline, p.isRunning {
+            fd = open(fifo, O_WRONLY | O_NONBLOCK)
+            if fd < 0 { usleep(20_000) }
+        }
+        try #require(fd >= 0, "the batch job never opened its input")
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        let writer = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        writer.write(data.prefix(data.count * 2 / 3))
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(p.isRunning)
+        let sent = Date()
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        let took = Date().timeIntervalSince(sent)
+        try? writer.close()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(p.terminationStatus == 130, "\(stderr)")
+        #expect(stderr.contains("finished jobs are kept"), "\(stderr)")
+        #expect(took < 3, "took \(took) s to stop")
+        #expect(!fileExists(scratch.path("out/live.mkv")))
+    }
 }

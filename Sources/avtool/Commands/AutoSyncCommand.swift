@@ -49,25 +49,14 @@ struct AutoSyncCommand: ParsableCommand {
 
 extension AudioSyncReport {
     var text: String {
-        func signed(_ v: Double, _ digits: Int) -> String { (v >= 0 ? "+" : "") + String(fixedDigits: v, digits) }
+        func signed(_ v: Double, _ digits: Int) -> String { (v >= 0 ? "+" : "") + fixed(v, digits) }
         var s = "'\(audio)' against '\(video)':\n"
-        s += "  offset \(signed(offsetMilliseconds, 3)) ms (AUDIO's first sample relative to VIDEO's first frame; merge --offset \(String(fixedDigits: offsetMilliseconds, 3))ms)\n"
-        s += "  drift \(signed(driftPPM, 2)) ppm ± \(String(fixedDigits: driftErrorPPM, 2)) (AUDIO's clock runs \(driftPPM >= 0 ? "fast" : "slow"); "
-        s += "\(String(fixedDigits: abs(driftPPM) * overlapSeconds / 1000, 2)) ms over the \(String(fixedDigits: overlapSeconds, 1)) s overlap)\n"
-        s += "  confidence \(String(fixedDigits: confidence, 2)): \(windowsAgreeing) of \(windows) windows agree within \(String(fixedDigits: residualMilliseconds, 3)) ms RMS, median peak ratio \(String(fixedDigits: medianPeakRatio, 1))\n"
-        s += "  in \(String(fixedDigits: elapsedSeconds, 2)) s"
+        s += "  offset \(signed(offsetMilliseconds, 3)) ms (AUDIO's first sample relative to VIDEO's first frame; merge --offset \(fixed(offsetMilliseconds, 3))ms)\n"
+        s += "  drift \(signed(driftPPM, 2)) ppm ± \(fixed(driftErrorPPM, 2)) (AUDIO's clock runs \(driftPPM >= 0 ? "fast" : "slow"); "
+        s += "\(fixed(abs(driftPPM) * overlapSeconds / 1000, 2)) ms over the \(fixed(overlapSeconds, 1)) s overlap)\n"
+        s += "  confidence \(fixed(confidence, 2)): \(windowsAgreeing) of \(windows) windows agree within \(fixed(residualMilliseconds, 3)) ms RMS, median peak ratio \(fixed(medianPeakRatio, 1))\n"
+        s += "  in \(fixed(elapsedSeconds, 2)) s"
         return s
     }
 }
 
-extension String {
-    init(fixedDigits v: Double, _ digits: Int) {
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let n = Int64((abs(v) * scale).rounded())
-        let whole = n / Int64(scale), frac = n % Int64(scale)
-        var f = String(frac)
-        while f.count < digits { f = "0" + f }
-        self = (v < 0 && n != 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + f : "")
-    }
-}

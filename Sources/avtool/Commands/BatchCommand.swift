@@ -265,7 +265,7 @@ struct VerbRunner: JobRunner {
     func run(_ job: Job, overwrite: Bool, progress: @escaping @Sendable (Double) -> Void) throws(JobFailure) -> String {
         let verb = try command(job, overwrite: overwrite)
         do {
-            let report = try verb.work(JobProgress(report: progress))
+            let report = try Signals.wakeable { () throws(MediaError) in try verb.work(JobProgress(report: progress)) }
             return ([report.summary] + report.warnings.map { "warning: \($0)" }).joined(separator: "; ")
         } catch MediaError.interrupted {
             throw JobFailure(message: "interrupted", interrupted: true)
@@ -327,7 +327,7 @@ final class BatchDisplay: Sendable {
             Terminal.status("\r\u{1B}[K" + line)
         case .finished(let r, let done, let total):
             if live { Terminal.status("\r\u{1B}[K") }
-            var line = "[\(done)/\(total)] \(r.status.rawValue.padding(6)) \(r.job.title) (\(String(format2: r.seconds)) s)"
+            var line = "[\(done)/\(total)] \(r.status.rawValue.padding(6)) \(r.job.title) (\(fixed(r.seconds, 2)) s)"
             if r.status != .done { line += ": \(r.detail)" }
             Terminal.error(line)
         }
@@ -382,7 +382,7 @@ struct BatchSummary: Encodable {
         var s = "batch: \(done) done, \(failed) failed, \(skipped) skipped"
         if interrupted > 0 { s += ", \(interrupted) interrupted" }
         if notRun > 0 { s += ", \(notRun) not started" }
-        s += " in \(String(format2: seconds)) s; ledger '\(Paths.display(ledger))'"
+        s += " in \(fixed(seconds, 2)) s; ledger '\(Paths.display(ledger))'"
         for j in jobs where j.status == .failed {
             s += "\n  failed: \(j.verb) → \(Paths.display(j.output)): \(j.detail)"
         }

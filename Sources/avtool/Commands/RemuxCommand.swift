@@ -79,8 +79,8 @@ extension RemuxReport: VerbReport {
         let packets = streams.reduce(0) { $0 + $1.packets }
         let kinds = streams.map { "\($0.type.rawValue) \($0.codec)" }.joined(separator: ", ")
         var s = "remuxed '\(input)' → '\(output)' (\(container)): \(kinds); \(packets) packets, "
-        s += "\(formatBytes(outputBytes)) in \(String(format2: elapsedSeconds)) s"
-        if let d = durationSeconds, elapsedSeconds > 0 { s += " (×\(String(format2: d / elapsedSeconds)))" }
+        s += "\(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
+        if let d = durationSeconds, elapsedSeconds > 0 { s += " (×\(fixed(d / elapsedSeconds, 2)))" }
         let c = corrections
         s += c.total == 0 ? "; no timestamp fixes needed"
             : "; timestamp fixes: \(c.dtsBumped) DTS bumped, \(c.ptsRaised) PTS raised, \(c.filled) filled, \(c.wraps) wraps"
@@ -90,15 +90,3 @@ extension RemuxReport: VerbReport {
 }
 extension StartPolicy: ExpressibleByArgument {}
 
-extension String {
-    /// Two decimals; a value no Int64 holds (a broken file's timestamps) as Swift spells it.
-    init(format2 v: Double) {
-        guard v.isFinite, abs(v) < 1e16 else {
-            self = "\(v)"
-            return
-        }
-        let n = (abs(v) * 100).rounded()
-        let whole = Int64(n / 100), frac = Int64(n.truncatingRemainder(dividingBy: 100))
-        self = "\(v < 0 && n != 0 ? "-" : "")\(whole).\(frac < 10 ? "0" : "")\(frac)"
-    }
-}

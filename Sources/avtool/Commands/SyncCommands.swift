@@ -223,19 +223,19 @@ extension AssemblyReport: VerbReport {
         }
         if let originalAudioCodec { s += ", original audio \(originalAudioCodec) copied as a second track" }
         if let e = autoSync {
-            s += "; synced by audio: drift \(String(format2: e.driftPPM)) ppm, confidence \(String(format2: e.confidence))"
+            s += "; synced by audio: drift \(fixed(e.driftPPM, 2)) ppm, confidence \(fixed(e.confidence, 2))"
         }
-        if let ms = offsetMilliseconds, let n = offsetSamples { s += "; offset \(String(format2: ms)) ms (\(n) samples)" }
+        if let ms = offsetMilliseconds, let n = offsetSamples { s += "; offset \(fixed(ms, 2)) ms (\(n) samples)" }
         if silenceInsertedSamples > 0 {
             s += "; \(silenceInsertedSamples) samples of silence in \(repairs.filter { $0.samples > 0 }.count) place(s)"
         }
         if samplesTrimmed > 0 { s += "; \(samplesTrimmed) samples trimmed" }
-        if jointsSeconds.count > 1 { s += "; joints at " + jointsSeconds.map { String(format2: $0) + " s" }.joined(separator: ", ") }
+        if jointsSeconds.count > 1 { s += "; joints at " + jointsSeconds.map { fixed($0, 2) + " s" }.joined(separator: ", ") }
         if let k = skew {
             s += "; A/V start skew \(k.startSamples.map { "\($0) samples" } ?? "\(k.startMicroseconds) µs")"
             s += ", end difference \(k.endSamples.map { "\($0) samples" } ?? "\(k.endMicroseconds) µs")"
         }
-        s += "; \(formatBytes(outputBytes)) in \(String(format2: elapsedSeconds)) s"
+        s += "; \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
         return s
     }
 }

@@ -137,9 +137,9 @@ extension TranscodeReport: VerbReport {
             if a.silenceInserted > 0 { s += " (\(a.silenceInserted) samples of silence filled)" }
         }
         if !copiedStreams.isEmpty { s += ", copied streams " + copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
-        s += "; \(formatBytes(outputBytes)) (\(String(format2: sizeRatio * 100))% of input)"
-        s += " in \(String(format2: elapsedSeconds)) s"
-        if elapsedSeconds > 0 { s += ", \(String(format2: Double(framesEncoded) / elapsedSeconds)) fps" }
+        s += "; \(formatBytes(outputBytes)) (\(fixed(sizeRatio * 100, 2))% of input)"
+        s += " in \(fixed(elapsedSeconds, 2)) s"
+        if elapsedSeconds > 0 { s += ", \(fixed(Double(framesEncoded) / elapsedSeconds, 2)) fps" }
         return s
     }
 }

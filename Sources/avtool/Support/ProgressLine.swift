@@ -28,8 +28,8 @@ final class ProgressLine {
         lastDraw = now
         let t = elapsed
         var line = ""
-        if let f = fraction { line += "\(fixed1(f * 100))%" }
-        if let p = position, t > 0 { line += "  ×\(fixed1(p / t))" }
+        if let f = fraction { line += "\(fixed(f * 100, 1))%" }
+        if let p = position, t > 0 { line += "  ×\(fixed(p / t, 1))" }
         if !detail.isEmpty { line += "  " + detail }
         if let f = fraction, f > 0.01, t > 0.5 {
             line += "  ETA \(Self.clockText(t * (1 - f) / f))"
@@ -44,16 +44,10 @@ final class ProgressLine {
         drawn = false
     }
 
-
-    private func fixed1(_ v: Double) -> String {
-        guard v.isFinite, abs(v) < 1e17 else { return "\(v)" }
-        let n = (v * 10).rounded()
-        return "\(Int64(n) / 10).\(abs(Int64(n) % 10))"
-    }
-
     /// h:mm:ss or m:ss.
     static func clockText(_ s: Double) -> String {
-        let total = Int(s.rounded())
+        // An estimate from absurd rates (a broken file) must not trap.
+        let total = s.isFinite && s >= 0 && s < 1e12 ? Int(s.rounded()) : 0
         let (h, m, sec) = (total / 3600, total / 60 % 60, total % 60)
         let mm = m < 10 ? "0\(m)" : "\(m)", ss = sec < 10 ? "0\(sec)" : "\(sec)"
         return h > 0 ? "\(h):\(mm):\(ss)" : "\(m):\(ss)"

@@ -3,12 +3,17 @@ import Glibc
 import Media
 
 /// SIGINT/SIGTERM stop work cleanly: the first sets the shared cancellation
-/// flag (pipelines stop, temporaries are removed, exit 130/143); a second
+/// flag and wakes every thread doing media work out of a blocking read
+/// (pipelines stop, temporaries are removed, exit 130/143); a second
 /// signal, or a pipeline that does not stop within a few seconds, removes the
 /// temporaries and exits at once.
 enum Signals {
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
     nonisolated(unsafe) private static var mainThread = pthread_self()
+    /// Threads doing media work besides the main one (batch jobs), woken
+    /// with it. A thread is in the set only while it runs, and `stop` signals
+    /// under the same lock, so no thread is signalled after it has ended.
+    private static let workers = Locked<Set<pthread_t>>([])
 
     static func install() {
         guard sources.isEmpty else { return }
@@ -45,7 +50,17 @@ enum Signals {
     static func stop(reason: Int32) {
         Cancellation.shared.cancel(reason: reason)
         pthread_kill(mainThread, SIGUSR2)
+        workers.withLock { for t in $0 { pthread_kill(t, SIGUSR2) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 5) { stopNow(Cancellation.shared.reason) }
+    }
+
+    /// Runs `work` on this thread so that a stop wakes it out of a blocking
+    /// read too (a batch job on a worker thread).
+    static func wakeable<T, E: Error>(_ work: () throws(E) -> T) throws(E) -> T {
+        let me = pthread_self()
+        workers.withLock { _ = $0.insert(me) }
+        defer { workers.withLock { _ = $0.remove(me) } }
+        return try work()
     }
 
     private static func stopNow(_ reason: Int32) -> Never {
