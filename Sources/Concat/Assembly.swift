@@ -25,10 +25,11 @@ public struct AssemblyOptions: Sendable {
 
     public func validate() throws(MediaError) {
         if let t = tolerance, t < .zero || t > .seconds(10) {
-            throw MediaError.invalid("invalid option", message: "'--tolerance' must be between 0 and 10 seconds")
+            throw MediaError.invalidOption("'tolerance' must be between 0 and 10 seconds", options: ["tolerance"])
         }
         if let b = audioBitRate, b < AACBitRate.minimumPerChannel {
-            throw MediaError.invalid("invalid option", message: "'--audio-bitrate' must be at least \(AACBitRate.minimumPerChannel / 1000)k per channel")
+            throw MediaError.invalidOption("'audio-bitrate' must be at least \(AACBitRate.minimumPerChannel / 1000)k per channel",
+                                           options: ["audio-bitrate"])
         }
     }
 }
@@ -162,7 +163,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     if let o = segments[0].original, container.canHold(o.stream) == false {
         throw MediaError.invalid("could not keep the original audio", path: o.stream.file.path, stream: o.stream.index,
                                  message: "\(container.name) cannot hold audio codec '\(o.stream.codecName)'",
-                                 hint: "choose a container that holds it (mov, mkv) or leave out --keep-original-audio")
+                                 remedy: .originalAudioContainer)
     }
     var handling = try audioHandling(segments[0].audio, drift: segments[0].spec.drift, container: container, options: options)
     var videoEnds: [Int64]?

@@ -235,7 +235,7 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
         case .audioOutsideVideo:
             throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
                                      message: "the offset puts the audio entirely outside the video",
-                                     hint: "check --offset and --align")
+                                     remedy: .checkOffset)
         }
     }
 }

@@ -48,14 +48,15 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
     /// libavformat's output format; `nil` when this build lacks the muxer.
     var outputFormat: UnsafePointer<AVOutputFormat>? { av_guess_format(muxer, nil, nil) }
 
-    /// Whether the container can hold `codec`: `true`/`false` when libavformat
-    /// knows (`avformat_query_codec`), `nil` when it cannot tell.
-    /// Whether the container can hold what the encoder named `encoder` makes.
+    /// Whether the container can hold what the encoder named `encoder` makes
+    /// (`false` when this build has no such encoder).
     public func canHold(encoder name: String) -> Bool? {
         guard let codec = avcodec_find_encoder_by_name(name) else { return false }
         return canHold(codec.pointee.id)
     }
 
+    /// Whether the container can hold `codec`: `true`/`false` when libavformat
+    /// knows (`avformat_query_codec`), `nil` when it cannot tell.
     func canHold(_ codec: AVCodecID) -> Bool? {
         guard let format = outputFormat else { return false }
         let r = avformat_query_codec(format, codec, FF_COMPLIANCE_NORMAL)

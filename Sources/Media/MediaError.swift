@@ -14,15 +14,23 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// A suggestion shown after the message, e.g. "use 'avtool transcode'".
     public let hint: String?
+    /// What the user can do, as data: each client words it its own way (the
+    /// command line names its flags).
+    public let remedy: Remedy?
+    /// The options the message quotes (as `'name'`), by the names recipes
+    /// and the command line share, without dashes: `audio-bitrate`.
+    public let options: [String]
 
     public init(code: Int32, operation: String, path: String? = nil, stream: Int? = nil,
-                message: String? = nil, hint: String? = nil) {
+                message: String? = nil, hint: String? = nil, remedy: Remedy? = nil, options: [String] = []) {
         self.code = code
         self.operation = operation
         self.path = path
         self.stream = stream
         self.message = message ?? MediaError.describe(code)
         self.hint = hint
+        self.remedy = remedy
+        self.options = options
     }
 
     /// `av_strerror` into a temporary buffer; what `av_err2str` does in C.
@@ -39,14 +47,14 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         if let path { s += " '\(path)'" }
         if let stream { s += " (stream #\(stream))" }
         s += ": " + message
-        if let hint { s += "; " + hint }
+        if let hint = hint ?? remedy?.description { s += "; " + hint }
         return s
     }
 
     /// The same error about another file or stream.
     public func about(path: String? = nil, stream: Int? = nil) -> MediaError {
         MediaError(code: code, operation: operation, path: path ?? self.path, stream: stream ?? self.stream,
-                   message: message, hint: hint)
+                   message: message, hint: hint, remedy: remedy, options: options)
     }
 
     // Codes usable in `catch` patterns: `catch MediaError.endOfFile`.
@@ -71,9 +79,15 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// A problem avtool finds itself (bad option, unsupported stream), with
     /// the code of EINVAL.
     public static func invalid(_ operation: String, path: String? = nil, stream: Int? = nil,
-                               message: String, hint: String? = nil) -> MediaError {
+                               message: String, hint: String? = nil, remedy: Remedy? = nil) -> MediaError {
         MediaError(code: AVTOOL_AVERROR_EINVAL, operation: operation, path: path, stream: stream,
-                   message: message, hint: hint)
+                   message: message, hint: hint, remedy: remedy)
+    }
+
+    /// An option value that cannot work: `message` quotes the `options` it
+    /// is about as `'name'` ("'audio-bitrate' must be at least 8k").
+    public static func invalidOption(_ message: String, options: [String]) -> MediaError {
+        MediaError(code: AVTOOL_AVERROR_EINVAL, operation: "invalid option", message: message, options: options)
     }
 
     /// Throws a `MediaError` for a negative FFmpeg return value.
@@ -88,4 +102,47 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     static func posix(_ errnoValue: Int32, _ operation: String, path: String?, hint: String? = nil) -> MediaError {
         MediaError(code: avtool_averror(errnoValue), operation: operation, path: path, hint: hint)
     }
+}
+
+/// What the user can do about an error.
+public enum Remedy: Sendable, Hashable, CustomStringConvertible {
+    /// Allow the existing output to be replaced.
+    case overwrite
+    /// Leave out streams of this kind.
+    case drop(StreamKind)
+    /// Convert (re-encode) the stream, or leave out streams of this kind.
+    case convertOrDrop(StreamKind)
+    /// Name the output's container.
+    case nameContainer
+    /// Let the timeline fix timestamps instead of refusing them.
+    case repairTimestamps
+    /// Encode the audio to AAC, or leave it out.
+    case encodeAudioOrDrop
+    /// PCM goes into MOV; elsewhere encode AAC.
+    case pcmNeedsMOV
+    /// The video file's own audio needs a container that holds it.
+    case originalAudioContainer
+    /// The audio's offset or alignment puts it where it cannot be.
+    case checkOffset
+
+    /// In library terms (the command line words it with its flags).
+    public var description: String {
+        switch self {
+        case .overwrite: "allow overwriting to replace it"
+        case .drop(let k): "leave out the \(k.rawValue) streams"
+        case .convertOrDrop(let k): "convert it (transcode) or leave out the \(k.rawValue) streams"
+        case .nameContainer: "name the output container"
+        case .repairTimestamps: "let the timestamps be fixed"
+        case .encodeAudioOrDrop: "encode it to AAC, or leave out the audio"
+        case .pcmNeedsMOV: "write PCM into a MOV output, or encode AAC"
+        case .originalAudioContainer: "choose a container that holds it (mov, mkv) or do not keep the original audio"
+        case .checkOffset: "check the offset and the alignment"
+        }
+    }
+}
+
+/// Kinds of streams, as a selection names them.
+public enum StreamKind: String, Sendable, Hashable {
+    case video, audio, subtitles, data
+    case coverArt = "cover art"
 }

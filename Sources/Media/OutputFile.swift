@@ -2,9 +2,9 @@ import CFFmpeg
 import Glibc
 import Sync
 
-/// How one output stream is made. Only stream copy exists so far; encoders
-/// will add cases. The whole set is given to `OutputFile.init`, which writes
-/// the header, so no stream can be added once writing has begun.
+/// How one output stream is made: copied from an input stream, or encoded.
+/// The whole set is given to `OutputFile.init`, which writes the header, so
+/// no stream can be added once writing has begun.
 public enum OutputStreamSource {
     /// Copy codec parameters, metadata, disposition and side data (rotation);
     /// `isDefault` overrides the default flag of the disposition.
@@ -199,7 +199,8 @@ public final class OutputFile {
 
     /// Writes `packet` in interleaved order (`av_interleaved_write_frame`).
     /// Its timing must already be in the output stream's time base. The
-    /// packet is blank afterwards.
+    /// packet is blank afterwards. `MuxSession.write` is the one caller: it
+    /// maps every packet through its track's timeline first.
     public func write(_ packet: borrowing Packet) throws(MediaError) {
         packet.pointer.pointee.pos = -1
         let r = av_interleaved_write_frame(context, packet.pointer)

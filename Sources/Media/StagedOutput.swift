@@ -47,7 +47,7 @@ public final class StagedOutput {
             }
             if !overwrite {
                 throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target,
-                                 message: "file exists", hint: "pass --overwrite (-y) to replace it")
+                                 message: "file exists", remedy: .overwrite)
             }
         }
         // Reserve a unique temporary name in the same directory (same
@@ -98,12 +98,13 @@ public final class StagedOutput {
             let e = errno
             if e == EEXIST {
                 throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target,
-                                 message: "file exists", hint: "pass --overwrite (-y) to replace it")
+                                 message: "file exists", remedy: .overwrite)
             }
             // Filesystems without hard links: check, then rename.
             var st = stat()
             if stat(target, &st) == 0 {
-                throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target, message: "file exists")
+                throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target, message: "file exists",
+                                 remedy: .overwrite)
             }
             guard rename(temporary, target) == 0 else { throw MediaError.posix(errno, op, path: target) }
         }

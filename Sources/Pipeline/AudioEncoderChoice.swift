@@ -22,10 +22,10 @@ public enum AACBitRate {
         guard let requested else { return .success(min(defaultPerChannel * Int64(channels), maximum)) }
         let what = "\(channels) channel\(channels == 1 ? "" : "s") at \(sampleRate) Hz"
         if requested < minimum {
-            return .failure(.invalid("invalid option", message: "'--audio-bitrate' \(requested / 1000)k is too low for AAC with \(what) (at least \(minimum / 1000)k)"))
+            return .failure(.invalidOption("'audio-bitrate' \(requested / 1000)k is too low for AAC with \(what) (at least \(minimum / 1000)k)", options: ["audio-bitrate"]))
         }
         if requested > maximum {
-            return .failure(.invalid("invalid option", message: "'--audio-bitrate' \(requested / 1000)k is too high for AAC with \(what) (at most \(maximum / 1000)k)"))
+            return .failure(.invalidOption("'audio-bitrate' \(requested / 1000)k is too high for AAC with \(what) (at most \(maximum / 1000)k)", options: ["audio-bitrate"]))
         }
         return .success(requested)
     }
@@ -48,7 +48,7 @@ public func audioEncoderSettings(for s: InputStream, encoder name: String, bitRa
     if !caps.channelCounts.isEmpty, !caps.channelCounts.contains(s.channelCount) {
         throw MediaError.invalid(operation, path: s.file.path, stream: s.index,
                                  message: "\(name) cannot encode \(s.channelCount) channels",
-                                 hint: "drop the stream with --no-audio")
+                                 remedy: .drop(.audio))
     }
     var settings = AudioEncoderSettings(codec: name, sampleRate: caps.sampleRate(for: s.sampleRate), channels: s.channelCount)
     settings.globalHeader = globalHeader

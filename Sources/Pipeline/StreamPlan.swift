@@ -39,7 +39,7 @@ package func resolveContainer(_ explicit: Container?, output: String) throws(Med
     guard let c = Container(path: output) else {
         throw MediaError.invalid("could not choose a container for", path: output,
                          message: "unknown or missing extension (known: \(Container.knownNames))",
-                         hint: "name the container with --format")
+                         remedy: .nameContainer)
     }
     return c
 }
@@ -67,13 +67,11 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
                              message: "the stream has no valid time base")
         }
         if !reencoded(s), container.canHold(s) == false {
-            let drop = StreamSelection.dropFlag(s)
+            let kind = StreamSelection.kind(of: s)
             let what = s.isAttachedPicture ? "cover art" : "\(s.mediaType.rawValue) codec '\(s.codecName)'"
-            let hint = (s.mediaType == .audio || s.mediaType == .video) && !s.isAttachedPicture
-                ? "convert it with 'avtool transcode' or drop it with \(drop)"
-                : "drop it with \(drop)"
             throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
-                                     message: "\(container.name) cannot hold \(what)", hint: hint)
+                                     message: "\(container.name) cannot hold \(what)",
+                                     remedy: kind == .audio || kind == .video ? .convertOrDrop(kind) : .drop(kind))
         }
         // libavformat 5.1 writes the display matrix only in MP4/MOV.
         if let r = s.rotation, r != 0, !container.isISOBMFF {
@@ -90,5 +88,5 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
 
 package func timestampError(_ error: TimelineError, input: String, stream: Int) -> MediaError {
     MediaError.invalid("bad timestamps in", path: input, stream: stream,
-               message: error.description, hint: "remux without --strict-timestamps to fix them")
+               message: error.description, remedy: .repairTimestamps)
 }

@@ -22,14 +22,14 @@ public struct StreamSelection: Hashable, Sendable {
         }
     }
 
-    /// The flag that drops a stream like this one, for hints.
-    static func dropFlag(_ stream: InputStream) -> String {
-        if stream.isAttachedPicture { return "--no-cover-art" }
+    /// The kind a selection counts `stream` as.
+    public static func kind(of stream: InputStream) -> StreamKind {
+        if stream.isAttachedPicture { return .coverArt }
         return switch stream.mediaType {
-        case .video: "--no-video"
-        case .audio: "--no-audio"
-        case .subtitle: "--no-subtitles"
-        case .data, .attachment, .unknown: "--no-data"
+        case .video: .video
+        case .audio: .audio
+        case .subtitle: .subtitles
+        case .data, .attachment, .unknown: .data
         }
     }
 }

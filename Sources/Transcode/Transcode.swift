@@ -219,7 +219,7 @@ func planAudio(_ input: InputFile, container: Container, selection: StreamSelect
             guard fits else {
                 throw MediaError.invalid("could not transcode", path: input.path, stream: s.index,
                                          message: "\(container.name) cannot hold audio codec '\(s.codecName)'",
-                                         hint: "encode it with --audio aac, or drop it with --no-audio")
+                                         remedy: .encodeAudioOrDrop)
             }
             continue
         case .auto:
@@ -231,7 +231,7 @@ func planAudio(_ input: InputFile, container: Container, selection: StreamSelect
         guard container.canHold(encoder: name) != false else {
             throw MediaError.invalid("could not transcode", path: input.path, stream: s.index,
                                      message: "\(container.name) cannot hold \(name) audio",
-                                     hint: name.hasPrefix("pcm") ? "use a .mov output for PCM, or --audio aac" : nil)
+                                     remedy: name.hasPrefix("pcm") ? .pcmNeedsMOV : nil)
         }
         plans[s.index] = try audioEncoderSettings(for: s, encoder: name, bitRate: options.audioBitRate,
                                                   globalHeader: container.isISOBMFF || container.muxer == "matroska",

@@ -46,45 +46,49 @@ public struct TranscodeOptions: Sendable {
 
     public init() {}
 
-    /// The checks the CLI (and later recipes) apply to option values, with
-    /// messages that quote the flags.
+    /// The checks on option values, before any work, with messages that
+    /// quote the options by name.
     public func validate() throws(MediaError) {
-        func bad(_ m: String) -> MediaError { .invalid("invalid option", message: m) }
+        // Options are quoted by name ('crf'); the command line adds its dashes.
+        func bad(_ m: String) -> MediaError {
+            .invalidOption(m, options: ["crf", "bitrate", "bpp", "preset", "tune", "keyint", "size", "fps",
+                                        "audio-bitrate", "audio", "x265-params"].filter { m.contains("'\($0)") })
+        }
         switch rate {
-        case .crf(let c) where !(0...51).contains(c): throw bad("'--crf' must be between 0 and 51")
-        case .bitrate(let b) where b < 1000: throw bad("'--bitrate' must be at least 1k")
-        case .bitsPerPixel(let b) where !(b > 0 && b <= 24): throw bad("'--bpp' must be above 0 and at most 24")
+        case .crf(let c) where !(0...51).contains(c): throw bad("'crf' must be between 0 and 51")
+        case .bitrate(let b) where b < 1000: throw bad("'bitrate' must be at least 1k")
+        case .bitsPerPixel(let b) where !(b > 0 && b <= 24): throw bad("'bpp' must be above 0 and at most 24")
         default: break
         }
         guard Self.presets.contains(preset) else {
-            throw bad("unknown '--preset' \(preset); one of \(Self.presets.joined(separator: ", "))")
+            throw bad("unknown 'preset' \(preset); one of \(Self.presets.joined(separator: ", "))")
         }
         if let tune, !Self.tunes.contains(tune) {
-            throw bad("unknown '--tune' \(tune); one of \(Self.tunes.joined(separator: ", "))")
+            throw bad("unknown 'tune' \(tune); one of \(Self.tunes.joined(separator: ", "))")
         }
-        if let k = keyframeInterval, k < 1 { throw bad("'--keyint' must be at least 1") }
+        if let k = keyframeInterval, k < 1 { throw bad("'keyint' must be at least 1") }
         if let s = size {
             // -1 for one side keeps the aspect ratio.
             func ok(_ v: Int) -> Bool { v == -1 || (2...16384).contains(v) }
             guard ok(s.width), ok(s.height), s.width > 0 || s.height > 0 else {
-                throw bad("'--size' sides must be between 2 and 16384, or -1 for one of them")
+                throw bad("'size' sides must be between 2 and 16384, or -1 for one of them")
             }
         }
         if let r = frameRate {
             let fps = Double(r.numerator) / Double(r.denominator)
             guard r.numerator > 0, r.denominator > 0, fps >= 1, fps <= 1000 else {
-                throw bad("'--fps' must be between 1 and 1000 frames per second")
+                throw bad("'fps' must be between 1 and 1000 frames per second")
             }
         }
         if audioBitRate != nil, audio == .copy || audio == .pcm {
-            throw bad("'--audio-bitrate' applies to AAC, not to '--audio \(audio.rawValue)'")
+            throw bad("'audio-bitrate' applies to AAC, not to 'audio \(audio.rawValue)'")
         }
         if let b = audioBitRate, b < AACBitRate.minimumPerChannel {
-            throw bad("'--audio-bitrate' must be at least \(AACBitRate.minimumPerChannel / 1000)k per channel")
+            throw bad("'audio-bitrate' must be at least \(AACBitRate.minimumPerChannel / 1000)k per channel")
         }
         if let p = x265Params {
             for pair in p.split(separator: ":") where !pair.contains("=") && !pair.isEmpty {
-                throw bad("'--x265-params' wants key=value pairs separated by ':', not '\(pair)'")
+                throw bad("'x265-params' wants key=value pairs separated by ':', not '\(pair)'")
             }
         }
     }

@@ -270,7 +270,7 @@ struct VerbRunner: JobRunner {
         } catch MediaError.interrupted {
             throw JobFailure(message: "interrupted", interrupted: true)
         } catch {
-            throw JobFailure(message: error.description)
+            throw JobFailure(message: error.commandLineText)
         }
     }
 

@@ -88,7 +88,7 @@ struct TranscodeCommand: WritingVerb {
         if let size, Self.parseSize(size) == nil {
             throw ValidationError("'--size' \(size) is not WxH (e.g. 1280x720 or 1280x-1)")
         }
-        do { try options.validate() } catch { throw ValidationError(error.message) }
+        do { try options.validate() } catch { throw ValidationError(error.commandLineMessage) }
     }
 
     var options: TranscodeOptions {

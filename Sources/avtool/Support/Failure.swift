@@ -11,7 +11,7 @@ func reportingFailures<T>(_ work: () throws(MediaError) -> T) throws -> T {
         Terminal.error(message)
         throw ExitCode(status)
     } catch {
-        Terminal.error("avtool: error: \(error)")
+        Terminal.error("avtool: error: \(error.commandLineText)")
         throw ExitCode.failure
     }
 }

@@ -1,0 +1,69 @@
+import Media
+
+extension MediaError {
+    /// The error's line as the command line shows it: options quoted with
+    /// their dashes (`'--audio-bitrate'`), the remedy in terms of flags.
+    var commandLineText: String {
+        var s = operation
+        if let path { s += " '\(path)'" }
+        if let stream { s += " (stream #\(stream))" }
+        s += ": " + commandLineMessage
+        if let hint = hint ?? remedy?.flagText { s += "; " + hint }
+        return s
+    }
+
+    /// The message with the options it quotes spelled as flags.
+    var commandLineMessage: String {
+        var text = message
+        // Longer names first, so 'audio' never takes the start of 'audio-bitrate'.
+        for name in options.sorted(by: { $0.count > $1.count }) {
+            text = text.replacingQuoted(name, with: "--" + name)
+        }
+        return text
+    }
+}
+
+extension Remedy {
+    /// The remedy in terms of avtool's flags.
+    var flagText: String {
+        switch self {
+        case .overwrite: "pass --overwrite (-y) to replace it"
+        case .drop(let k): "drop it with \(k.dropFlag)"
+        case .convertOrDrop(let k): "convert it with 'avtool transcode' or drop it with \(k.dropFlag)"
+        case .nameContainer: "name the container with --format"
+        case .repairTimestamps: "remux without --strict-timestamps to fix them"
+        case .encodeAudioOrDrop: "encode it with --audio aac, or drop it with --no-audio"
+        case .pcmNeedsMOV: "use a .mov output for PCM, or --audio aac"
+        case .originalAudioContainer: "choose a container that holds it (mov, mkv) or leave out --keep-original-audio"
+        case .checkOffset: "check --offset and --align"
+        }
+    }
+}
+
+extension StreamKind {
+    /// The flag that leaves streams of this kind out.
+    var dropFlag: String {
+        switch self {
+        case .video: "--no-video"
+        case .audio: "--no-audio"
+        case .subtitles: "--no-subtitles"
+        case .data: "--no-data"
+        case .coverArt: "--no-cover-art"
+        }
+    }
+}
+
+extension String {
+    /// Every `'name` followed by a quote or a space, with `'replacement`.
+    func replacingQuoted(_ name: String, with replacement: String) -> String {
+        var out = "", rest = Substring(self)
+        let needle = "'" + name
+        while let r = rest.firstRange(of: needle) {
+            let after = rest[r.upperBound...].first
+            out += rest[..<r.lowerBound]
+            out += after == "'" || after == " " ? "'" + replacement : needle
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
