@@ -42,12 +42,16 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    public var description: String {
+    public var description: String { line(message: message, hint: hint ?? remedy?.description) }
+
+    /// The error's one line with `message` and `hint` (a client's own
+    /// wording of them): operation, file, stream, message; hint.
+    public func line(message: String, hint: String?) -> String {
         var s = operation
         if let path { s += " '\(path)'" }
         if let stream { s += " (stream #\(stream))" }
         s += ": " + message
-        if let hint = hint ?? remedy?.description { s += "; " + hint }
+        if let hint { s += "; " + hint }
         return s
     }
 

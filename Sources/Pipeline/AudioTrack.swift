@@ -139,13 +139,13 @@ public final class AudioCopyTrack: AudioTrackWriter {
 
 /// Audio decoded, placed to the sample and encoded once (`AudioReencoder`).
 public final class AudioReencodeTrack: AudioTrackWriter {
-    public let track: Int
-    public let reencoder: AudioReencoder
+    public var track: Int { writer.track }
+    private let writer: ReencodeWriter<AudioReencoder>
+    private var reencoder: AudioReencoder { writer.reencoder }
     private let session: MuxSession
 
     public init(_ reencoder: AudioReencoder, track: Int, session: MuxSession) {
-        self.reencoder = reencoder
-        self.track = track
+        writer = ReencodeWriter(reencoder, track: track, session: session)
         self.session = session
     }
 
@@ -161,7 +161,7 @@ public final class AudioReencodeTrack: AudioTrackWriter {
 
     /// The decoder's own timestamps place the samples; `position` is not needed.
     public func send(_ packet: borrowing Packet, at position: Int64?) throws(MediaError) {
-        try reencoder.send(packet) { p throws(MediaError) in try session.write(p, track: track) }
+        try writer.send(packet)
     }
 
     public func endSegment() throws(MediaError) {
@@ -173,9 +173,7 @@ public final class AudioReencodeTrack: AudioTrackWriter {
         try reencoder.pad(to: end) { p throws(MediaError) in try session.write(p, track: track) }
     }
 
-    public func finish() throws(MediaError) {
-        try reencoder.finish { p throws(MediaError) in try session.write(p, track: track) }
-    }
+    public func finish() throws(MediaError) { try writer.finish() }
 
     public var summary: AudioTrackSummary {
         AudioTrackSummary(start: reencoder.origin, end: reencoder.cursor, silenceInserted: reencoder.silenceInserted,

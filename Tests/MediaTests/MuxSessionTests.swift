@@ -135,7 +135,7 @@ struct MuxSessionTests {
             try track.send(p, at: position)
             n += 1
         }
-        try track.finish()
+        track.finish()
         _ = try session.finish()
         #expect(track.summary.silenceInserted == 10 * 1024)
         let end: Int64 = 50 * 1024

@@ -3,14 +3,7 @@ import Media
 extension MediaError {
     /// The error's line as the command line shows it: options quoted with
     /// their dashes (`'--audio-bitrate'`), the remedy in terms of flags.
-    var commandLineText: String {
-        var s = operation
-        if let path { s += " '\(path)'" }
-        if let stream { s += " (stream #\(stream))" }
-        s += ": " + commandLineMessage
-        if let hint = hint ?? remedy?.flagText { s += "; " + hint }
-        return s
-    }
+    var commandLineText: String { line(message: commandLineMessage, hint: hint ?? remedy?.flagText) }
 
     /// The message with the options it quotes spelled as flags.
     var commandLineMessage: String {
