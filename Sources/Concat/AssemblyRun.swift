@@ -165,7 +165,7 @@ final class AssemblyRun {
         // Output positions on the video time base, for ends and cuts.
         let t = state.placement.video(seg.video.packet.timing)
         if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return }
-        if let pts = t.pts { state.videoEnd = max(state.videoEnd, pts.addingReportingOverflow(max(t.duration, 0)).partialValue) }
+        if let e = t.end { state.videoEnd = max(state.videoEnd, e) }
         if let d = t.dts { plan.wroteVideo(dts: d) }
         try session.write(seg.video.packet, track: 0)
         if let progress, let pts = t.pts {

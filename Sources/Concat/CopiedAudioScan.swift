@@ -75,7 +75,7 @@ private func scanVideoEnd(_ seg: Segment, placement: SegmentPlacement, plan: ino
     var end = placement.joint
     while try reader.peek() {
         let t = placement.video(reader.packet.timing)
-        if let pts = t.pts { end = max(end, pts.addingReportingOverflow(max(t.duration, 0)).partialValue) }
+        if let e = t.end { end = max(end, e) }
         if let d = t.dts { plan.wroteVideo(dts: d) }
         reader.consume()
     }

@@ -10,6 +10,10 @@ public struct PacketTiming: Hashable, Sendable, CustomStringConvertible {
         self.duration = duration
     }
 
+    /// Where the frame ends: PTS + duration (a negative duration counts as
+    /// 0; saturating at Int64's ends); `nil` without a PTS.
+    public var end: Int64? { pts.map { $0.plus(max(duration, 0)) } }
+
     public var description: String {
         "pts=\(pts.map(String.init) ?? "?") dts=\(dts.map(String.init) ?? "?") dur=\(duration)"
     }

@@ -1,0 +1,22 @@
+import Concat
+import Testing
+
+/// Durations from the command line (`--offset`, `--tolerance`, `--timeout`)
+/// are read as decimals, exactly, to the microsecond.
+@Suite("parseDuration")
+struct ParseDurationTests {
+    @Test(arguments: [
+        ("250ms", Int64(250_000)), ("-0.5s", -500_000), ("1.25", 1_250_000), ("2m", 120_000_000), ("+40us", 40),
+        ("0.0000015", 2), ("-0.0000015", -2), ("1h", 3_600_000_000), (".5", 500_000), ("3.", 3_000_000),
+        ("0.1ms", 100), ("1 s", 1_000_000), ("0.333333333333h", 1_199_999_999), ("100µs", 100),
+    ])
+    func reads(text: String, micro: Int64) {
+        #expect(parseDuration(text) == .microseconds(micro))
+    }
+
+    @Test(arguments: ["", ".", "abc", "1e3", "inf", "nan", "1..2", "--1", "8d", "169h", "99999999999999999999h", "0x10",
+                      "١٢"])
+    func refuses(text: String) {
+        #expect(parseDuration(text) == nil)
+    }
+}
