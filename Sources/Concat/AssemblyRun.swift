@@ -13,8 +13,9 @@ final class AssemblyRun {
     private let verb: String
     private let session: MuxSession
     private var plan: AssemblyPlan
+    private let video: CopyWriter
     private let audio: (any AudioTrackWriter)?
-    private let originalTrack: Int
+    private let original: CopyWriter?
     /// Each segment's video end as the copied-audio scan found it: the
     /// audio is cut there from the segment's start, exactly as planned.
     private let videoEnds: [Int64]?
@@ -27,7 +28,6 @@ final class AssemblyRun {
          options: AssemblyOptions, verb: String, videoEnds: [Int64]?, cancellation: Cancellation,
          progress: ((AssemblyProgress) -> Void)?) throws(MediaError) {
         let first = segments[0]
-        let video = first.video.stream
         self.segments = segments
         self.options = options
         self.verb = verb
@@ -42,15 +42,17 @@ final class AssemblyRun {
             reencoder!.longestFillSeconds = options.longestFillSeconds
         }
         let sampleRate = reencoder?.encoder.sampleRate ?? first.audio?.stream.sampleRate ?? 0
-        var sources: [OutputStreamSource] = [.copy(video)]
+        var sources: [OutputStreamSource] = [.copy(first.video.stream)]
         if let a = first.audio { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(a.stream)) }
         // The original audio follows as a track that is not the default.
-        originalTrack = sources.count
+        let originalTrack = sources.count
         if let o = first.original { sources.append(.copy(o.stream, isDefault: false)) }
         session = try MuxSession(destination, container: container, streams: sources, metadataSource: first.video.file,
                                  faststart: options.faststart, audioSampleRate: first.audio == nil ? nil : sampleRate,
                                  cancellation: cancellation)
-        plan = AssemblyPlan(videoTimeBase: video.timeBase!, sampleRate: sampleRate, end: options.end,
+        video = CopyWriter(track: 0, session: session)
+        original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
+        plan = AssemblyPlan(videoTimeBase: first.video.stream.timeBase!, sampleRate: sampleRate, end: options.end,
                             segments: segments.count)
         switch handling {
         case .copy(let silence)?:
@@ -93,16 +95,16 @@ final class AssemblyRun {
     private func writeSegment(_ k: Int) throws(MediaError) {
         let seg = segments[k]
         let placement = try place(seg, index: k, in: &plan, verb: verb)
-        try session.beginTimeline(track: 0, stream: seg.video.stream, shift: placement.videoShiftTimestamp)
+        try session.beginTimeline(track: video.track, stream: seg.video.stream, shift: placement.videoShiftTimestamp)
         report.jointsSeconds.append(Timestamp(placement.joint, plan.videoTimeBase).seconds)
         if let a = seg.audio, let audio {
             try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,
                             anchor: placement.audioAnchor)
             if let ends = videoEnds { audio.limit = plan.audioLimit(videoEnd: ends[k]) }
         }
-        if let o = seg.original {
+        if let o = seg.original, let original {
             // The camera's audio keeps its place against the camera's video.
-            try session.beginTimeline(track: originalTrack, stream: o.stream,
+            try session.beginTimeline(track: original.track, stream: o.stream,
                                       shift: placement.videoShift(in: o.stream.timeBase!))
         }
         var state = SegmentState(placement: placement, audioEnded: seg.audio == nil, videoEnd: placement.joint)
@@ -132,10 +134,10 @@ final class AssemblyRun {
         }
         let videoTime = hasVideo ? state.placement.videoTime(seg.video.packet.timing) : nil
         let audioTime = hasAudio ? audioPosition(seg, state.placement).map { Timestamp($0, plan.sampleTimeBase) } : nil
-        if let o = seg.original, try o.peek(),
+        if let o = seg.original, let original, try o.peek(),
            let t = state.placement.companionTime(o.packet.timing, timeBase: o.stream.timeBase!),
            !hasVideo || videoTime.map({ t <= $0 }) ?? true, !hasAudio || audioTime.map({ t <= $0 }) ?? true {
-            try session.write(o.packet, track: originalTrack)
+            try original.send(o.packet)
             o.consume()
             return true
         }
@@ -167,7 +169,7 @@ final class AssemblyRun {
         if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return }
         if let e = t.end { state.videoEnd = max(state.videoEnd, e) }
         if let d = t.dts { plan.wroteVideo(dts: d) }
-        try session.write(seg.video.packet, track: 0)
+        try video.send(seg.video.packet)
         if let progress, let pts = t.pts {
             let position = Timestamp(pts, plan.videoTimeBase).seconds - Timestamp(plan.videoStart ?? 0, plan.videoTimeBase).seconds
             if position - lastProgress >= 0.25 {

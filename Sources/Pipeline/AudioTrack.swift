@@ -7,8 +7,7 @@ import Sync
 /// cut at a limit and padded to an end. Two kinds: `AudioCopyTrack` (whole
 /// packets, silence as frames of the same codec) and `AudioReencodeTrack`
 /// (decoded, placed to the sample, encoded once).
-public protocol AudioTrackWriter: AnyObject {
-    var track: Int { get }
+public protocol AudioTrackWriter: TrackWriter {
     /// Output sample positions at or after this are cut; `nil`: none.
     var limit: Int64? { get set }
     /// Starts reading `stream`, whose packet positions (output samples, as
@@ -19,16 +18,17 @@ public protocol AudioTrackWriter: AnyObject {
     /// Takes the next packet of the current stream, which belongs at output
     /// sample `position` (`nil`: right after the one before).
     func send(_ packet: borrowing Packet, at position: Int64?) throws(MediaError)
-    /// Ends the current stream (flushes its decoder).
-    func endSegment() throws(MediaError)
     /// Silence from the cursor to `end`; starts the track at `start` if
     /// nothing was written yet.
     func pad(to end: Int64, startingAt start: Int64) throws(MediaError)
-    /// Flushes everything into the session.
-    func finish() throws(MediaError)
     /// Where the written audio starts and ends (output samples), and what
     /// was repaired on the way.
     var summary: AudioTrackSummary { get }
+}
+
+extension AudioTrackWriter {
+    /// A packet laid right after the one before.
+    public func send(_ packet: borrowing Packet) throws(MediaError) { try send(packet, at: nil) }
 }
 
 /// What an audio track wrote, in output samples.

@@ -10,8 +10,16 @@ public protocol TrackWriter: AnyObject {
     var track: Int { get }
     /// Takes the next packet of the current input stream (its own timing).
     func send(_ packet: borrowing Packet) throws(MediaError)
+    /// Ends the current input stream (a segment); the next one continues
+    /// the track.
+    func endSegment() throws(MediaError)
     /// Flushes everything held (decoders, encoders) into the session.
     func finish() throws(MediaError)
+}
+
+extension TrackWriter {
+    /// Nothing is held between segments.
+    public func endSegment() {}
 }
 
 /// Stream copy: every packet goes to the track as it is; only its timing
