@@ -166,11 +166,11 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
                                  remedy: .originalAudioContainer)
     }
     var handling = try audioHandling(segments[0].audio, drift: segments[0].spec.drift, container: container, options: options)
-    var videoEnds: [Int64]?
+    var layout: PlannedLayout?
     if case .copy(let silence)? = handling, options.fill {
         let scan = try scanCopiedAudio(segments, silence: silence, options: options, verb: verb, open: open,
                                        cancellation: cancellation)
-        videoEnds = scan.videoEnds
+        layout = scan.reencodeReason == nil ? scan.layout : nil
         if let reason = scan.reencodeReason {
             handling = .reencode(try reencodeSettings(segments[0].audio!, container: container, options: options),
                                  reason: reason)
@@ -178,7 +178,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     }
     let run = try AssemblyRun(segments, handling: handling, container: container,
                               destination: try destination.mux(options: options, segments: segments),
-                              options: options, verb: verb, videoEnds: videoEnds, cancellation: cancellation,
+                              options: options, verb: verb, layout: layout, cancellation: cancellation,
                               progress: progress)
     var report = try run.run()
     report.elapsedSeconds = (ContinuousClock.now - began).seconds

@@ -16,22 +16,23 @@ final class AssemblyRun {
     private let video: CopyWriter
     private let audio: (any AudioTrackWriter)?
     private let original: CopyWriter?
-    /// Each segment's video end as the copied-audio scan found it: the
-    /// audio is cut there from the segment's start, exactly as planned.
-    private let videoEnds: [Int64]?
+    /// Where the segments land, when the copied-audio scan placed them
+    /// (several segments): the run writes by it, cutting each segment's audio
+    /// at its video end from the start, exactly as the scan laid it out.
+    private let layout: PlannedLayout?
     private var report: AssemblyReport
     private let progress: ((AssemblyProgress) -> Void)?
     private let totalDuration: Double
     private var lastProgress = -1.0
 
     init(_ segments: [Segment], handling: AudioHandling?, container: Container, destination: MuxDestination,
-         options: AssemblyOptions, verb: String, videoEnds: [Int64]?, cancellation: Cancellation,
+         options: AssemblyOptions, verb: String, layout: PlannedLayout?, cancellation: Cancellation,
          progress: ((AssemblyProgress) -> Void)?) throws(MediaError) {
         let first = segments[0]
         self.segments = segments
         self.options = options
         self.verb = verb
-        self.videoEnds = videoEnds
+        self.layout = layout
         self.progress = progress
         totalDuration = segments.compactMap { $0.video.stream.duration?.seconds }.reduce(0, +)
 
@@ -52,8 +53,8 @@ final class AssemblyRun {
                                  cancellation: cancellation)
         video = CopyWriter(track: 0, session: session)
         original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
-        plan = AssemblyPlan(videoTimeBase: first.video.stream.timeBase!, sampleRate: sampleRate, end: options.end,
-                            segments: segments.count)
+        plan = layout?.plan ?? AssemblyPlan(videoTimeBase: first.video.stream.timeBase!, sampleRate: sampleRate,
+                                            end: options.end, segments: segments.count)
         switch handling {
         case .copy(let silence)?:
             audio = try AudioCopyTrack(track: 1, session: session, silence: silence, sampleRate: sampleRate,
@@ -94,13 +95,14 @@ final class AssemblyRun {
 
     private func writeSegment(_ k: Int) throws(MediaError) {
         let seg = segments[k]
-        let placement = try place(seg, index: k, in: &plan, verb: verb)
+        let placement: SegmentPlacement
+        if let layout { placement = layout.placements[k] } else { placement = try place(seg, index: k, in: &plan, verb: verb) }
         try session.beginTimeline(track: video.track, stream: seg.video.stream, shift: placement.videoShiftTimestamp)
         report.jointsSeconds.append(Timestamp(placement.joint, plan.videoTimeBase).seconds)
         if let a = seg.audio, let audio {
             try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,
                             anchor: placement.audioAnchor)
-            if let ends = videoEnds { audio.limit = plan.audioLimit(videoEnd: ends[k]) }
+            if let layout { audio.limit = plan.audioLimit(videoEnd: layout.videoEnds[k]) }
         }
         if let o = seg.original, let original {
             // The camera's audio keeps its place against the camera's video.
@@ -109,14 +111,15 @@ final class AssemblyRun {
         }
         var state = SegmentState(placement: placement, audioEnded: seg.audio == nil, videoEnd: placement.joint)
         while try writeNext(seg, &state) {}
+        let videoEnd = layout?.videoEnds[k] ?? state.videoEnd
         if seg.audio != nil, let audio {
             try audio.endSegment()
             let end = audio.summary.end ?? placement.jointSamples
-            if let target = plan.padEnd(videoEnd: state.videoEnd, audioEnd: end) {
+            if let target = plan.padEnd(videoEnd: videoEnd, audioEnd: end) {
                 try audio.pad(to: target, startingAt: placement.jointSamples)
             }
         }
-        plan.end(placement, videoEnd: state.videoEnd)
+        if layout == nil { plan.end(placement, videoEnd: state.videoEnd) }
     }
 
     /// Writes the segment's earliest pending packet; false when all are written.
@@ -126,7 +129,7 @@ final class AssemblyRun {
         if !hasVideo && !state.videoEnded {
             state.videoEnded = true
             // The video's end is known: from here the audio may be cut there.
-            if videoEnds == nil, seg.audio != nil { audio?.limit = plan.audioLimit(videoEnd: state.videoEnd) }
+            if layout == nil, seg.audio != nil { audio?.limit = plan.audioLimit(videoEnd: state.videoEnd) }
         }
         if !hasAudio && !state.audioEnded {
             state.audioEnded = true
@@ -168,7 +171,7 @@ final class AssemblyRun {
         let t = state.placement.video(seg.video.packet.timing)
         if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return }
         if let e = t.end { state.videoEnd = max(state.videoEnd, e) }
-        if let d = t.dts { plan.wroteVideo(dts: d) }
+        if layout == nil, let d = t.dts { plan.wroteVideo(dts: d) }
         try video.send(seg.video.packet)
         if let progress, let pts = t.pts {
             let position = Timestamp(pts, plan.videoTimeBase).seconds - Timestamp(plan.videoStart ?? 0, plan.videoTimeBase).seconds

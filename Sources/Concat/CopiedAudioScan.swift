@@ -7,10 +7,19 @@ struct CopiedAudioScan {
     /// Why whole packets cannot keep the audio in sync (re-encode then), or
     /// `nil` when they can.
     var reencodeReason: String?
-    /// With several segments: each segment's video end on the output
-    /// timeline (the joints depend on them). The run cuts each segment's
-    /// audio there from the start, as the scan did, so both agree.
-    var videoEnds: [Int64]?
+    /// With several segments: where each lands and where its video ends, and
+    /// the plan after the last. The run writes by this layout (it does not
+    /// place the segments again), so what it writes is what was laid out here.
+    var layout: PlannedLayout?
+}
+
+/// Segments placed before anything is written.
+struct PlannedLayout {
+    var placements: [SegmentPlacement]
+    /// Each segment's video end on the output timeline.
+    var videoEnds: [Int64]
+    /// The plan once every segment is placed (joints, start, end, offset).
+    var plan: AssemblyPlan
 }
 
 /// Lays the audio out in whole packets, with silent frames, exactly as
@@ -28,56 +37,85 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
                             end: options.end, segments: segments.count)
     var assembler = AudioAssembler(sampleRate: stream.sampleRate, frameSize: silence.quantum,
                                    toleranceSamples: copyTolerance(stream, options: options))
-    var ends: [Int64] = []
+    var layout = PlannedLayout(placements: [], videoEnds: [], plan: plan)
     for (k, seg) in segments.enumerated() {
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
         var limit: Int64?
         if segments.count > 1 {
             videoEnd = try scanVideoEnd(seg, placement: placement, plan: &plan, open: open, cancellation: cancellation)
-            ends.append(videoEnd)
             limit = plan.audioLimit(videoEnd: videoEnd)
+            layout.placements.append(placement)
+            layout.videoEnds.append(videoEnd)
         }
-        guard let a = seg.audio else {
-            plan.end(placement, videoEnd: videoEnd)
-            continue
-        }
-        let reader = try StreamReader(file: try open(a.stream.file.path, cancellation), stream: a.stream.index)
-        while try reader.peek() {
-            defer { reader.consume() }
-            if k > 0 && reader.packet.isDiscard { continue }
-            let counted = reader.stream.samples(in: reader.packet)
-            let samples = counted > 0 ? counted
-                : Timestamp(reader.packet.timing.duration, reader.stream.timeBase!).rescaled(to: plan.sampleTimeBase)?.value ?? 0
-            let at = placement.audioPosition(pts: reader.packet.timing.pts, timeBase: reader.stream.timeBase!)
-            let step = assembler.place(at: at, samples: samples, limit: limit)
-            if step.residual != 0 {
-                let seconds = Timestamp(step.position, plan.sampleTimeBase).seconds
-                return CopiedAudioScan(reencodeReason: "a gap or overlap at \(fixed(seconds, 3)) s is not a whole number of \(a.stream.codecName) frames (\(step.residual) samples off)")
+        if let a = seg.audio {
+            let reader = try StreamReader(file: try open(a.stream.file.path, cancellation), stream: a.stream.index)
+            while try reader.peek() {
+                defer { reader.consume() }
+                if k > 0 && reader.packet.isDiscard { continue }
+                let counted = reader.stream.samples(in: reader.packet)
+                let samples = counted > 0 ? counted
+                    : Timestamp(reader.packet.timing.duration, reader.stream.timeBase!).rescaled(to: plan.sampleTimeBase)?.value ?? 0
+                let at = placement.audioPosition(pts: reader.packet.timing.pts, timeBase: reader.stream.timeBase!)
+                let step = assembler.place(at: at, samples: samples, limit: limit)
+                if step.residual != 0 {
+                    let seconds = Timestamp(step.position, plan.sampleTimeBase).seconds
+                    return CopiedAudioScan(reencodeReason: "a gap or overlap at \(fixed(seconds, 3)) s is not a whole number of \(a.stream.codecName) frames (\(step.residual) samples off)")
+                }
             }
-        }
-        if segments.count > 1, let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {
-            assembler.start(at: placement.jointSamples)
-            _ = assembler.pad(to: target)
+            if segments.count > 1,
+               let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {
+                assembler.start(at: placement.jointSamples)
+                _ = assembler.pad(to: target)
+            }
         }
         plan.end(placement, videoEnd: videoEnd)
     }
-    return CopiedAudioScan(reencodeReason: nil, videoEnds: segments.count > 1 ? ends : nil)
+    layout.plan = plan
+    return CopiedAudioScan(reencodeReason: nil, layout: segments.count > 1 ? layout : nil)
 }
 
-/// The end of a segment's last frame on the output timeline, from a read
-/// of its video packets' timings; records their DTS in the plan as the run
-/// does, for the next joint.
+/// The end of a segment's last frame on the output timeline, and its last
+/// DTS recorded in the plan (for the next joint), from the timings of the
+/// video's last packets: the frame shown last is among the last few decoded
+/// (B-frames reorder only a few), so the read starts at a keyframe near the
+/// end and goes back further until it has enough packets; an input that
+/// cannot seek is read whole.
 private func scanVideoEnd(_ seg: Segment, placement: SegmentPlacement, plan: inout AssemblyPlan,
                           open: InputOpener, cancellation: Cancellation) throws(MediaError) -> Int64 {
     let stream = seg.video.stream
+    let enough = 2 * stream.reorderDelay + 32
+    var from = stream.duration.flatMap { d in stream.startTime.map { $0.value.addingReportingOverflow(d.value).partialValue } }
+    for _ in 0..<6 {
+        guard let target = from else { break }
+        let reader = try StreamReader(file: try open(stream.file.path, cancellation), stream: stream.index)
+        guard reader.file.seek(stream: stream.index, toKeyframeBefore: target) else { break }
+        var timings: [PacketTiming] = []
+        while try reader.peek() {
+            timings.append(reader.packet.timing)
+            reader.consume()
+        }
+        guard timings.count < enough, let first = timings.first?.dts ?? timings.first?.pts, first > Int64.min + 1 else {
+            return videoEnd(of: timings, placement: placement, plan: &plan)
+        }
+        // Too few: from the keyframe before this one.
+        from = first - 1
+    }
     let reader = try StreamReader(file: try open(stream.file.path, cancellation), stream: stream.index)
-    var end = placement.joint
+    var timings: [PacketTiming] = []
     while try reader.peek() {
-        let t = placement.video(reader.packet.timing)
+        timings.append(reader.packet.timing)
+        reader.consume()
+    }
+    return videoEnd(of: timings, placement: placement, plan: &plan)
+}
+
+private func videoEnd(of timings: [PacketTiming], placement: SegmentPlacement, plan: inout AssemblyPlan) -> Int64 {
+    var end = placement.joint
+    for timing in timings {
+        let t = placement.video(timing)
         if let e = t.end { end = max(end, e) }
         if let d = t.dts { plan.wroteVideo(dts: d) }
-        reader.consume()
     }
     return end
 }

@@ -182,6 +182,13 @@ public final class InputFile {
         return true
     }
 
+    /// Moves reading to the keyframe of stream `index` at or before
+    /// `timestamp` (in the stream's time base; `av_seek_frame` backward).
+    /// False when the input cannot seek there; reading then goes on as before.
+    public func seek(stream index: Int, toKeyframeBefore timestamp: Int64) -> Bool {
+        av_seek_frame(context, Int32(index), timestamp, AVSEEK_FLAG_BACKWARD) >= 0
+    }
+
     /// Makes the demuxer skip every stream but `kept` (`AVDISCARD_ALL`):
     /// their packets are not returned and, where the format allows (MP4,
     /// MOV), not even read.
