@@ -149,7 +149,7 @@ func assemble(_ specs: [SegmentSpec], output outputPath: String, options: Assemb
 }
 
 func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, options: AssemblyOptions,
-              verb: String, open: InputOpener, cancellation: Cancellation,
+              verb: String, open: @escaping InputOpener, cancellation: Cancellation,
               progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
     let began = ContinuousClock.now
     try options.validate()
@@ -167,6 +167,10 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     }
     var handling = try audioHandling(segments[0].audio, drift: segments[0].spec.drift, container: container, options: options)
     var layout: PlannedLayout?
+    if case .copy? = handling, options.fill, let once = readOnce(segments) {
+        handling = .reencode(try reencodeSettings(segments[0].audio!, container: container, options: options),
+                             reason: "'\(once)' can be read only once (a pipe), so whether stream copy keeps the audio in sync cannot be checked first")
+    }
     if case .copy(let silence)? = handling, options.fill {
         let scan = try scanCopiedAudio(segments, silence: silence, options: options, verb: verb, open: open,
                                        cancellation: cancellation)
@@ -183,6 +187,17 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     var report = try run.run()
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
+}
+
+/// The first input the copied-audio scan would have to read again but
+/// cannot (a pipe): the audio, and with several segments the video too.
+private func readOnce(_ segments: [Segment]) -> String? {
+    for seg in segments {
+        var files = seg.audio.map { [$0.file] } ?? []
+        if segments.count > 1 { files.append(seg.video.file) }
+        if let f = files.first(where: { !$0.canBeReadAgain }) { return f.path }
+    }
+    return nil
 }
 
 extension AssemblyDestination {

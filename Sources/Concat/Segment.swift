@@ -1,14 +1,90 @@
 import Media
 import Sync
 
-/// One stream of one file, read on its own (the file's other streams are
-/// discarded), one packet ahead so the caller can pick the earlier of two.
-final class StreamReader {
+/// One opening of a file read for several of its streams at once (a
+/// segment's video and audio): packets of a stream whose reader is not
+/// asking wait in that stream's queue, so the file is read once, in its own
+/// order. A queue that grows past `queueLimit` bytes (a file whose streams
+/// lie far apart) is dropped, and its reader opens the file on its own.
+final class SharedInput {
     let file: InputFile
+    private var queues: [Int: [Waiting]] = [:]
+    private var heads: [Int: Int] = [:]
+    private var queuedBytes: [Int: Int] = [:]
+    private(set) var detached: Set<Int> = []
+    private let scratch: Packet
+    /// Bytes a queue may hold (32 MiB by default).
+    let queueLimit: Int
+
+    /// A packet in a queue (packets are not copyable: one box each).
+    private final class Waiting {
+        let packet: Packet
+        init(_ source: borrowing Packet) throws(MediaError) {
+            packet = try Packet()
+            try packet.reference(source)
+        }
+    }
+
+    /// Reads `streams` of `file`; the others are discarded.
+    init(file: InputFile, streams: Set<Int>, queueLimit: Int = 32 << 20) throws(MediaError) {
+        self.file = file
+        self.queueLimit = queueLimit
+        file.discardAll(except: streams)
+        for s in streams { queues[s] = [] }
+        scratch = try Packet()
+    }
+
+    /// The next packet of `stream` into `packet`; false at the end (or once
+    /// the stream is detached).
+    func next(_ stream: Int, into packet: borrowing Packet) throws(MediaError) -> Bool {
+        guard !detached.contains(stream) else { return false }
+        let head = heads[stream, default: 0]
+        if head < queues[stream]!.count {
+            let queued = queues[stream]![head]
+            try packet.reference(queued.packet)
+            queued.packet.unref()
+            heads[stream] = head + 1
+            queuedBytes[stream, default: 0] -= packet.size
+            if head + 1 == queues[stream]!.count {
+                queues[stream]!.removeAll(keepingCapacity: true)
+                heads[stream] = 0
+            }
+            return true
+        }
+        while try file.read(into: scratch) {
+            let i = scratch.streamIndex
+            if i == stream {
+                try packet.reference(scratch)
+                return true
+            }
+            guard queues[i] != nil, !detached.contains(i) else { continue }
+            if queuedBytes[i, default: 0] + scratch.size > queueLimit {
+                detached.insert(i)
+                queues[i] = []
+                queuedBytes[i] = 0
+                continue
+            }
+            queues[i]!.append(try Waiting(scratch))
+            queuedBytes[i, default: 0] += scratch.size
+        }
+        return false
+    }
+}
+
+/// One stream of one file, one packet ahead so the caller can pick the
+/// earlier of two. The stream is read from its own opening of the file, or
+/// from an opening shared with the file's other streams (`SharedInput`),
+/// then on its own if the shared one leaves it behind.
+final class StreamReader {
+    private(set) var file: InputFile
     let stream: InputStream
     let packet: Packet
     private(set) var loaded = false
     private(set) var ended = false
+    private var shared: SharedInput?
+    private let reopen: (() throws(MediaError) -> InputFile)?
+    /// Packets of the stream consumed so far.
+    private var taken = 0
 
     /// Reads stream `index` of an opened file (which this reader then owns).
     init(file: InputFile, stream index: Int) throws(MediaError) {
@@ -16,24 +92,61 @@ final class StreamReader {
         stream = file.streams[index]
         file.discardAll(except: [index])
         packet = try Packet()
+        reopen = nil
+    }
+
+    /// Reads stream `index` through `shared`; `reopen` opens the file anew
+    /// if the shared opening leaves this stream behind.
+    init(shared: SharedInput, stream index: Int, reopen: @escaping () throws(MediaError) -> InputFile) throws(MediaError) {
+        self.shared = shared
+        file = shared.file
+        stream = shared.file.streams[index]
+        packet = try Packet()
+        self.reopen = reopen
     }
 
     /// Loads the next packet of the stream if none is loaded; false at the end.
     func peek() throws(MediaError) -> Bool {
         if loaded { return true }
         if ended { return false }
+        if let s = shared {
+            if try s.next(stream.index, into: packet) { return try loadedPacket() }
+            if !s.detached.contains(stream.index) {
+                ended = true
+                return false
+            }
+            try readAlone()
+        }
         while try file.read(into: packet) {
             guard packet.streamIndex == stream.index else { continue }
-            if packet.isCorrupt { throw file.corruptPacketError(stream: stream.index) }
-            loaded = true
-            return true
+            return try loadedPacket()
         }
         ended = true
         return false
     }
 
+    private func loadedPacket() throws(MediaError) -> Bool {
+        if packet.isCorrupt { throw file.corruptPacketError(stream: stream.index) }
+        loaded = true
+        return true
+    }
+
+    /// Continues on an opening of its own, past the packets already taken.
+    private func readAlone() throws(MediaError) {
+        shared = nil
+        file = try reopen!()
+        file.discardAll(except: [stream.index])
+        var skipped = 0
+        while skipped < taken, try file.read(into: packet) {
+            if packet.streamIndex == stream.index { skipped += 1 }
+        }
+    }
+
     /// Marks the loaded packet as used.
-    func consume() { loaded = false }
+    func consume() {
+        loaded = false
+        taken += 1
+    }
 }
 
 /// Finds the stream a verb needs, or says clearly that the file has none.
@@ -57,7 +170,7 @@ struct Segment {
     /// The video file's own audio, copied beside (`keepOriginalAudio`).
     let original: StreamReader?
 
-    init(_ spec: SegmentSpec, open: InputOpener, cancellation: Cancellation) throws(MediaError) {
+    init(_ spec: SegmentSpec, open: @escaping InputOpener, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
         let vf = try open(spec.videoPath, cancellation)
         let vs = try mainStream(vf, .video, role: spec.name)
@@ -80,14 +193,15 @@ struct Segment {
                 audioStream = s
             }
         }
-        // Each reader has its own opening of the file, so the two streams
-        // are read independently, each in its own time order.
-        video = try StreamReader(file: vf, stream: vs.index)
-        if let s = audioStream {
-            let file = s.file === vf ? try open(spec.videoPath, cancellation) : s.file
-            audio = try StreamReader(file: file, stream: s.index)
+        // Streams of one file share its opening: it is read once.
+        if let s = audioStream, s.file === vf {
+            let shared = try SharedInput(file: vf, streams: [vs.index, s.index])
+            let reopen = { () throws(MediaError) -> InputFile in try open(spec.videoPath, cancellation) }
+            video = try StreamReader(shared: shared, stream: vs.index, reopen: reopen)
+            audio = try StreamReader(shared: shared, stream: s.index, reopen: reopen)
         } else {
-            audio = nil
+            video = try StreamReader(file: vf, stream: vs.index)
+            audio = try audioStream.map { s throws(MediaError) in try StreamReader(file: s.file, stream: s.index) }
         }
     }
 }

@@ -157,6 +157,11 @@ public final class InputFile {
         return s > 0 ? s : nil
     }
 
+    /// Whether opening the same name again reads the same bytes: a regular
+    /// file or bytes in memory, not a pipe or a device, which can be read
+    /// only once.
+    public var canBeReadAgain: Bool { identity != nil || memory != nil }
+
     /// Bytes consumed so far, for progress.
     public var bytesRead: Int64 {
         guard let pb = context.pointee.pb else { return 0 }
