@@ -42,14 +42,19 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
         var limit: Int64?
+        // One opening of the file for this segment's reads (each opening
+        // probes the file again, which costs more than the seeks).
+        var file: InputFile?
         if segments.count > 1 {
-            videoEnd = try scanVideoEnd(seg, placement: placement, plan: &plan, open: open, cancellation: cancellation)
+            let f = try open(seg.video.stream.file.path, cancellation)
+            videoEnd = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open, cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd)
             layout.placements.append(placement)
             layout.videoEnds.append(videoEnd)
+            file = f
         }
         if let a = seg.audio {
-            let reader = try StreamReader(file: try open(a.stream.file.path, cancellation), stream: a.stream.index)
+            let reader = try audioReader(a, reusing: file, open: open, cancellation: cancellation)
             while try reader.peek() {
                 defer { reader.consume() }
                 if k > 0 && reader.packet.isDiscard { continue }
@@ -75,39 +80,52 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
     return CopiedAudioScan(reencodeReason: nil, layout: segments.count > 1 ? layout : nil)
 }
 
+/// A reader of the segment's audio from its start: on `file` when it is the
+/// same file and lands exactly on the first packet after a rewind, else on
+/// an opening of its own.
+private func audioReader(_ audio: StreamReader, reusing file: InputFile?, open: InputOpener,
+                         cancellation: Cancellation) throws(MediaError) -> StreamReader {
+    let index = audio.stream.index
+    if let file, file.path == audio.stream.file.path, file.rewind(stream: index) {
+        let reader = try StreamReader(file: file, stream: index)
+        if try reader.peek(), try audio.peek(), reader.packet.timing == audio.packet.timing { return reader }
+    }
+    return try StreamReader(file: try open(audio.stream.file.path, cancellation), stream: index)
+}
+
 /// The end of a segment's last frame on the output timeline, and its last
 /// DTS recorded in the plan (for the next joint), from the timings of the
 /// video's last packets: the frame shown last is among the last few decoded
 /// (B-frames reorder only a few), so the read starts at a keyframe near the
 /// end and goes back further until it has enough packets; an input that
 /// cannot seek is read whole.
-private func scanVideoEnd(_ seg: Segment, placement: SegmentPlacement, plan: inout AssemblyPlan,
+private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentPlacement, plan: inout AssemblyPlan,
                           open: InputOpener, cancellation: Cancellation) throws(MediaError) -> Int64 {
     let stream = seg.video.stream
+    let reader = try StreamReader(file: file, stream: stream.index)
     let enough = 2 * stream.reorderDelay + 32
     var from = stream.duration.flatMap { d in stream.startTime.map { $0.value.addingReportingOverflow(d.value).partialValue } }
     for _ in 0..<6 {
-        guard let target = from else { break }
-        let reader = try StreamReader(file: try open(stream.file.path, cancellation), stream: stream.index)
-        guard reader.file.seek(stream: stream.index, toKeyframeBefore: target) else { break }
-        var timings: [PacketTiming] = []
-        while try reader.peek() {
-            timings.append(reader.packet.timing)
-            reader.consume()
-        }
+        guard let target = from, file.seek(stream: stream.index, toKeyframeBefore: target) else { break }
+        reader.restart()
+        let timings = try readTimings(reader)
         guard timings.count < enough, let first = timings.first?.dts ?? timings.first?.pts, first > Int64.min + 1 else {
             return videoEnd(of: timings, placement: placement, plan: &plan)
         }
         // Too few: from the keyframe before this one.
         from = first - 1
     }
-    let reader = try StreamReader(file: try open(stream.file.path, cancellation), stream: stream.index)
+    let whole = try StreamReader(file: try open(stream.file.path, cancellation), stream: stream.index)
+    return videoEnd(of: try readTimings(whole), placement: placement, plan: &plan)
+}
+
+private func readTimings(_ reader: StreamReader) throws(MediaError) -> [PacketTiming] {
     var timings: [PacketTiming] = []
     while try reader.peek() {
         timings.append(reader.packet.timing)
         reader.consume()
     }
-    return videoEnd(of: timings, placement: placement, plan: &plan)
+    return timings
 }
 
 private func videoEnd(of timings: [PacketTiming], placement: SegmentPlacement, plan: inout AssemblyPlan) -> Int64 {

@@ -142,6 +142,12 @@ final class StreamReader {
         }
     }
 
+    /// Reads on from where the file now is (after a seek of its own file).
+    func restart() {
+        loaded = false
+        ended = false
+    }
+
     /// Marks the loaded packet as used.
     func consume() {
         loaded = false
