@@ -86,7 +86,9 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
 private func audioReader(_ audio: StreamReader, reusing file: InputFile?, open: InputOpener,
                          cancellation: Cancellation) throws(MediaError) -> StreamReader {
     let index = audio.stream.index
-    if let file, file.path == audio.stream.file.path, file.rewind(stream: index) {
+    if let file, file.path == audio.stream.file.path, try audio.peek(),
+       let first = audio.packet.timing.dts ?? audio.packet.timing.pts,
+       file.seek(stream: index, toKeyframeBefore: first) {
         let reader = try StreamReader(file: file, stream: index)
         if try reader.peek(), try audio.peek(), reader.packet.timing == audio.packet.timing { return reader }
     }
@@ -137,3 +139,4 @@ private func videoEnd(of timings: [PacketTiming], placement: SegmentPlacement, p
     }
     return end
 }
+

@@ -194,13 +194,6 @@ public final class InputFile {
         av_seek_frame(context, Int32(index), timestamp, AVSEEK_FLAG_BACKWARD) >= 0
     }
 
-    /// Moves reading back to the start of stream `index` (a seek before its
-    /// first timestamp). Callers check the first packet they read: not every
-    /// format lands exactly there.
-    public func rewind(stream index: Int) -> Bool {
-        av_seek_frame(context, Int32(index), Int64.min, AVSEEK_FLAG_BACKWARD) >= 0
-    }
-
     /// Makes the demuxer skip every stream but `kept` (`AVDISCARD_ALL`):
     /// their packets are not returned and, where the format allows (MP4,
     /// MOV), not even read.
