@@ -8,64 +8,65 @@ import Sync
 /// lie far apart) is dropped, and its reader opens the file on its own.
 final class SharedInput {
     let file: InputFile
-    private var queues: [Int: [Waiting]] = [:]
-    private var heads: [Int: Int] = [:]
-    private var queuedBytes: [Int: Int] = [:]
+    /// Per stream index: the waiting packets from `heads[i]` on (`nil`: not read here).
+    private var queues: [[Waiting]?]
+    private var heads: [Int]
+    private var queuedBytes: [Int]
+    private var spare: [Waiting] = []
     private(set) var detached: Set<Int> = []
-    private let scratch: Packet
     /// Bytes a queue may hold (32 MiB by default).
     let queueLimit: Int
 
-    /// A packet in a queue (packets are not copyable: one box each).
+    /// A packet in a queue (packets are not copyable: one box each, reused).
     private final class Waiting {
         let packet: Packet
-        init(_ source: borrowing Packet) throws(MediaError) {
-            packet = try Packet()
-            try packet.reference(source)
-        }
+        init() throws(MediaError) { packet = try Packet() }
     }
 
     /// Reads `streams` of `file`; the others are discarded.
     init(file: InputFile, streams: Set<Int>, queueLimit: Int = 32 << 20) throws(MediaError) {
         self.file = file
         self.queueLimit = queueLimit
+        let n = file.streams.count
+        queues = (0..<n).map { streams.contains($0) ? [] : nil }
+        heads = Array(repeating: 0, count: n)
+        queuedBytes = Array(repeating: 0, count: n)
         file.discardAll(except: streams)
-        for s in streams { queues[s] = [] }
-        scratch = try Packet()
     }
 
     /// The next packet of `stream` into `packet`; false at the end (or once
     /// the stream is detached).
     func next(_ stream: Int, into packet: borrowing Packet) throws(MediaError) -> Bool {
-        guard !detached.contains(stream) else { return false }
-        let head = heads[stream, default: 0]
-        if head < queues[stream]!.count {
-            let queued = queues[stream]![head]
-            try packet.reference(queued.packet)
-            queued.packet.unref()
-            heads[stream] = head + 1
-            queuedBytes[stream, default: 0] -= packet.size
-            if head + 1 == queues[stream]!.count {
+        guard !detached.contains(stream), let queue = queues[stream] else { return false }
+        let head = heads[stream]
+        if head < queue.count {
+            let waiting = queue[head]
+            packet.take(from: waiting.packet)
+            spare.append(waiting)
+            queuedBytes[stream] -= packet.size
+            if head + 1 == queue.count {
                 queues[stream]!.removeAll(keepingCapacity: true)
                 heads[stream] = 0
+            } else {
+                heads[stream] = head + 1
             }
             return true
         }
-        while try file.read(into: scratch) {
-            let i = scratch.streamIndex
-            if i == stream {
-                try packet.reference(scratch)
-                return true
-            }
-            guard queues[i] != nil, !detached.contains(i) else { continue }
-            if queuedBytes[i, default: 0] + scratch.size > queueLimit {
+        while try file.read(into: packet) {
+            let i = packet.streamIndex
+            if i == stream { return true }
+            guard i < queues.count, queues[i] != nil, !detached.contains(i) else { continue }
+            if queuedBytes[i] + packet.size > queueLimit {
                 detached.insert(i)
                 queues[i] = []
                 queuedBytes[i] = 0
                 continue
             }
-            queues[i]!.append(try Waiting(scratch))
-            queuedBytes[i, default: 0] += scratch.size
+            let waiting: Waiting
+            if let reused = spare.popLast() { waiting = reused } else { waiting = try Waiting() }
+            waiting.packet.take(from: packet)
+            queuedBytes[i] += waiting.packet.size
+            queues[i]!.append(waiting)
         }
         return false
     }

@@ -64,6 +64,13 @@ public struct Packet: ~Copyable {
         try MediaError.check(av_packet_ref(pointer, other.pointer), "could not copy a packet")
     }
 
+    /// Takes `other`'s payload and properties without copying
+    /// (`av_packet_move_ref`); `other` is blank afterwards.
+    public func take(from other: borrowing Packet) {
+        av_packet_unref(pointer)
+        av_packet_move_ref(pointer, other.pointer)
+    }
+
     /// A packet whose payload is `count` zero bytes (silence for signed PCM).
     public func zeroed(count: Int) throws(MediaError) {
         av_packet_unref(pointer)

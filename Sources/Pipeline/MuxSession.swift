@@ -119,17 +119,15 @@ public final class MuxSession {
     @discardableResult
     public func write(_ packet: borrowing Packet, track: Int) throws(MediaError) -> PacketTiming {
         try cancellation.check()
-        guard var timeline = tracks[track].timeline else {
-            preconditionFailure("MuxSession.write: track \(track) has no timeline")
-        }
+        precondition(tracks[track].timeline != nil, "MuxSession.write: track \(track) has no timeline")
         let mapped: PacketTiming
         do {
-            mapped = try timeline.map(packet.timing)
+            // Mapped in place: the timeline is not copied out and back per packet.
+            mapped = try tracks[track].timeline!.map(packet.timing)
         } catch {
             let source = tracks[track].source
             throw timestampError(error, input: source?.path ?? name, stream: source?.stream ?? track)
         }
-        tracks[track].timeline = timeline
         tracks[track].packets += 1
         tracks[track].bytes += Int64(packet.size)
         if let d = mapped.dts { last = (track, d) }
