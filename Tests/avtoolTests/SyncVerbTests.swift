@@ -40,6 +40,32 @@ struct SyncVerbTests {
         #expect(ours.payloads[0] == video.payloads[0])
     }
 
+    /// AUDIO from a pipe can be read only once: whether stream copy keeps it
+    /// in sync cannot be checked before writing, so it is re-encoded (sample-
+    /// exact, still in sync) and the report says why; nothing hangs on a
+    /// second opening.
+    @Test func mergeAudioFromAPipeIsReencodedInSync() throws {
+        // WAV: a format read straight through (a pipe cannot seek), PCM,
+        // which MOV holds, so stream copy would otherwise be tried.
+        let scratch = try Scratch()
+        let fifo = scratch.path("audio-pipe.wav")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let data = try Data(contentsOf: URL(fileURLWithPath: try Fixtures.path("clicks_audio.wav")))
+        let feeder = Thread {
+            if let w = FileHandle(forWritingAtPath: fifo) {
+                w.write(data)
+                try? w.close()
+            }
+        }
+        feeder.start()
+        let out = scratch.path("out.mov")
+        let run = try Tool.avtool(["merge", try Fixtures.path("clicks_video.mp4"), fifo, out, "--json"])
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("\"audio_mode\" : \"re-encoded\""), "\(run.stdout)")
+        #expect(run.stdout.contains("can be read only once"), "\(run.stdout)")
+        expectInSync(try ClickTrack(out), beeps: Array(0...9))
+    }
+
     @Test func mergeLateAudioWithOffset() throws {
         let (keep, out, run) = try merged("clicks_audio_late250.m4a", ["--offset", "250ms"])
         defer { withExtendedLifetime(keep) {} }
