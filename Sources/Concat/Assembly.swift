@@ -165,6 +165,9 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
                                  message: "\(container.name) cannot hold audio codec '\(o.stream.codecName)'",
                                  remedy: .originalAudioContainer)
     }
+    // The target is checked (and its temporary reserved) before the reads
+    // that decide how the audio is written.
+    let output = try destination.mux(options: options, segments: segments)
     var handling = try audioHandling(segments[0].audio, drift: segments[0].spec.drift, container: container, options: options)
     var layout: PlannedLayout?
     if case .copy? = handling, options.fill, let once = readOnce(segments) {
@@ -181,7 +184,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         }
     }
     let run = try AssemblyRun(segments, handling: handling, container: container,
-                              destination: try destination.mux(options: options, segments: segments),
+                              destination: output,
                               options: options, verb: verb, layout: layout, cancellation: cancellation,
                               progress: progress)
     var report = try run.run()
@@ -201,7 +204,8 @@ private func readOnce(_ segments: [Segment]) -> String? {
 }
 
 extension AssemblyDestination {
-    /// The mux session's destination: the file checked against every input.
+    /// The mux session's destination: the file checked against every input
+    /// and its temporary reserved.
     func mux(options: AssemblyOptions, segments: [Segment]) throws(MediaError) -> MuxDestination {
         switch self {
         case .file(let path):
@@ -211,7 +215,7 @@ extension AssemblyDestination {
                     inputs.append(p)
                 }
             }
-            return .file(path, overwrite: options.overwrite, inputs: inputs)
+            return .staged(try StagedOutput(target: path, overwrite: options.overwrite, inputs: inputs))
         case .memory(let limit):
             return .memory(try MemoryOutput(limit: limit), name: name)
         }

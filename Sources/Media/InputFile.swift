@@ -54,6 +54,8 @@ public final class InputFile {
         // (not a custom I/O context: that stays with its owner).
         let opened = avformat_open_input(&maybe, url, nil, &options)
         guard opened >= 0, let c = maybe else {
+            // A stop while probing cuts the read short: that is the stop, not a bad file.
+            if cancellation.isCancelled { throw MediaError.interrupted }
             if opened == AVTOOL_AVERROR_EINVAL, let url, let format = probedFormat(url),
                format.names.contains(where: referencingFormats.contains) {
                 throw MediaError(code: opened, operation: "could not open input", path: name,
@@ -65,6 +67,7 @@ public final class InputFile {
         let found = avformat_find_stream_info(c, nil)
         if found < 0 {
             avformat_close_input(&maybe)
+            if cancellation.isCancelled { throw MediaError.interrupted }
             throw MediaError(code: found, operation: "could not read stream information", path: name)
         }
         return c
@@ -205,6 +208,8 @@ public final class InputFile {
 
     /// The error for a packet flagged corrupt (a cut-off file, a damaged stream).
     public func corruptPacketError(stream: Int) -> MediaError {
+        // A read cut short by a stop flags its packet corrupt: that is the stop.
+        if cancellation.isCancelled { return .interrupted }
         if let changed = changedError() { return changed }
         return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
                    message: "packet is corrupt or truncated (the file is damaged or cut off)")

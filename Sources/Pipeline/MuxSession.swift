@@ -7,6 +7,9 @@ public enum MuxDestination {
     /// when complete. It may not be one of `inputs`; an existing file is
     /// replaced only with `overwrite`.
     case file(String, overwrite: Bool, inputs: [String])
+    /// A file whose target was checked, and its temporary reserved, before
+    /// the session (so a verb that reads a while before writing fails fast).
+    case staged(StagedOutput)
     /// Memory, called `name` in errors (the fuzz harness): nothing touches
     /// the filesystem, and faststart (a rewrite by reopening) does not apply.
     case memory(MemoryOutput, name: String)
@@ -15,6 +18,7 @@ public enum MuxDestination {
     public var name: String {
         switch self {
         case .file(let path, _, _): path
+        case .staged(let s): s.target
         case .memory(_, let name): name
         }
     }
@@ -71,17 +75,22 @@ public final class MuxSession {
         tracks = Array(repeating: Track(), count: streams.count)
         switch destination {
         case let .file(path, overwrite, inputs):
-            let s = try StagedOutput(target: path, overwrite: overwrite, inputs: inputs)
+            staged = try StagedOutput(target: path, overwrite: overwrite, inputs: inputs)
+            memory = nil
+        case .staged(let s):
             staged = s
             memory = nil
-            output = try OutputFile(path: s.temporary, reportingAs: path, container: container, streams: streams,
-                                    metadataSource: metadataSource,
-                                    options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate),
-                                    cancellation: cancellation)
-        case let .memory(m, name):
+        case let .memory(m, _):
             staged = nil
             memory = m
-            output = try OutputFile(memory: m, name: name, container: container, streams: streams,
+        }
+        if let staged {
+            output = try OutputFile(path: staged.temporary, reportingAs: staged.target, container: container,
+                                    streams: streams, metadataSource: metadataSource,
+                                    options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate),
+                                    cancellation: cancellation)
+        } else {
+            output = try OutputFile(memory: memory!, name: name, container: container, streams: streams,
                                     metadataSource: metadataSource,
                                     options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate),
                                     cancellation: cancellation)

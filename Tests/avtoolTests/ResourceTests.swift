@@ -27,13 +27,17 @@ struct ResourceTests {
         try #require(made.status == 0, "\(made)")
         let output = scratch.path("out.mkv")
         let run = try Running(["merge", inputs[0], audio, output])
-        // Stop once the output is staged: the decision is made by then.
+        // Stop once the output has its header (the temporary is reserved
+        // before the decision, written only after it).
         var temporaries = Set<String>()
         var video = -1, audioOpen = -1
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, run.process.isRunning {
             let temps = scratch.contents.filter { $0.hasPrefix(".out.mkv.avtool-") }
-            if video < 0, !temps.isEmpty {
+            let written = temps.contains {
+                ((try? FileManager.default.attributesOfItem(atPath: scratch.path($0)))?[.size] as? Int ?? 0) > 0
+            }
+            if video < 0, written {
                 kill(run.pid, SIGSTOP)
                 video = openCount(run.pid, inputs[0])
                 audioOpen = openCount(run.pid, audio)
