@@ -136,7 +136,8 @@ final class AssemblyRun {
             if hasVideo { state.videoCut = plan.videoCut(audioEnd: audio?.summary.end ?? 0) }
         }
         let videoTime = hasVideo ? state.placement.videoTime(seg.video.packet.timing) : nil
-        let audioTime = hasAudio ? audioPosition(seg, state.placement).map { Timestamp($0, plan.sampleTimeBase) } : nil
+        let audioAt = hasAudio ? audioPosition(seg, state.placement) : nil
+        let audioTime = audioAt.map { Timestamp($0, plan.sampleTimeBase) }
         if let o = seg.original, let original, try o.peek(),
            let t = state.placement.companionTime(o.packet.timing, timeBase: o.stream.timeBase!),
            !hasVideo || videoTime.map({ t <= $0 }) ?? true, !hasAudio || audioTime.map({ t <= $0 }) ?? true {
@@ -154,7 +155,7 @@ final class AssemblyRun {
         if takeVideo {
             try writeVideo(seg, &state)
         } else if let a = seg.audio {
-            try audio!.send(a.packet, at: audioPosition(seg, state.placement))
+            try audio!.send(a.packet, at: audioAt)
             a.consume()
         }
         return true
