@@ -54,14 +54,11 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
             file = f
         }
         if let a = seg.audio {
-            let reader = try audioReader(a, reusing: file, open: open, cancellation: cancellation)
-            while try reader.peek() {
-                defer { reader.consume() }
-                if k > 0 && reader.packet.isDiscard { continue }
-                let counted = reader.stream.samples(in: reader.packet)
-                let samples = counted > 0 ? counted
-                    : Timestamp(reader.packet.timing.duration, reader.stream.timeBase!).rescaled(to: plan.sampleTimeBase)?.value ?? 0
-                let at = placement.audioPosition(pts: reader.packet.timing.pts, timeBase: reader.stream.timeBase!)
+            let packets = try audioTimings(a, reusing: file, open: open, cancellation: cancellation)
+            for p in packets where k == 0 || !p.isDiscard {
+                let samples = p.samples > 0 ? p.samples
+                    : Timestamp(p.duration, a.stream.timeBase!).rescaled(to: plan.sampleTimeBase)?.value ?? 0
+                let at = placement.audioPosition(pts: p.pts, timeBase: a.stream.timeBase!)
                 let step = assembler.place(at: at, samples: samples, limit: limit)
                 if step.residual != 0 {
                     let seconds = Timestamp(step.position, plan.sampleTimeBase).seconds
@@ -78,6 +75,46 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
     }
     layout.plan = plan
     return CopiedAudioScan(reencodeReason: nil, layout: segments.count > 1 ? layout : nil)
+}
+
+/// What the scan needs of one audio packet.
+private struct AudioPacketTiming {
+    var pts: Int64?
+    var duration: Int64
+    /// Samples counted from the size (0: the codec cannot tell).
+    var samples: Int64
+    var isDiscard: Bool
+}
+
+/// The segment's audio packets from its start: from the demuxer's index
+/// when it lists every packet (MP4/MOV; nothing is read), its first entry is
+/// the packet the segment's reader holds (with the same PTS: a track with
+/// composition offsets differs there) and every size tells its samples,
+/// else read (`StreamIndexTests` checks the index against reads).
+private func audioTimings(_ audio: StreamReader, reusing file: InputFile?, open: InputOpener,
+                          cancellation: Cancellation) throws(MediaError) -> [AudioPacketTiming] {
+    let stream = audio.stream
+    if let index = stream.indexedPackets, let first = index.first, try audio.peek(),
+       audio.packet.timing.pts == first.timestamp, audio.packet.size == Int(first.size),
+       audio.packet.isDiscard == first.isDiscard {
+        var timings: [AudioPacketTiming] = []
+        timings.reserveCapacity(index.count)
+        for p in index {
+            let samples = stream.samples(inPacketOf: p.size)
+            guard samples > 0 else { timings = []; break }
+            timings.append(AudioPacketTiming(pts: p.timestamp, duration: 0, samples: samples, isDiscard: p.isDiscard))
+        }
+        if !timings.isEmpty { return timings }
+    }
+    let reader = try audioReader(audio, reusing: file, open: open, cancellation: cancellation)
+    var timings: [AudioPacketTiming] = []
+    while try reader.peek() {
+        defer { reader.consume() }
+        let timing = reader.packet.timing
+        timings.append(AudioPacketTiming(pts: timing.pts, duration: timing.duration,
+                                         samples: stream.samples(in: reader.packet), isDiscard: reader.packet.isDiscard))
+    }
+    return timings
 }
 
 /// A reader of the segment's audio from its start: on `file` when it is the

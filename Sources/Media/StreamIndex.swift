@@ -1,0 +1,48 @@
+import CFFmpeg
+
+/// One packet as the demuxer's index lists it: where a read would find it,
+/// without reading it.
+public struct IndexedPacket: Sendable, Equatable {
+    /// The packet's DTS, which the MP4/MOV demuxer also gives as its PTS
+    /// when the track has no composition offsets (audio).
+    public var timestamp: Int64
+    /// Where the payload starts in the file, and its bytes.
+    public var position: Int64
+    public var size: Int32
+    /// Marked to be decoded and dropped (before an edit list's start).
+    public var isDiscard: Bool
+    public var isKeyframe: Bool
+}
+
+extension InputStream {
+    /// Every packet of the stream from the demuxer's index, in read order,
+    /// when the index is known to be whole: the MP4/MOV demuxer builds it
+    /// from the sample tables, one entry per packet it will return, and the
+    /// count must match the header's and every payload must lie within the
+    /// file. `nil` for other demuxers (whose indexes hold keyframes only or
+    /// grow while reading), for fragmented files (their index grows with
+    /// every fragment read) and for a file cut short of its index's end.
+    public var indexedPackets: [IndexedPacket]? {
+        guard file.formatName.hasPrefix("mov"), let declared = declaredFrameCount else { return nil }
+        let count = avformat_index_get_entries_count(stream)
+        guard count > 0, Int64(count) == declared else { return nil }
+        guard let fileSize = file.size else { return nil }
+        var packets: [IndexedPacket] = []
+        packets.reserveCapacity(Int(count))
+        for i in 0..<count {
+            guard let e = avformat_index_get_entry(stream, i), e.pointee.pos >= 0,
+                  e.pointee.pos + Int64(e.pointee.size) <= fileSize else { return nil }
+            let flags = e.pointee.flags
+            packets.append(IndexedPacket(timestamp: e.pointee.timestamp, position: e.pointee.pos, size: e.pointee.size,
+                                         isDiscard: flags & AVINDEX_DISCARD_FRAME != 0,
+                                         isKeyframe: flags & AVINDEX_KEYFRAME != 0))
+        }
+        return packets
+    }
+
+    /// Samples a packet of `size` bytes decodes to (`av_get_audio_frame_duration2`);
+    /// 0 when the codec cannot tell from the size.
+    public func samples(inPacketOf size: Int32) -> Int64 {
+        Int64(av_get_audio_frame_duration2(parameters, size))
+    }
+}
