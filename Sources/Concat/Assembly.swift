@@ -35,11 +35,19 @@ public struct AssemblyOptions: Sendable {
 }
 
 /// Opens an input by the name a `SegmentSpec` gives it: a path, or (for
-/// the in-memory entry points) a name for bytes in memory.
-typealias InputOpener = (String, Cancellation) throws(MediaError) -> InputFile
+/// the in-memory entry points) a name for bytes in memory; in full, or for
+/// packet reads only (the scan's reads of timings).
+struct InputOpener {
+    let open: (String, Cancellation, _ packetsOnly: Bool) throws(MediaError) -> InputFile
 
-func openPath(_ path: String, _ cancellation: Cancellation) throws(MediaError) -> InputFile {
-    try InputFile(path: path, cancellation: cancellation)
+    func callAsFunction(_ name: String, _ cancellation: Cancellation,
+                        packetsOnly: Bool = false) throws(MediaError) -> InputFile {
+        try open(name, cancellation, packetsOnly)
+    }
+
+    static var files: InputOpener {
+        InputOpener { path, c, light throws(MediaError) in try InputFile(path: path, cancellation: c, packetsOnly: light) }
+    }
 }
 
 /// Where an assembly writes: a file (staged beside it, renamed when
@@ -144,12 +152,12 @@ enum AudioHandling {
 func assemble(_ specs: [SegmentSpec], output outputPath: String, options: AssemblyOptions,
               verb: String, cancellation: Cancellation,
               progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
-    try assemble(specs, to: .file(outputPath), options: options, verb: verb, open: openPath,
+    try assemble(specs, to: .file(outputPath), options: options, verb: verb, open: .files,
                  cancellation: cancellation, progress: progress)
 }
 
 func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, options: AssemblyOptions,
-              verb: String, open: @escaping InputOpener, cancellation: Cancellation,
+              verb: String, open: InputOpener, cancellation: Cancellation,
               progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
     let began = ContinuousClock.now
     try options.validate()

@@ -42,19 +42,15 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
         var limit: Int64?
-        // One opening of the file for this segment's reads (each opening
-        // probes the file again, which costs more than the seeks).
-        var file: InputFile?
         if segments.count > 1 {
-            let f = try open(seg.video.stream.file.path, cancellation)
+            let f = try timingsOpening(seg.video.stream.file, open: open, cancellation: cancellation)
             videoEnd = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open, cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd)
             layout.placements.append(placement)
             layout.videoEnds.append(videoEnd)
-            file = f
         }
         if let a = seg.audio {
-            let packets = try audioTimings(a, reusing: file, open: open, cancellation: cancellation)
+            let packets = try audioTimings(a, open: open, cancellation: cancellation)
             for p in packets where k == 0 || !p.isDiscard {
                 let samples = p.samples > 0 ? p.samples
                     : Timestamp(p.duration, a.stream.timeBase!).rescaled(to: plan.sampleTimeBase)?.value ?? 0
@@ -90,8 +86,10 @@ private struct AudioPacketTiming {
 /// when it lists every packet (MP4/MOV; nothing is read), its first entry is
 /// the packet the segment's reader holds (with the same PTS: a track with
 /// composition offsets differs there) and every size tells its samples,
-/// else read (`StreamIndexTests` checks the index against reads).
-private func audioTimings(_ audio: StreamReader, reusing file: InputFile?, open: InputOpener,
+/// else read from an opening of its own (probed: without the probe, a
+/// last packet's duration can be missing) (`StreamIndexTests` checks the
+/// index against reads).
+private func audioTimings(_ audio: StreamReader, open: InputOpener,
                           cancellation: Cancellation) throws(MediaError) -> [AudioPacketTiming] {
     let stream = audio.stream
     if let index = stream.indexedPackets, let first = index.first, try audio.peek(),
@@ -106,7 +104,7 @@ private func audioTimings(_ audio: StreamReader, reusing file: InputFile?, open:
         }
         if !timings.isEmpty { return timings }
     }
-    let reader = try audioReader(audio, reusing: file, open: open, cancellation: cancellation)
+    let reader = try StreamReader(file: try open(stream.file.path, cancellation), stream: stream.index)
     var timings: [AudioPacketTiming] = []
     while try reader.peek() {
         defer { reader.consume() }
@@ -117,19 +115,17 @@ private func audioTimings(_ audio: StreamReader, reusing file: InputFile?, open:
     return timings
 }
 
-/// A reader of the segment's audio from its start: on `file` when it is the
-/// same file and lands exactly on the first packet after a rewind, else on
-/// an opening of its own.
-private func audioReader(_ audio: StreamReader, reusing file: InputFile?, open: InputOpener,
-                         cancellation: Cancellation) throws(MediaError) -> StreamReader {
-    let index = audio.stream.index
-    if let file, file.path == audio.stream.file.path, try audio.peek(),
-       let first = audio.packet.timing.dts ?? audio.packet.timing.pts,
-       file.seek(stream: index, toKeyframeBefore: first) {
-        let reader = try StreamReader(file: file, stream: index)
-        if try reader.peek(), try audio.peek(), reader.packet.timing == audio.packet.timing { return reader }
+/// Another opening of `file` to read video packet timings from: one for
+/// packet reads only (the probe decodes frames, which costs more than the
+/// reads) where that reads the same timings and finds the same streams,
+/// else a full one.
+private func timingsOpening(_ file: InputFile, open: InputOpener,
+                            cancellation: Cancellation) throws(MediaError) -> InputFile {
+    if file.timingsNeedNoProbe {
+        let light = try open(file.path, cancellation, packetsOnly: true)
+        if light.hasSameStreams(as: file) { return light }
     }
-    return try StreamReader(file: try open(audio.stream.file.path, cancellation), stream: index)
+    return try open(file.path, cancellation)
 }
 
 /// The end of a segment's last frame on the output timeline, and its last
@@ -154,7 +150,8 @@ private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentP
         // Too few: from the keyframe before this one.
         from = first - 1
     }
-    let whole = try StreamReader(file: try open(stream.file.path, cancellation), stream: stream.index)
+    let whole = try StreamReader(file: try timingsOpening(stream.file, open: open, cancellation: cancellation),
+                                 stream: stream.index)
     return videoEnd(of: try readTimings(whole), placement: placement, plan: &plan)
 }
 

@@ -177,7 +177,7 @@ struct Segment {
     /// The video file's own audio, copied beside (`keepOriginalAudio`).
     let original: StreamReader?
 
-    init(_ spec: SegmentSpec, open: @escaping InputOpener, cancellation: Cancellation) throws(MediaError) {
+    init(_ spec: SegmentSpec, open: InputOpener, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
         let vf = try open(spec.videoPath, cancellation)
         let vs = try mainStream(vf, .video, role: spec.name)

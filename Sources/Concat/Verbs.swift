@@ -79,7 +79,9 @@ public func fillSilence(memory bytes: [UInt8], container: Container, toVideoEnd:
     options.fill = true
     return try assemble([SegmentSpec(videoPath: "input", audioPath: "input", alignment: .timestamps, name: "input")],
                         to: .memory(limit: limit), options: options, verb: "fill silence in",
-                        open: { name, c throws(MediaError) in try InputFile(memory: MemoryInput(bytes), name: name, cancellation: c) },
+                        open: InputOpener { name, c, light throws(MediaError) in
+                            try InputFile(memory: MemoryInput(bytes), name: name, cancellation: c, packetsOnly: light)
+                        },
                         cancellation: Cancellation(), progress: nil)
 }
 
@@ -98,9 +100,10 @@ public func concat(memory segments: [[UInt8]], container: Container, options: As
                     name: "segment \($0 + 1)", requiresAudio: false)
     }
     return try assemble(specs, to: .memory(limit: limit), options: options, verb: "concatenate",
-                        open: { name, c throws(MediaError) in
+                        open: InputOpener { name, c, light throws(MediaError) in
                             let k = Int(name.dropFirst("segment".count)).map { $0 - 1 } ?? 0
-                            return try InputFile(memory: MemoryInput(segments[k]), name: name, cancellation: c)
+                            return try InputFile(memory: MemoryInput(segments[k]), name: name, cancellation: c,
+                                                 packetsOnly: light)
                         },
                         cancellation: Cancellation(), progress: nil)
 }

@@ -15,28 +15,32 @@ public final class InputFile {
     private let memory: MemoryInput?
 
     /// Opens and probes `path`. Errors name the path and FFmpeg's reason.
-    public init(path: String, cancellation: Cancellation = .shared) throws(MediaError) {
+    /// `packetsOnly` skips the probe that decodes the first frames
+    /// (`avformat_find_stream_info`): for reading packet timings and seeking
+    /// in a file already opened in full, whose streams describe it.
+    public init(path: String, cancellation: Cancellation = .shared, packetsOnly: Bool = false) throws(MediaError) {
         self.path = path
         self.cancellation = cancellation
         memory = nil
         identity = try Self.checkReadable(path)
-        context = try Self.open(url: path, io: nil, name: path, cancellation: cancellation)
+        context = try Self.open(url: path, io: nil, name: path, probe: !packetsOnly, cancellation: cancellation)
     }
 
     /// Opens and probes bytes in memory (a custom `AVIOContext`); `name`
     /// stands for the path in errors and reports. Nothing else is opened:
     /// formats that refer to other files or URLs (playlists, concat lists,
     /// references) cannot follow them.
-    public init(memory: MemoryInput, name: String, cancellation: Cancellation = Cancellation()) throws(MediaError) {
+    public init(memory: MemoryInput, name: String, cancellation: Cancellation = Cancellation(),
+                packetsOnly: Bool = false) throws(MediaError) {
         path = name
         self.cancellation = cancellation
         self.memory = memory
         identity = nil
-        context = try Self.open(url: nil, io: memory.context, name: name, cancellation: cancellation)
+        context = try Self.open(url: nil, io: memory.context, name: name, probe: !packetsOnly, cancellation: cancellation)
     }
 
-    /// `avformat_open_input` + `avformat_find_stream_info`.
-    private static func open(url: String?, io: UnsafeMutablePointer<AVIOContext>?, name: String,
+    /// `avformat_open_input` + `avformat_find_stream_info` (if `probe`).
+    private static func open(url: String?, io: UnsafeMutablePointer<AVIOContext>?, name: String, probe: Bool,
                              cancellation: Cancellation) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         guard let ctx = avformat_alloc_context() else {
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not open input", path: name)
@@ -64,6 +68,7 @@ public final class InputFile {
             throw MediaError(code: opened, operation: "could not open input", path: name,
                              message: Self.openMessage(opened))
         }
+        guard probe else { return c }
         let found = avformat_find_stream_info(c, nil)
         if found < 0 {
             avformat_close_input(&maybe)
@@ -82,6 +87,21 @@ public final class InputFile {
         code == AVTOOL_AVERROR_INVALIDDATA
             ? "not a media file libavformat can read (\(MediaError.describe(code)))"
             : MediaError.describe(code)
+    }
+
+    /// Whether packet timings read without the probe are the same as with
+    /// it: MP4/MOV take every timing from the sample tables, while for other
+    /// demuxers libavformat fills in DTS and durations from what the probe
+    /// found (the codec delay, the frame size).
+    public var timingsNeedNoProbe: Bool { formatName.hasPrefix("mov") }
+
+    /// Whether `other` (another opening of the same file) has the same
+    /// streams at the same indexes: types, codecs and time bases.
+    public func hasSameStreams(as other: InputFile) -> Bool {
+        let a = streams, b = other.streams
+        return a.count == b.count && zip(a, b).allSatisfy {
+            $0.mediaType == $1.mediaType && $0.codecName == $1.codecName && $0.timeBase == $1.timeBase
+        }
     }
 
     /// Refuses what libavformat would misreport: directories, empty files.

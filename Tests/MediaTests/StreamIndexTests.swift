@@ -75,5 +75,63 @@ struct StreamIndexTests {
             let file = try InputFile(path: MemoryIOTests.fixtures.appendingPathComponent(name).path)
             #expect(file.streams.allSatisfy { $0.indexedPackets == nil }, "\(name)")
         }
+        // Their timings need the probe (the DTS of a Matroska or MPEG-TS file's
+        // B-frame video comes from the codec delay it finds).
+        for name in ["h264_aac.mkv", "h264_aac.ts"] {
+            #expect(!(try InputFile(path: MemoryIOTests.fixtures.appendingPathComponent(name).path)).timingsNeedNoProbe)
+        }
+    }
+}
+
+/// An opening for packet reads only (no probe) of a file whose timings need
+/// no probe (MP4/MOV) finds the same streams and reads the same video packets, with the same timings and flags, as a full
+/// opening, from the start and after a seek near the end: the copied-audio
+/// scan reads the video's last packets that way. (Audio can differ: the
+/// probe supplies a frame size that fills in a last packet's duration.)
+@Suite("packets-only opening")
+struct PacketsOnlyOpeningTests {
+    struct Read: Equatable {
+        var timing: PacketTiming
+        var size: Int
+        var isKeyframe: Bool
+        var isDiscard: Bool
+    }
+
+    func reads(_ file: InputFile, stream: Int, seekingTo: Int64? = nil) throws -> [Read] {
+        file.discardAll(except: [stream])
+        if let t = seekingTo { #expect(file.seek(stream: stream, toKeyframeBefore: t)) }
+        let p = try Packet()
+        var out: [Read] = []
+        while try file.read(into: p) {
+            guard p.streamIndex == stream else { continue }
+            out.append(Read(timing: p.timing, size: p.size, isKeyframe: p.isKeyframe, isDiscard: p.isDiscard))
+        }
+        return out
+    }
+
+    @Test func readsTheVideoAProbedOpeningReads() throws {
+        let dirs = [MemoryIOTests.fixtures, MemoryIOTests.fixtures.deletingLastPathComponent().appendingPathComponent(".real-media")]
+        var checked = 0
+        for dir in dirs {
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).sorted() {
+                let path = dir.appendingPathComponent(name).path
+                guard let full = try? InputFile(path: path), full.timingsNeedNoProbe else { continue }
+                let light = try InputFile(path: path, packetsOnly: true)
+                #expect(light.hasSameStreams(as: full), "\(name)")
+                for v in full.streams where v.mediaType == .video && !v.isAttachedPicture {
+                    let l = try reads(light, stream: v.index), f = try reads(full, stream: v.index)
+                    let i = l.indices.first { $0 >= f.count || l[$0] != f[$0] } ?? l.count
+                    #expect(l == f, "\(name) first difference at \(i) of \(f.count)")
+                    if let d = v.duration, let s = v.startTime {
+                        let target = s.value + d.value * 9 / 10
+                        let a = try InputFile(path: path), b = try InputFile(path: path, packetsOnly: true)
+                        #expect(try reads(b, stream: v.index, seekingTo: target) == (try reads(a, stream: v.index, seekingTo: target)),
+                                "\(name) after a seek")
+                    }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked >= 20)
     }
 }
