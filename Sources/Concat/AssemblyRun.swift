@@ -209,6 +209,7 @@ final class AssemblyRun {
         report.videoPackets = result.packets[0]
         report.corrections = result.corrections[0] + (audio == nil ? TimelineCorrections() : result.corrections[1])
         report.outputBytes = result.outputBytes
+        if let w = result.tagWarning(container: session.container) { report.warnings.append(w) }
         report.durationSeconds = plan.duration?.seconds
         return report
     }

@@ -71,6 +71,15 @@ public struct InputStream {
     public var metadata: [(key: String, value: String)] { entries(of: stream.pointee.metadata) }
     public var language: String? { av_dict_get(stream.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) } }
 
+    /// An attachment's file name and MIME type as a reader sees them, e.g.
+    /// `'font.ttf' (application/x-truetype-font, 4096 bytes)`.
+    public var attachmentName: String {
+        let tags = Dictionary(metadata.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        let file = tags["filename"].map { "'\($0)'" } ?? "without a name"
+        let type = tags["mimetype"] ?? codecName
+        return "\(file) (\(type), \(extradata.count) bytes)"
+    }
+
     // MARK: video
 
     public var width: Int { Int(parameters.pointee.width) }

@@ -27,6 +27,9 @@ public final class OutputFile {
     public let container: Container
     /// Each output stream's time base as the muxer chose it in the header.
     public private(set) var timeBases: [Rational] = []
+    /// The tags given to the file and each stream, as they were before the
+    /// header (which adds the muxer's own): what the written file should hold.
+    public private(set) var intendedTags = IntendedTags(format: [], streams: [])
     private let cancellation: Cancellation
     private var finished = false
     /// An in-memory output; its I/O context belongs to it, not to this file.
@@ -94,6 +97,8 @@ public final class OutputFile {
                 throw MediaError(code: opened, operation: "could not create output", path: name)
             }
         }
+        intendedTags = IntendedTags(format: entries(of: ctx.pointee.metadata),
+                                    streams: (0..<Int(ctx.pointee.nb_streams)).map { entries(of: ctx.pointee.streams[$0]!.pointee.metadata) })
         var dict = makeDictionary(options)
         defer { av_dict_free(&dict) }
         let written = avformat_write_header(ctx, &dict)
@@ -154,7 +159,11 @@ public final class OutputFile {
             st.pointee.time_base = ctx.pointee.time_base
             st.pointee.avg_frame_rate = ctx.pointee.framerate
             st.pointee.sample_aspect_ratio = ctx.pointee.sample_aspect_ratio
-            if let input = encoder.source { try inherit(from: input, into: st, index: index) }
+            if let input = encoder.source {
+                try inherit(from: input, into: st, index: index)
+                // The source's codec library is not this stream's.
+                av_dict_set(&st.pointee.metadata, "encoder", nil, 0)
+            }
         }
     }
 
@@ -258,9 +267,12 @@ extension Container {
     /// Whether this container can hold the stream (see `canHold`). Cover art
     /// is written only by the MP4/M4A muxers (as 'covr'); the MOV muxer would
     /// drop it silently, and Matroska keeps pictures as attachments, which a
-    /// stream copy cannot make.
+    /// stream copy cannot make. Attachments (a file in the stream's codec
+    /// parameters, named by its `filename` and `mimetype` tags) only
+    /// Matroska holds.
     public func canHold(_ stream: InputStream) -> Bool? {
         if stream.isAttachedPicture { return muxer == "mp4" || muxer == "ipod" }
+        if stream.mediaType == .attachment { return muxer == "matroska" }
         return canHold(stream.codecID)
     }
 }

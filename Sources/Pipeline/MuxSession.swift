@@ -33,6 +33,19 @@ public struct MuxResult: Sendable {
     /// The finished output's size.
     public var outputBytes: Int64
     public var elapsed: Duration
+    /// Tags of the sources the output does not hold (read back from it).
+    public var tagLosses: [TagLoss] = []
+    /// Why the output's tags could not be read back, if they could not.
+    public var tagCheckFailure: String?
+
+    /// The warning for `tagLosses` (and a failed check), or nil.
+    public func tagWarning(container: Container) -> String? {
+        if let tagCheckFailure { return "could not check which tags the output kept: \(tagCheckFailure)" }
+        guard !tagLosses.isEmpty else { return nil }
+        let shown = tagLosses.prefix(8).map(\.description).joined(separator: ", ")
+        let more = tagLosses.count > 8 ? " and \(tagLosses.count - 8) more" : ""
+        return "\(tagLosses.count) tag(s) not kept (\(container.name) cannot hold them as they were): \(shown)\(more)"
+    }
 
     public var totalCorrections: TimelineCorrections { corrections.reduce(TimelineCorrections(), +) }
 }
@@ -84,17 +97,37 @@ public final class MuxSession {
             staged = nil
             memory = m
         }
+        let keys = Self.needsMetadataKeys(container, streams: streams, metadataSource: metadataSource,
+                                          audioSampleRate: audioSampleRate)
         if let staged {
             output = try OutputFile(path: staged.temporary, reportingAs: staged.target, container: container,
                                     streams: streams, metadataSource: metadataSource,
-                                    options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate),
+                                    options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate,
+                                                          metadataKeys: keys),
                                     cancellation: cancellation)
         } else {
             output = try OutputFile(memory: memory!, name: name, container: container, streams: streams,
                                     metadataSource: metadataSource,
-                                    options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate),
+                                    options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate,
+                                                          metadataKeys: keys),
                                     cancellation: cancellation)
         }
+    }
+
+    /// Whether an MP4/MOV output needs its file tags written as metadata
+    /// keys: when the fixed `udta`/iTunes set would lose some (a phone's
+    /// `com.apple.quicktime.*` or `com.android.*` keys), found by a trial
+    /// write in memory. Not with cover art, which only the iTunes set holds.
+    private static func needsMetadataKeys(_ container: Container, streams: [OutputStreamSource],
+                                          metadataSource: InputFile?, audioSampleRate: Int32?) -> Bool {
+        guard container.isISOBMFF, let source = metadataSource, !source.metadata.isEmpty else { return false }
+        for s in streams {
+            if case .copy(let input, _) = s, input.isAttachedPicture { return false }
+        }
+        let lost = OutputFile.trialFormatTagLosses(
+            container: container, streams: streams, metadataSource: source,
+            options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate))
+        return lost.map { !$0.isEmpty } ?? false
     }
 
     /// Each track's time base, as the muxer chose it in the header.
@@ -162,11 +195,31 @@ public final class MuxSession {
     public func finish() throws(MediaError) -> MuxResult {
         try cancellation.check()
         try output.finish()
+        var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
+                               corrections: tracks.indices.map(corrections(track:)), outputBytes: 0, elapsed: .zero)
+        checkTags(into: &result)
         try staged?.commit()
-        let size: Int64 = if let memory { Int64(memory.bytes.count) }
+        result.outputBytes = if let memory { Int64(memory.bytes.count) }
             else { staged.flatMap { fileSize($0.target) } ?? output.bytesWritten }
-        return MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
-                         corrections: tracks.indices.map(corrections(track:)), outputBytes: size,
-                         elapsed: ContinuousClock.now - began)
+        result.elapsed = ContinuousClock.now - began
+        return result
+    }
+
+    /// Reads the written output's tags back (before it is named) and notes
+    /// what the sources gave it that it does not hold.
+    private func checkTags(into result: inout MuxResult) {
+        do {
+            let written: InputFile
+            if let memory {
+                written = try InputFile(memory: MemoryInput(memory.bytes), name: name, packetsOnly: true)
+            } else if let staged {
+                written = try InputFile(path: staged.temporary, cancellation: cancellation, packetsOnly: true)
+            } else {
+                return
+            }
+            result.tagLosses = TagCheck.losses(output.intendedTags, in: written)
+        } catch {
+            result.tagCheckFailure = error.message
+        }
     }
 }

@@ -13,10 +13,14 @@ public struct DroppedStream: Sendable, Codable {
 /// lists (a track starting late, AAC priming) are written in the movie
 /// timescale; movenc's default of 1/1000 s would move audio by up to a
 /// millisecond (48 samples), the sample rate keeps it on the sample.
-package func muxerOptions(_ container: Container, faststart: Bool, audioSampleRate: Int32? = nil) -> [(String, String)] {
+/// `metadataKeys` writes the file's tags as QuickTime metadata keys (`mdta`:
+/// any key, as phones write them) instead of the fixed `udta`/iTunes set.
+package func muxerOptions(_ container: Container, faststart: Bool, audioSampleRate: Int32? = nil,
+                          metadataKeys: Bool = false) -> [(String, String)] {
     var options: [(String, String)] = []
     guard container.isISOBMFF else { return options }
-    if faststart { options.append(("movflags", "+faststart")) }
+    let flags = (faststart ? "+faststart" : "") + (metadataKeys ? "+use_metadata_tags" : "")
+    if !flags.isEmpty { options.append(("movflags", flags)) }
     if let rate = audioSampleRate, rate >= 1000 { options.append(("movie_timescale", String(rate))) }
     return options
 }
@@ -60,6 +64,15 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
         guard selection.keeps(s) else {
             plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecName,
                                               reason: "not selected"))
+            continue
+        }
+        // An attachment is a file, not media: it goes where it can, and
+        // where it cannot it is left out with a warning that names it.
+        if s.mediaType == .attachment, container.canHold(s) != true {
+            let name = s.attachmentName
+            plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecName,
+                                              reason: "\(container.name) cannot hold attachments"))
+            plan.warnings.append("stream #\(s.index): attachment \(name) is not kept (\(container.name) cannot hold attachments; mkv can)")
             continue
         }
         guard s.timeBase != nil else {

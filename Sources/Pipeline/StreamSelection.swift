@@ -7,6 +7,8 @@ public struct StreamSelection: Hashable, Sendable {
     public var subtitles = true
     /// Data streams, attachments and streams of unknown type.
     public var data = true
+    /// Attachments (fonts, files; Matroska), unless `data` leaves them out.
+    public var attachments = true
     /// Cover art (still pictures stored as a video stream).
     public var coverArt = true
 
@@ -18,7 +20,8 @@ public struct StreamSelection: Hashable, Sendable {
         case .video: video
         case .audio: audio
         case .subtitle: subtitles
-        case .data, .attachment, .unknown: data
+        case .attachment: data && attachments
+        case .data, .unknown: data
         }
     }
 

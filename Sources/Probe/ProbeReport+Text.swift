@@ -11,9 +11,9 @@ extension ProbeReport {
         if let s = size { head += ", \(formatBytes(s))" }
         lines.append(head)
         if let s = startSeconds, s != 0 { lines.append("  start \(formatSeconds(s))") }
-        for key in ["title", "creation_time", "major_brand", "encoder"] {
-            if let v = tags[key] { lines.append("  \(key): \(v)") }
-        }
+        let fileTags = orderedTags(tags)
+        for (key, value) in fileTags.prefix(Self.tagsShown) { lines.append("  \(key): \(value)") }
+        if fileTags.count > Self.tagsShown { lines.append("  … \(fileTags.count - Self.tagsShown) more tags (see --json)") }
         if chapters > 0 { lines.append("  chapters: \(chapters)") }
         for s in streams {
             var l = "  #\(s.index) \(s.type.rawValue) \(s.codec)"
@@ -43,6 +43,12 @@ extension ProbeReport {
             if s.isAttachedPicture { t += ", cover art" }
             if s.corruptPackets > 0 { t += ", \(s.corruptPackets) CORRUPT packets (damaged or cut off)" }
             lines.append(t)
+            let streamTags = orderedTags(s.tags).filter { $0.key != "language" }
+            if !streamTags.isEmpty {
+                var l = "      tags: " + streamTags.prefix(Self.streamTagsShown).map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+                if streamTags.count > Self.streamTagsShown { l += ", … \(streamTags.count - Self.streamTagsShown) more" }
+                lines.append(l)
+            }
         }
         if let sync {
             if let k = sync.skew {
@@ -65,6 +71,17 @@ extension ProbeReport {
         }
         return lines.joined(separator: "\n")
     }
+
+    /// File tags printed before folding (`--json` has them all).
+    static let tagsShown = 16
+    static let streamTagsShown = 6
+}
+
+/// Tags in a stable order: the common ones first, then by key.
+private func orderedTags(_ tags: [String: String]) -> [(key: String, value: String)] {
+    let first = ["title", "creation_time", "location", "com.apple.quicktime.creationdate", "major_brand", "encoder"]
+    func rank(_ k: String) -> Int { first.firstIndex(of: k) ?? first.count }
+    return tags.sorted { (rank($0.key), $0.key) < (rank($1.key), $1.key) }.map { (key: $0.key, value: $0.value) }
 }
 
 func formatSeconds(_ s: Double) -> String {

@@ -111,7 +111,7 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                               packets: result.packets[$0], bytes: result.payloadBytes[$0],
                               corrections: result.corrections[$0])
         },
-        dropped: plan.dropped, warnings: plan.warnings)
+        dropped: plan.dropped, warnings: plan.warnings + (result.tagWarning(container: container).map { [$0] } ?? []))
     report.outputBytes = result.outputBytes
     report.durationSeconds = input.duration.map(\.seconds)
     report.elapsedSeconds = result.elapsed.seconds

@@ -517,6 +517,57 @@ gen_broken() {
     finish $n
 }
 
+# 14. Tags a recording carries: an iPhone-like MOV with QuickTime metadata keys
+#     (mdta: location, make, model, software, creation date with its time
+#     zone, the Live Photo content identifier) beside creation_time, handler
+#     names and a language; an Android-like MP4 with com.android.version; a
+#     Matroska file with a font attachment.
+gen_tagged() {
+    local n f
+    n=iphone_tags.mov; f="$(partial $n)"
+    "${FF[@]}" \
+        -f lavfi -i "$(video_src 320x240 30 3)" \
+        -f lavfi -i "$(stereo_src 48000 3)" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" -movflags use_metadata_tags \
+        -metadata com.apple.quicktime.location.ISO6709="+37.3349-122.0090+030.000/" \
+        -metadata com.apple.quicktime.make=Apple -metadata com.apple.quicktime.model="iPhone 15 Pro" \
+        -metadata com.apple.quicktime.software=17.1.2 \
+        -metadata com.apple.quicktime.creationdate="2024-05-01T14:00:00+0200" \
+        -metadata com.apple.quicktime.content.identifier="6A1F1C2E-4B5D-4E6F-8A9B-0C1D2E3F4A5B" \
+        -metadata creation_time="$CREATION_TIME" \
+        -metadata:s:v:0 handler_name="Core Media Video" -metadata:s:a:0 handler_name="Core Media Audio" \
+        -metadata:s:a:0 language=eng "$f"
+    probe_ok "$f"
+    expect_eq "$n model" "$(ffprobe -v error -show_entries format_tags=com.apple.quicktime.model -of default=nw=1:nk=1 "$f")" "iPhone 15 Pro"
+    finish $n
+
+    n=android_tags.mp4; f="$(partial $n)"
+    "${FF[@]}" \
+        -f lavfi -i "$(video_src 320x240 30 3)" \
+        -f lavfi -i "$(stereo_src 48000 3)" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" -movflags use_metadata_tags \
+        -metadata com.android.version=14 -metadata com.android.capture.fps=30.000000 \
+        -metadata location="+48.8584+002.2945/" -metadata creation_time="$CREATION_TIME" "$f"
+    probe_ok "$f"
+    expect_eq "$n version" "$(ffprobe -v error -show_entries format_tags=com.android.version -of default=nw=1:nk=1 "$f")" "14"
+    finish $n
+
+    n=attachment.mkv; f="$(partial $n)"
+    # A stand-in font file: fixed bytes, attached with a font MIME type.
+    head -c 4096 /dev/zero | openssl enc -aes-256-ctr -nosalt \
+        -K 1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100 \
+        -iv 00000000000000000000000000000000 >"$WORK/font.ttf"
+    "${FF[@]}" \
+        -f lavfi -i "$(video_src 320x240 25 3)" \
+        -f lavfi -i "$(stereo_src 48000 3)" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" \
+        -attach "$WORK/font.ttf" -metadata:s:t:0 mimetype=application/x-truetype-font \
+        -metadata:s:t:0 filename=font.ttf -metadata title="With a font" "$f"
+    probe_ok "$f"
+    expect_eq "$n streams" "$(ffprobe -v error -show_entries stream=codec_type -of csv=p=0 "$f" | paste -sd, -)" "video,audio,attachment"
+    finish $n
+}
+
 # ---------------------------------------------------------------------------
 # Manifest (name + one-line description); also the list of expected files.
 # ---------------------------------------------------------------------------
@@ -543,6 +594,9 @@ random.mp4 64 KiB of deterministic pseudo-random bytes (AES-256-CTR keystream, f
 empty.mp4 Zero-byte file
 truncated.mp4 First 50% of a non-faststart copy of h264_bframes_2997_aac48_stereo.mp4 (moov missing)
 truncated_faststart.mp4 First 50% of h264_bframes_2997_aac48_stereo.mp4 (faststart: moov present, mdat cut)
+iphone_tags.mov H.264 + AAC MOV with QuickTime metadata keys as an iPhone writes them (location, make, model, software, creationdate, content.identifier), handler names, eng audio, 3 s
+android_tags.mp4 H.264 + AAC MP4 with com.android.version and com.android.capture.fps keys, location, 3 s
+attachment.mkv H.264 + AAC Matroska with a 4 KiB font attachment (application/x-truetype-font), 3 s
 EOF
 }
 
@@ -576,6 +630,7 @@ gen_hdr10
 gen_clicks
 gen_ts
 gen_broken
+gen_tagged
 write_manifest
 finish MANIFEST.txt
 

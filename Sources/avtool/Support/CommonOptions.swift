@@ -65,10 +65,13 @@ struct StreamDropOptions: ParsableArguments {
     var noSubtitles = false
     @Flag(help: "Leave out data streams and attachments.")
     var noData = false
+    @Flag(help: "Leave out attachments (fonts and files in Matroska; kept MKV to MKV, dropped with a warning elsewhere).")
+    var noAttachments = false
 
     func apply(to selection: inout StreamSelection) {
         selection.audio = !noAudio
         selection.subtitles = !noSubtitles
         selection.data = !noData
+        selection.attachments = !noAttachments
     }
 }

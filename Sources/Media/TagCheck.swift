@@ -1,0 +1,121 @@
+import CFFmpeg
+import Sync
+
+/// A tag the sources gave an output that the written output does not hold
+/// as it was: gone, or with another value.
+public struct TagLoss: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// The output stream it belonged to; `nil` for the file's own tags.
+    public var stream: Int?
+    public var key: String
+    public var value: String
+    /// The output's value when it holds the key with another value.
+    public var now: String?
+
+    public var description: String {
+        let place = stream.map { "stream #\($0) " } ?? ""
+        return "\(place)\(key)=\(Self.quoted(value))" + (now.map { " (now \(Self.quoted($0)))" } ?? "")
+    }
+
+    private static func quoted(_ s: String) -> String {
+        let short = s.count > 40 ? String(s.prefix(37)) + "…" : s
+        return "'\(short)'"
+    }
+}
+
+/// The tags an output is given, to be checked against what it holds once
+/// written (`TagCheck.losses`).
+public struct IntendedTags: Sendable, Equatable {
+    public var format: [(key: String, value: String)]
+    public var streams: [[(key: String, value: String)]]
+
+    public static func == (a: IntendedTags, b: IntendedTags) -> Bool {
+        a.format.elementsEqual(b.format, by: ==)
+            && a.streams.elementsEqual(b.streams) { $0.elementsEqual($1, by: ==) }
+    }
+}
+
+public enum TagCheck {
+    /// Keys that describe the writer rather than the recording, which every
+    /// muxer sets anew: the file's brands and writing program, the track's
+    /// vendor and codec library, and the statistics mkvmerge writes (with
+    /// or without a language suffix). They are not reported as lost.
+    public static func describesWriter(_ key: String, stream: Bool) -> Bool {
+        let k = key.lowercased()
+        if stream {
+            if ["vendor_id", "encoder"].contains(k) { return true }
+            let base = k.split(separator: "-").first.map(String.init) ?? k
+            return ["duration", "bps", "number_of_frames", "number_of_bytes"].contains(base)
+                || base.hasPrefix("_statistics_")
+        }
+        return ["major_brand", "minor_version", "compatible_brands", "encoder"].contains(k)
+    }
+
+    /// What of `intended` the output `written` (opened again after writing)
+    /// does not hold. Keys match without regard to case (Matroska writes
+    /// them in capitals); times match to the second (`creation_time` comes
+    /// back with microseconds). Output stream `j` holds intended stream `j`.
+    public static func losses(_ intended: IntendedTags, in written: InputFile) -> [TagLoss] {
+        var lost = compare(intended.format, written.context.pointee.metadata, stream: nil)
+        let n = Int(written.context.pointee.nb_streams)
+        for (j, tags) in intended.streams.enumerated() {
+            let dict = j < n ? written.context.pointee.streams[j]!.pointee.metadata : nil
+            lost += compare(tags, dict, stream: j)
+        }
+        return lost
+    }
+
+    private static func compare(_ tags: [(key: String, value: String)], _ dict: OpaquePointer?,
+                                stream: Int?) -> [TagLoss] {
+        var lost: [TagLoss] = []
+        for (key, value) in tags where !describesWriter(key, stream: stream != nil) {
+            guard let e = av_dict_get(dict, key, nil, 0) else {
+                // "und" (undetermined) says nothing; containers store it as no language.
+                if key.lowercased() == "language" && value == "und" { continue }
+                lost.append(TagLoss(stream: stream, key: key, value: value))
+                continue
+            }
+            let now = String(cString: e.pointee.value)
+            if !same(key, value, now) { lost.append(TagLoss(stream: stream, key: key, value: value, now: now)) }
+        }
+        return lost
+    }
+
+    /// Whether `now` is `value` as written back: the same, or for
+    /// `creation_time` the same instant to the second.
+    static func same(_ key: String, _ value: String, _ now: String) -> Bool {
+        if value == now { return true }
+        guard key.lowercased() == "creation_time" else { return false }
+        let a = Array(value.utf8), b = Array(now.utf8)
+        guard a.count >= 19, b.count >= 19, a[..<19] == b[..<19] else { return false }
+        // What follows the seconds may only be a fraction of zeros and a Z.
+        func rest(_ s: [UInt8]) -> Bool { s[19...].allSatisfy { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "Z") } }
+        return rest(a) && rest(b)
+    }
+}
+
+extension OutputFile {
+    /// The file tags an MP4/MOV output with `streams`, the tags of
+    /// `metadataSource` and `options` would not keep: found by writing one
+    /// in memory (one empty packet per track: movenc leaves out a track
+    /// without samples) and reading it back. `nil` when that trial cannot
+    /// be made.
+    public static func trialFormatTagLosses(container: Container, streams: [OutputStreamSource],
+                                            metadataSource: InputFile, options: [(String, String)]) -> [TagLoss]? {
+        guard let memory = try? MemoryOutput(limit: 1 << 24),
+              let out = try? OutputFile(memory: memory, name: "trial", container: container, streams: streams,
+                                        metadataSource: metadataSource, options: options),
+              let packet = try? Packet() else { return nil }
+        for i in streams.indices {
+            guard av_new_packet(packet.pointer, 16) >= 0 else { return nil }
+            packet.streamIndex = i
+            packet.timing = PacketTiming(pts: 0, dts: 0, duration: 1)
+            packet.pointer.pointee.flags |= AV_PKT_FLAG_KEY
+            guard (try? out.write(packet)) != nil else { return nil }
+        }
+        guard (try? out.finish()) != nil, let input = try? MemoryInput(memory.bytes),
+              let back = try? InputFile(memory: input, name: "trial", packetsOnly: true) else { return nil }
+        var intended = out.intendedTags
+        intended.streams = []
+        return TagCheck.losses(intended, in: back)
+    }
+}
