@@ -11,9 +11,11 @@ public struct TagLoss: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The output's value when it holds the key with another value.
     public var now: String?
 
+    /// `stream #N ` for a stream's tag, else empty.
+    public var place: String { stream.map { "stream #\($0) " } ?? "" }
+
     public var description: String {
-        let place = stream.map { "stream #\($0) " } ?? ""
-        return "\(place)\(key)=\(Self.quoted(value))" + (now.map { " (now \(Self.quoted($0)))" } ?? "")
+        "\(place)\(key)=\(Self.quoted(value))" + (now.map { " (now \(Self.quoted($0)))" } ?? "")
     }
 
     private static func quoted(_ s: String) -> String {

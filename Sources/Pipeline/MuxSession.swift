@@ -42,9 +42,10 @@ public struct MuxResult: Sendable {
     public func tagWarning(container: Container) -> String? {
         if let tagCheckFailure { return "could not check which tags the output kept: \(tagCheckFailure)" }
         guard !tagLosses.isEmpty else { return nil }
-        let shown = tagLosses.prefix(8).map(\.description).joined(separator: ", ")
-        let more = tagLosses.count > 8 ? " and \(tagLosses.count - 8) more" : ""
-        return "\(tagLosses.count) tag(s) not kept (\(container.name) cannot hold them as they were): \(shown)\(more)"
+        // Every one is named; past the first few, without its value.
+        let named = tagLosses.enumerated().map { $0 < 8 ? $1.description : $1.place + $1.key }
+        return "\(tagLosses.count) tag(s) not kept (\(container.name) cannot hold them as they were): "
+            + named.joined(separator: ", ")
     }
 
     public var totalCorrections: TimelineCorrections { corrections.reduce(TimelineCorrections(), +) }
