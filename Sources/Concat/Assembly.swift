@@ -5,6 +5,8 @@ import Sync
 /// Options shared by merge, concat and fill-silence.
 public struct AssemblyOptions: Sendable {
     public var container: Container?
+    /// Tag, creation-time and rotation changes made as the output is written.
+    public var edits = MetadataEdits()
     /// Where the output ends; `nil` leaves both tracks' ends as they are.
     public var end: EndPolicy? = .video
     /// Fill gaps inside the audio with silence (and trim overlaps).

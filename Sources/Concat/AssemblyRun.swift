@@ -49,6 +49,7 @@ final class AssemblyRun {
         let originalTrack = sources.count
         if let o = first.original { sources.append(.copy(o.stream, isDefault: false)) }
         session = try MuxSession(destination, container: container, streams: sources, metadataSource: first.video.file,
+                                 edits: options.edits,
                                  faststart: options.faststart, audioSampleRate: first.audio == nil ? nil : sampleRate,
                                  cancellation: cancellation)
         video = CopyWriter(track: 0, session: session)

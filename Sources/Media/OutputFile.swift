@@ -40,24 +40,24 @@ public final class OutputFile {
     /// `options` (muxer private options such as `movflags`). Errors name
     /// `name` (default: `path`).
     public convenience init(path: String, reportingAs name: String? = nil, container: Container,
-                            streams: [OutputStreamSource], metadataSource: InputFile?,
+                            streams: [OutputStreamSource], metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(),
                             options: [(String, String)] = [], cancellation: Cancellation = .shared) throws(MediaError) {
         try self.init(path: path, name: name ?? path, memory: nil, container: container, streams: streams,
-                      metadataSource: metadataSource, options: options, cancellation: cancellation)
+                      metadataSource: metadataSource, edits: edits, options: options, cancellation: cancellation)
     }
 
     /// The same into memory (`MemoryOutput`): nothing touches the filesystem.
     /// Options that rewrite the output by reopening it (faststart) cannot be used.
     public convenience init(memory: MemoryOutput, name: String, container: Container, streams: [OutputStreamSource],
-                            metadataSource: InputFile?, options: [(String, String)] = [],
+                            metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(), options: [(String, String)] = [],
                             cancellation: Cancellation = Cancellation()) throws(MediaError) {
         try self.init(path: name, name: name, memory: memory, container: container, streams: streams,
-                      metadataSource: metadataSource, options: options, cancellation: cancellation)
+                      metadataSource: metadataSource, edits: edits, options: options, cancellation: cancellation)
     }
 
     private init(path: String, name: String, memory: MemoryOutput?, container: Container,
-                 streams: [OutputStreamSource], metadataSource: InputFile?, options: [(String, String)],
-                 cancellation: Cancellation) throws(MediaError) {
+                 streams: [OutputStreamSource], metadataSource: InputFile?, edits: MetadataEdits,
+                 options: [(String, String)], cancellation: Cancellation) throws(MediaError) {
         self.path = path
         self.name = name
         self.memory = memory
@@ -81,6 +81,7 @@ public final class OutputFile {
             av_dict_copy(&ctx.pointee.metadata, input.context.pointee.metadata, 0)
             copyChapters(from: input)
         }
+        try apply(edits)
         if let memory {
             ctx.pointee.pb = memory.context
             ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
@@ -180,6 +181,53 @@ public final class OutputFile {
                                  path: name, stream: index)
             }
             dst.update(from: sd.data, count: sd.size)
+        }
+    }
+
+    /// `edits` on the tags and display matrices set so far: the creation
+    /// time and the turn first, then the tags (which may change either).
+    private func apply(_ edits: MetadataEdits) throws(MediaError) {
+        let n = Int(context.pointee.nb_streams)
+        func stream(_ j: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[j]! }
+        func isPicture(_ j: Int) -> Bool { stream(j).pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
+        func type(_ j: Int) -> AVMediaType { stream(j).pointee.codecpar.pointee.codec_type }
+        if let t = edits.creationTime {
+            av_dict_set(&context.pointee.metadata, "creation_time", t, 0)
+            for j in 0..<n { av_dict_set(&stream(j).pointee.metadata, "creation_time", t, 0) }
+        }
+        if let degrees = edits.rotation {
+            // libavformat 5.1 writes the display matrix only in MP4/MOV.
+            guard container.isISOBMFF else {
+                throw MediaError.invalidOption("'rotate' needs an MP4 or MOV output: \(container.name) cannot store a rotation",
+                                               options: ["rotate"])
+            }
+            for j in 0..<n where type(j) == AVMEDIA_TYPE_VIDEO && !isPicture(j) {
+                guard let sd = av_stream_new_side_data(stream(j), AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
+                    throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not set the rotation of", path: name, stream: j)
+                }
+                // A matrix set to N degrees shows the picture turned N degrees
+                // clockwise (ffprobe's `rotation` then reads -N).
+                sd.withMemoryRebound(to: Int32.self, capacity: 9) { av_display_rotation_set($0, Double(degrees)) }
+            }
+        }
+        for tag in edits.tags {
+            guard let which = tag.streams else {
+                av_dict_set(&context.pointee.metadata, tag.key, tag.value, 0)
+                continue
+            }
+            let targets = (0..<n).filter { j in
+                switch which {
+                case .video: type(j) == AVMEDIA_TYPE_VIDEO && !isPicture(j)
+                case .audio: type(j) == AVMEDIA_TYPE_AUDIO
+                case .subtitles: type(j) == AVMEDIA_TYPE_SUBTITLE
+                case .index(let i): j == i
+                }
+            }
+            if case .index(let i) = which, targets.isEmpty {
+                throw MediaError.invalidOption("'metadata' names output stream \(i), but the output has \(n) stream(s) (0…\(max(n - 1, 0)))",
+                                               options: ["metadata"])
+            }
+            for j in targets { av_dict_set(&stream(j).pointee.metadata, tag.key, tag.value, 0) }
         }
     }
 

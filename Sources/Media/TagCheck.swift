@@ -102,10 +102,11 @@ extension OutputFile {
     /// without samples) and reading it back. `nil` when that trial cannot
     /// be made.
     public static func trialFormatTagLosses(container: Container, streams: [OutputStreamSource],
-                                            metadataSource: InputFile, options: [(String, String)]) -> [TagLoss]? {
+                                            metadataSource: InputFile?, edits: MetadataEdits,
+                                            options: [(String, String)]) -> [TagLoss]? {
         guard let memory = try? MemoryOutput(limit: 1 << 24),
               let out = try? OutputFile(memory: memory, name: "trial", container: container, streams: streams,
-                                        metadataSource: metadataSource, options: options),
+                                        metadataSource: metadataSource, edits: edits, options: options),
               let packet = try? Packet() else { return nil }
         for i in streams.indices {
             guard av_new_packet(packet.pointer, 16) >= 0 else { return nil }

@@ -81,8 +81,8 @@ public final class MuxSession {
     /// `metadataSource`; for MP4/MOV, faststart when asked and a movie
     /// timescale of `audioSampleRate`, see `muxerOptions`).
     public init(_ destination: MuxDestination, container: Container, streams: [OutputStreamSource],
-                metadataSource: InputFile?, faststart: Bool = true, audioSampleRate: Int32? = nil,
-                cancellation: Cancellation) throws(MediaError) {
+                metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(), faststart: Bool = true,
+                audioSampleRate: Int32? = nil, cancellation: Cancellation) throws(MediaError) {
         name = destination.name
         self.container = container
         self.cancellation = cancellation
@@ -99,16 +99,16 @@ public final class MuxSession {
             memory = m
         }
         let keys = Self.needsMetadataKeys(container, streams: streams, metadataSource: metadataSource,
-                                          audioSampleRate: audioSampleRate)
+                                          edits: edits, audioSampleRate: audioSampleRate)
         if let staged {
             output = try OutputFile(path: staged.temporary, reportingAs: staged.target, container: container,
-                                    streams: streams, metadataSource: metadataSource,
+                                    streams: streams, metadataSource: metadataSource, edits: edits,
                                     options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate,
                                                           metadataKeys: keys),
                                     cancellation: cancellation)
         } else {
             output = try OutputFile(memory: memory!, name: name, container: container, streams: streams,
-                                    metadataSource: metadataSource,
+                                    metadataSource: metadataSource, edits: edits,
                                     options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate,
                                                           metadataKeys: keys),
                                     cancellation: cancellation)
@@ -120,13 +120,15 @@ public final class MuxSession {
     /// `com.apple.quicktime.*` or `com.android.*` keys), found by a trial
     /// write in memory. Not with cover art, which only the iTunes set holds.
     private static func needsMetadataKeys(_ container: Container, streams: [OutputStreamSource],
-                                          metadataSource: InputFile?, audioSampleRate: Int32?) -> Bool {
-        guard container.isISOBMFF, let source = metadataSource, !source.metadata.isEmpty else { return false }
+                                          metadataSource: InputFile?, edits: MetadataEdits, audioSampleRate: Int32?) -> Bool {
+        guard container.isISOBMFF, metadataSource.map({ !$0.metadata.isEmpty }) ?? false || !edits.tags.isEmpty else {
+            return false
+        }
         for s in streams {
             if case .copy(let input, _) = s, input.isAttachedPicture { return false }
         }
         let lost = OutputFile.trialFormatTagLosses(
-            container: container, streams: streams, metadataSource: source,
+            container: container, streams: streams, metadataSource: metadataSource, edits: edits,
             options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate))
         return lost.map { !$0.isEmpty } ?? false
     }

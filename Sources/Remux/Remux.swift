@@ -6,6 +6,8 @@ public struct RemuxOptions: Sendable {
     /// The output container; `nil` means from the output's extension.
     public var container: Container?
     public var start: StartPolicy = .zero
+    /// Tag, creation-time and rotation changes made as the output is written.
+    public var edits = MetadataEdits()
     public var repair: TimestampRepair = .fix
     public var streams = StreamSelection()
     /// MP4/MOV/M4A: put the index (moov) before the media data.
@@ -97,7 +99,7 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                    cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport {
     let plan = try planStreams(input, container: container, selection: options.streams)
     let session = try MuxSession(destination, container: container, streams: plan.kept.map { .copy($0) },
-                                 metadataSource: input, faststart: options.faststart,
+                                 metadataSource: input, edits: options.edits, faststart: options.faststart,
                                  audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
                                  cancellation: cancellation)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)

@@ -71,7 +71,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
         streams: plan.streams.kept.map {
             $0.index == plan.video.index ? .encoded(video.encoder) : audio[$0.index].map { .encoded($0.encoder) } ?? .copy($0)
         },
-        metadataSource: input, faststart: options.faststart,
+        metadataSource: input, edits: options.edits, faststart: options.faststart,
         audioSampleRate: plan.streams.kept.first { $0.mediaType == .audio }
             .map { audio[$0.index]?.encoder.sampleRate ?? $0.sampleRate },
         cancellation: cancellation)

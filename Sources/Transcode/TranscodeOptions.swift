@@ -15,6 +15,8 @@ public enum RateControl: Sendable, Equatable {
 
 public struct TranscodeOptions: Sendable {
     public var container: Container?
+    /// Tag, creation-time and rotation changes made as the output is written.
+    public var edits = MetadataEdits()
     public var rate: RateControl = .crf(TranscodeOptions.defaultCRF)
     /// x265 preset (ultrafast … placebo).
     public var preset = "medium"

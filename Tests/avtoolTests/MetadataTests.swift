@@ -148,3 +148,104 @@ struct MetadataTests {
         #expect(try FFprobe(scratch.path("b.mkv")).streams.count == 2)
     }
 }
+
+/// `--metadata`, `--rotate`, `--creation-time`: made as the output is
+/// written, checked through ffprobe.
+@Suite("tag edits")
+struct TagEditTests {
+    @Test func tagsSetChangedAndRemoved() throws {
+        let scratch = try Scratch()
+        let out = scratch.path("out.mov")
+        let run = try Tool.avtool("remux", try Fixtures.path("iphone_tags.mov"), out,
+                                  "--metadata", "title=Holiday 2024", "--metadata", "com.apple.quicktime.make=",
+                                  "--metadata", "s:a:language=fra", "--metadata", "s:0:handler_name=Camera")
+        try #require(run.status == 0, "\(run)")
+        #expect(!run.stderr.contains("warning"), "\(run.stderr)")
+        let p = try FFprobe(out)
+        let tags = MetadataTests.tags(p.format)
+        #expect(tags["title"] == "Holiday 2024")
+        #expect(tags["com.apple.quicktime.make"] == nil)
+        #expect(tags["com.apple.quicktime.model"] == "iPhone 15 Pro")
+        #expect(FFprobe.tag(p.stream(1), "language") == "fra")
+        #expect(FFprobe.tag(p.stream(0), "handler_name") == "Camera")
+    }
+
+    @Test(arguments: [("h264_bframes_2997_aac48_stereo.mp4", 90, -90), ("h264_bframes_2997_aac48_stereo.mp4", 270, 90),
+                      ("h264_bframes_2997_aac48_stereo.mp4", 180, 180), ("rotated90.mp4", 0, 0)])
+    func rotationSetAsDisplayMatrix(_ fixture: String, _ degrees: Int, _ probed: Int) throws {
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("remux", try Fixtures.path(fixture), out, "--rotate", String(degrees))
+        try #require(run.status == 0, "\(run)")
+        let got = FFprobe.rotation(try FFprobe(out).stream(0)) ?? 0
+        #expect(abs(got) % 360 == abs(probed) % 360 && (probed == 180 || got == probed), "ffprobe rotation \(got)")
+        // The packets are the input's.
+        #expect(try PacketList(out).payloads[0] == (try PacketList(try Fixtures.path(fixture)).payloads[0]))
+        // A player (ffmpeg's autorotate) shows the picture turned clockwise.
+        if degrees == 90 {
+            func firstFrame(_ path: String, _ filter: [String]) throws -> Data {
+                let r = try Tool.run("ffmpeg", ["-v", "error", "-i", path, "-frames:v", "1"] + filter
+                                     + ["-f", "rawvideo", "-pix_fmt", "gray", "-"])
+                return r.data
+            }
+            let shown = try firstFrame(out, [])
+            let turned = try firstFrame(try Fixtures.path(fixture), ["-vf", "transpose=clock"])
+            #expect(!shown.isEmpty && shown == turned)
+        }
+    }
+
+    @Test(arguments: [["remux"], ["concat", "SAME"], ["transcode", "--preset", "ultrafast"]])
+    func creationTimeOnFileAndStreams(_ verb: [String]) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        let out = scratch.path("out.mp4")
+        let inputs = verb.count > 1 && verb[1] == "SAME" ? [input, input] : [input]
+        let flags = verb.count > 1 && verb[1] == "SAME" ? [] : Array(verb.dropFirst())
+        let run = try Tool.avtool([verb[0]] + inputs + [out, "--creation-time", "2020-01-02T03:04:05Z",
+                                                        "--metadata", "title=Edited"] + flags)
+        try #require(run.status == 0, "\(run)")
+        let p = try FFprobe(out)
+        #expect(FFprobe.tag(p.format, "creation_time")?.hasPrefix("2020-01-02T03:04:05") == true)
+        #expect(FFprobe.tag(p.format, "title") == "Edited")
+        for s in p.streams { #expect(FFprobe.tag(s, "creation_time")?.hasPrefix("2020-01-02T03:04:05") == true) }
+    }
+
+    /// A recipe takes the same flags: a list for a repeated one.
+    @Test func editsFromARecipe() throws {
+        let s = try Scratch()
+        try FileManager.default.createDirectory(atPath: s.path("in"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try Fixtures.path("iphone_tags.mov"), toPath: s.path("in/clip.mov"))
+        try """
+            version: 1
+            steps:
+              - verb: remux
+                inputs: in/*.mov
+                output: out/{stem}.mp4
+                options: {metadata: [title=From a recipe, "s:a:language=fra"], rotate: 90, creation-time: "2021-02-03T04:05:06Z"}
+            """.write(toFile: s.path("r.yaml"), atomically: true, encoding: .utf8)
+        let run = try Tool.avtool("batch", s.path("r.yaml"), "-q")
+        try #require(run.status == 0, "\(run)")
+        let p = try FFprobe(s.path("out/clip.mp4"))
+        #expect(FFprobe.tag(p.format, "title") == "From a recipe")
+        #expect(FFprobe.tag(p.format, "creation_time")?.hasPrefix("2021-02-03T04:05:06") == true)
+        #expect(FFprobe.tag(p.format, "com.apple.quicktime.model") == "iPhone 15 Pro")
+        #expect(FFprobe.tag(p.stream(1), "language") == "fra")
+        #expect(FFprobe.rotation(p.stream(0)) == -90)
+    }
+
+    @Test(arguments: [(["--rotate", "45"], "'--rotate' takes 0, 90, 180 or 270"),
+                      (["--metadata", "title"], "'--metadata' takes KEY=VALUE"),
+                      (["--metadata", "s:x:title=a"], "is not v, a, s or a stream number"),
+                      (["--metadata", "s:7:title=a"], "names output stream 7"),
+                      (["--creation-time", "yesterday"], "'--creation-time' takes a UTC time"),
+                      (["--rotate", "90", "--format", "mkv"], "'--rotate' needs an MP4 or MOV output")])
+    func badEditsAreRefused(_ flags: [String], _ message: String) throws {
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool(["remux", try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4"), out] + flags)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains(message), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(scratch.contents.isEmpty, "\(scratch.contents)")
+    }
+}

@@ -63,6 +63,7 @@ struct RemuxCommand: WritingVerb {
         o.streams.video = !noVideo
         o.streams.coverArt = !noCoverArt
         o.faststart = !containerOptions.noFaststart
+        o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
         return o
     }

@@ -40,6 +40,7 @@ private func assemblyOptions(_ c: ContainerOptions, _ out: OutputOptions, _ s: S
     var o = AssemblyOptions()
     o.container = c.container
     o.faststart = !c.noFaststart
+    o.edits = (try? c.tagging.edits()) ?? MetadataEdits()  // checked by validate()
     o.overwrite = out.overwrite
     s.apply(to: &o)
     return o

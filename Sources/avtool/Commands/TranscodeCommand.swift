@@ -108,6 +108,7 @@ struct TranscodeCommand: WritingVerb {
         o.size = size.flatMap(Self.parseSize)
         drops.apply(to: &o.streams)
         o.faststart = !containerOptions.noFaststart
+        o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
         return o
     }

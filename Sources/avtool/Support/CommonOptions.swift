@@ -48,6 +48,8 @@ struct ContainerOptions: ParsableArguments {
     @Flag(help: "Write MP4/MOV/M4A with the index at the end (no second pass over the file).")
     var noFaststart = false
 
+    @OptionGroup(title: "Tags") var tagging: TaggingOptions
+
     func validate() throws {
         if let format, Container(named: format) == nil {
             throw ValidationError("unknown '--format' \(format); known: \(Container.knownNames)")
@@ -73,5 +75,37 @@ struct StreamDropOptions: ParsableArguments {
         selection.subtitles = !noSubtitles
         selection.data = !noData
         selection.attachments = !noAttachments
+    }
+}
+
+/// Tag edits made as the output is written (nothing is re-encoded for them).
+struct TaggingOptions: ParsableArguments {
+    @Option(name: .customLong("metadata"), parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("Set a tag: KEY=VALUE on the file, s:v:KEY=VALUE on video streams (s:a audio, s:s subtitles, s:N output stream N); an empty VALUE removes the key. Repeatable.",
+                               valueName: "KEY=VALUE"))
+    var metadata: [String] = []
+
+    @Option(help: ArgumentHelp("Turn the picture N degrees clockwise when shown (0, 90, 180, 270): the display matrix of every video stream; 0 removes a turn. MP4/MOV only.",
+                               valueName: "N"))
+    var rotate: Int?
+
+    @Option(help: ArgumentHelp("The recording's creation time, UTC (2024-05-01T12:00:00Z, or 'now'), on the file and every stream.",
+                               valueName: "TIME"))
+    var creationTime: String?
+
+    func validate() throws {
+        do { _ = try edits() } catch { throw ValidationError(error.commandLineMessage) }
+    }
+
+    /// The edits, checked.
+    func edits() throws(MediaError) -> MetadataEdits {
+        var e = MetadataEdits()
+        for m in metadata { e.tags.append(try MetadataEdits.Tag(parsing: m)) }
+        if let r = rotate {
+            try MetadataEdits.checkRotation(r)
+            e.rotation = r
+        }
+        if let t = creationTime { e.creationTime = try MetadataEdits.creationTime(parsing: t) }
+        return e
     }
 }
