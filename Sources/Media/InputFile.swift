@@ -231,8 +231,12 @@ public final class InputFile {
         // A read cut short by a stop flags its packet corrupt: that is the stop.
         if cancellation.isCancelled { return .interrupted }
         if let changed = changedError() { return changed }
+        if let cut = cutOff {
+            return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
+                              message: "it is cut off: only \(cut)", remedy: .salvage)
+        }
         return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
-                   message: "packet is corrupt or truncated (the file is damaged or cut off)")
+                          message: "packet is corrupt or truncated (the file is damaged or cut off)", remedy: .salvage)
     }
 }
 

@@ -128,6 +128,8 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
     case originalAudioContainer
     /// The audio's offset or alignment puts it where it cannot be.
     case checkOffset
+    /// Keep what is readable of a damaged or cut-off input.
+    case salvage
 
     /// In library terms (the command line words it with its flags).
     public var description: String {
@@ -141,6 +143,7 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
         case .pcmNeedsMOV: "write PCM into a MOV output, or encode AAC"
         case .originalAudioContainer: "choose a container that holds it (mov, mkv) or do not keep the original audio"
         case .checkOffset: "check the offset and the alignment"
+        case .salvage: "salvage it to keep the complete packets"
         }
     }
 }

@@ -13,6 +13,9 @@ public struct RemuxOptions: Sendable {
     /// MP4/MOV/M4A: put the index (moov) before the media data.
     public var faststart = true
     public var overwrite = false
+    /// Keep every complete packet of a damaged or cut-off input (instead of
+    /// refusing it) and report what was lost.
+    public var salvage = false
 
     public init() {}
 }
@@ -67,6 +70,8 @@ public struct RemuxReport: Sendable, Codable {
     public var outputBytes: Int64 = 0
     public var durationSeconds: Double?
     public var elapsedSeconds: Double = 0
+    /// With `salvage`: what was kept of a damaged or cut-off input.
+    public var salvage: SalvageReport?
 
     public var corrections: TimelineCorrections { streams.reduce(TimelineCorrections()) { $0 + $1.corrections } }
 }
@@ -98,12 +103,13 @@ public func remux(_ input: InputFile, into memory: MemoryOutput, container: Cont
 private func remux(_ input: InputFile, to destination: MuxDestination, container: Container, options: RemuxOptions,
                    cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport {
     let plan = try planStreams(input, container: container, selection: options.streams)
+    var source = try PacketSource(input, kept: plan.kept, salvage: options.salvage, operation: "could not remux")
     let session = try MuxSession(destination, container: container, streams: plan.kept.map { .copy($0) },
                                  metadataSource: input, edits: options.edits, faststart: options.faststart,
                                  audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
                                  cancellation: cancellation)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
-    try copyPackets(from: input, plan: plan, to: session, progress: progress)
+    try copyPackets(from: &source, to: session, progress: progress)
     let result = try session.finish()
 
     var report = RemuxReport(
@@ -113,7 +119,9 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                               packets: result.packets[$0], bytes: result.payloadBytes[$0],
                               corrections: result.corrections[$0])
         },
-        dropped: plan.dropped, warnings: plan.warnings + (result.tagWarning(container: container).map { [$0] } ?? []))
+        dropped: plan.dropped,
+        warnings: [source.salvage?.warning, result.tagWarning(container: container)].compactMap { $0 } + plan.warnings)
+    report.salvage = source.salvage
     report.outputBytes = result.outputBytes
     report.durationSeconds = input.duration.map(\.seconds)
     report.elapsedSeconds = result.elapsed.seconds
@@ -122,18 +130,13 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
 
 /// The read loop of a remux: every packet of a kept stream, checked, into
 /// its track.
-private func copyPackets(from input: InputFile, plan: StreamPlan, to session: MuxSession,
+private func copyPackets(from source: inout PacketSource, to session: MuxSession,
                          progress: ((RemuxProgress) -> Void)?) throws(MediaError) {
-    var track = [Int?](repeating: nil, count: input.streams.count)
-    for (j, s) in plan.kept.enumerated() { track[s.index] = j }
+    let input = source.input
     let duration = input.duration.map(\.seconds)
     let inputSize = input.size
-    let packet = try Packet()
     var sinceProgress = 0
-    while try input.read(into: packet) {
-        guard packet.streamIndex < track.count, let j = track[packet.streamIndex] else { continue }
-        // A copy must not pass damage on silently.
-        if packet.isCorrupt { throw input.corruptPacketError(stream: packet.streamIndex) }
+    try source.run { (packet, j) throws(MediaError) in
         try session.write(packet, track: j)
         if let progress {
             sinceProgress += 1

@@ -36,6 +36,8 @@ public struct TranscodeReport: Sendable, Codable {
     public var hdr = false
     public var dropped: [DroppedStream] = []
     public var warnings: [String] = []
+    /// With `salvage`: what was kept of a damaged or cut-off input.
+    public var salvage: SalvageReport?
     public var inputBytes: Int64 = 0
     public var outputBytes: Int64 = 0
     public var durationSeconds: Double?
@@ -60,6 +62,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
     let input = try InputFile(path: inputPath, cancellation: cancellation)
     // Every decision that can fail is made before the output exists.
     let plan = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
+    var source = try PacketSource(input, kept: plan.streams.kept, salvage: options.salvage, operation: "could not transcode")
     let video = try VideoReencoder(stream: plan.video, settings: plan.videoSettings, frameRate: options.frameRate)
     var audio: [Int: AudioReencoder] = [:]
     for (index, settings) in plan.audio {
@@ -91,28 +94,20 @@ public func transcode(input inputPath: String, output outputPath: String, option
             progress(TranscodeProgress(frames: frames, position: t.seconds - start, duration: duration))
         }
     }
-    try pump(input, into: writers, kept: plan.streams.kept, cancellation: cancellation)
+    try source.run { (packet, j) throws(MediaError) in
+        // An encoder may take many packets before it writes one: check here too.
+        try cancellation.check()
+        try writers[j].send(packet)
+    }
     // The video's encoder first, then the audio's, as the tracks' order.
     for w in writers { try w.finish() }
     let result = try session.finish()
-    return plan.report(input: input, output: outputPath, video: video, audio: audio, result: result)
+    var report = plan.report(input: input, output: outputPath, video: video, audio: audio, result: result)
+    report.salvage = source.salvage
+    if let w = source.salvage?.warning { report.warnings.insert(w, at: 0) }
+    return report
 }
 
-/// The read loop: every packet of a kept stream, checked, to its track's writer.
-func pump(_ input: InputFile, into writers: [any TrackWriter], kept: [InputStream],
-          cancellation: Cancellation) throws(MediaError) {
-    var writerOf = [(any TrackWriter)?](repeating: nil, count: input.streams.count)
-    for (j, s) in kept.enumerated() { writerOf[s.index] = writers[j] }
-    let packet = try Packet()
-    while try input.read(into: packet) {
-        // An encoder may take many packets before it writes one: check here too.
-        try cancellation.check()
-        let i = packet.streamIndex
-        guard i < writerOf.count, let w = writerOf[i] else { continue }
-        if packet.isCorrupt { throw input.corruptPacketError(stream: i) }
-        try w.send(packet)
-    }
-}
 
 /// Everything a transcode decides before the output exists: the streams
 /// kept, the video encoder's settings (size, bit depth, HDR metadata,

@@ -38,6 +38,9 @@ public struct TranscodeOptions: Sendable {
     public var start: StartPolicy = .zero
     public var faststart = true
     public var overwrite = false
+    /// Keep every complete packet of a damaged or cut-off input (instead of
+    /// refusing it) and report what was lost.
+    public var salvage = false
 
     /// x265's CRF scale: 24 keeps fine detail at about half the size of
     /// H.264 at its default quality.

@@ -49,6 +49,9 @@ struct RemuxCommand: WritingVerb {
     @Flag(help: "Leave out cover art (only MP4 and M4A can hold it).")
     var noCoverArt = false
 
+    @Flag(help: "Keep every complete packet of a damaged or cut-off input instead of refusing it; the report says what was lost.")
+    var salvage = false
+
     @OptionGroup var containerOptions: ContainerOptions
     @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
@@ -65,6 +68,7 @@ struct RemuxCommand: WritingVerb {
         o.faststart = !containerOptions.noFaststart
         o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
+        o.salvage = salvage
         return o
     }
 

@@ -67,6 +67,9 @@ struct TranscodeCommand: WritingVerb {
     @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate for all channels, e.g. 128k (default 64k per channel).")
     var audioBitrate: String?
 
+    @Flag(help: "Keep every complete packet of a damaged or cut-off input instead of refusing it; the report says what was lost.")
+    var salvage = false
+
     @OptionGroup var containerOptions: ContainerOptions
     @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
@@ -110,6 +113,7 @@ struct TranscodeCommand: WritingVerb {
         o.faststart = !containerOptions.noFaststart
         o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
+        o.salvage = salvage
         return o
     }
 

@@ -29,6 +29,7 @@ extension Remedy {
         case .pcmNeedsMOV: "use a .mov output for PCM, or --audio aac"
         case .originalAudioContainer: "choose a container that holds it (mov, mkv) or leave out --keep-original-audio"
         case .checkOffset: "check --offset and --align"
+        case .salvage: "--salvage keeps every complete packet (remux, transcode)"
         }
     }
 }

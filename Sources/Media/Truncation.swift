@@ -1,0 +1,107 @@
+import CFFmpeg
+
+/// How much of a stream an MP4/MOV index lists, and how much of that the
+/// file holds.
+public struct StreamCoverage: Sendable, Equatable, Codable {
+    public var stream: Int
+    public var type: MediaType
+    /// Packets the index lists.
+    public var listed: Int
+    /// Of those, the packets whose bytes all lie within the file.
+    public var present: Int
+}
+
+extension InputFile {
+    /// Per stream of a non-fragmented MP4/MOV (whose index lists every
+    /// packet, with its place in the file): the packets listed and those the
+    /// file holds. Streams whose index is not whole (fragments, cover art)
+    /// are left out; `nil` for other formats.
+    public var indexCoverage: [StreamCoverage]? { coverage(wholeOnly: true) }
+
+    /// The same from whatever the index holds so far: for a fragmented
+    /// file, the fragments parsed (after a read to the end, all of them).
+    public var coverageSoFar: [StreamCoverage]? { coverage(wholeOnly: false) }
+
+    private func coverage(wholeOnly: Bool) -> [StreamCoverage]? {
+        guard formatName.hasPrefix("mov"), let fileSize = size else { return nil }
+        var out: [StreamCoverage] = []
+        for s in streams where !s.isAttachedPicture {
+            let st = s.stream
+            let count = avformat_index_get_entries_count(st)
+            guard count > 0 else { continue }
+            if wholeOnly {
+                guard let declared = s.declaredFrameCount, Int64(count) == declared else { continue }
+            }
+            var present = 0
+            for i in 0..<count {
+                if let e = avformat_index_get_entry(st, i), e.pointee.pos >= 0,
+                   e.pointee.pos + Int64(e.pointee.size) <= fileSize {
+                    present += 1
+                }
+            }
+            out.append(StreamCoverage(stream: s.index, type: s.mediaType, listed: Int(count), present: present))
+        }
+        return out
+    }
+
+    /// What its index says is missing when the file is cut off before the
+    /// end of its packets ("146 of 300 video and 230 of 469 audio packets
+    /// are in the file"); `nil` when whole or when it cannot tell.
+    public var cutOff: String? { Self.cutOff(indexCoverage) }
+
+    /// The same from what the index holds so far (`coverageSoFar`).
+    public var cutOffSoFar: String? { Self.cutOff(coverageSoFar) }
+
+    private static func cutOff(_ coverage: [StreamCoverage]?) -> String? {
+        guard let c = coverage, c.contains(where: { $0.present < $0.listed }) else { return nil }
+        return describe(c.map { ($0.present, $0.listed, $0.type) }) + " are in the file"
+    }
+
+    /// "146 of 300 video and 230 of 469 audio packets".
+    public static func describe(_ counts: [(have: Int, of: Int, type: MediaType)]) -> String {
+        let parts = counts.map { "\($0.have) of \($0.of) \($0.type.rawValue)" }
+        let joined = parts.count <= 1 ? parts.joined()
+            : parts.dropLast().joined(separator: ", ") + " and " + parts.last!
+        return joined + " packets"
+    }
+
+    /// The error for an input cut off before the end of its packets (its
+    /// index lists more than the file holds), or nil.
+    public func cutOffError(_ operation: String, soFar: Bool = false) -> MediaError? {
+        guard let cut = soFar ? cutOffSoFar : cutOff else { return nil }
+        return MediaError.invalid(operation, path: path, message: "it is cut off: only \(cut)", remedy: .salvage)
+    }
+}
+
+/// What a salvaging read kept of a damaged or cut-off input.
+public struct SalvageReport: Sendable, Equatable, Codable {
+    /// Per output track: packets kept, and (MP4/MOV) the packets the index lists.
+    public var kept: [Int]
+    public var listed: [Int?]
+    public var types: [MediaType]
+    /// Packets dropped as damaged (flagged corrupt by the demuxer).
+    public var damagedPackets = 0
+    /// Whether reading stopped at an error before the end.
+    public var stoppedEarly = false
+
+    public init(types: [MediaType], listed: [Int?]) {
+        self.types = types
+        self.listed = listed
+        kept = Array(repeating: 0, count: types.count)
+    }
+
+    /// Whether anything was lost.
+    public var lostAny: Bool {
+        damagedPackets > 0 || stoppedEarly || zip(kept, listed).contains { k, l in l.map { k < $0 } ?? false }
+    }
+
+    /// The warning a salvaging verb gives, or nil when nothing was lost.
+    public var warning: String? {
+        guard lostAny else { return nil }
+        let counts = types.indices.map { j in (kept[j], listed[j] ?? kept[j], types[j]) }
+        var text = "salvaged what was readable: kept " + InputFile.describe(counts)
+        if damagedPackets > 0 { text += "; \(damagedPackets) damaged packet(s) left out" }
+        if stoppedEarly { text += "; reading stopped at damage before the end" }
+        return text
+    }
+}

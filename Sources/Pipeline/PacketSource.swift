@@ -1,0 +1,84 @@
+import Media
+
+/// The read loop every single-input verb runs: each packet of a kept stream,
+/// in file order, to `take` with its output track. Damage is an error, or
+/// with `salvage` left out and counted: a packet flagged corrupt is
+/// dropped, a read that fails ends the input (what comes after is the cut).
+/// A cut-off MP4/MOV (its index lists packets beyond the end of the file)
+/// is refused before anything is read, and a fragmented one whose last
+/// fragments list packets beyond the end once it is read, unless salvaging.
+public struct PacketSource {
+    public let input: InputFile
+    /// Input stream index → output track.
+    private let track: [Int?]
+    private let kept: [InputStream]
+    public private(set) var salvage: SalvageReport?
+
+    private let operation: String
+
+    public init(_ input: InputFile, kept: [InputStream], salvage: Bool, operation: String) throws(MediaError) {
+        self.input = input
+        self.operation = operation
+        var track = [Int?](repeating: nil, count: input.streams.count)
+        for (j, s) in kept.enumerated() { track[s.index] = j }
+        self.track = track
+        self.kept = kept
+        if salvage {
+            let coverage = input.indexCoverage ?? []
+            self.salvage = SalvageReport(types: kept.map(\.mediaType),
+                                         listed: kept.map { s in coverage.first { $0.stream == s.index }?.listed })
+        } else if let cut = input.cutOffError(operation) {
+            throw cut
+        }
+    }
+
+    /// Failed reads in a row that end a salvaging read.
+    static let failuresToEnd = 64
+
+    /// Reads every packet; `take(packet, track)` for those of kept streams.
+    public mutating func run(_ take: (borrowing Packet, Int) throws(MediaError) -> Void) throws(MediaError) {
+        let packet = try Packet()
+        // Salvaging, a read that fails (or ends) may be one packet past the
+        // cut while packets of another track, in the file, come later in time
+        // order: read on until reads keep failing.
+        var failures = 0
+        while true {
+            do {
+                guard try input.read(into: packet) else {
+                    guard salvage != nil, failures < Self.failuresToEnd else { break }
+                    failures += 1
+                    continue
+                }
+            } catch {
+                guard salvage != nil, !(MediaError.interrupted ~= error) else { throw error }
+                guard failures < Self.failuresToEnd else {
+                    salvage!.stoppedEarly = true
+                    break
+                }
+                failures += 1
+                continue
+            }
+            failures = 0
+            let i = packet.streamIndex
+            guard i < track.count, let j = track[i] else { continue }
+            if packet.isCorrupt {
+                guard salvage != nil else { throw input.corruptPacketError(stream: i) }
+                salvage!.damagedPackets += 1
+                continue
+            }
+            try take(packet, j)
+            salvage?.kept[j] += 1
+        }
+        // Fragments parsed while reading can list packets the file does not hold.
+        if salvage == nil, let cut = input.cutOffError(operation, soFar: true) { throw cut }
+        if salvage != nil, let so = input.coverageSoFar {
+            for (j, s) in kept.enumerated() {
+                if let c = so.first(where: { $0.stream == s.index }) { salvage!.listed[j] = max(salvage!.listed[j] ?? 0, c.listed) }
+            }
+        }
+        if let s = salvage, s.kept.allSatisfy({ $0 == 0 }) {
+            throw MediaError.invalid("could not salvage", path: input.path,
+                                     message: "no complete packet of the streams kept could be read")
+        }
+    }
+}

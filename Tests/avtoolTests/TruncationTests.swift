@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+/// A recording cut off (a crash, a copy that stopped): refused with what is
+/// missing, never a short output with exit 0; with `--salvage`, every
+/// complete packet kept, the same bytes as the original's first packets, at
+/// least as many as the `ffmpeg` program keeps.
+struct CutCase: CustomTestStringConvertible, Sendable {
+    let source: String
+    /// Percent of the file kept.
+    let percent: Int
+    /// Written as fragmented MP4 first (no whole index).
+    var fragmented = false
+
+    var testDescription: String { "\(source) cut at \(percent)%" + (fragmented ? " (fragmented)" : "") }
+}
+
+let cutCases: [CutCase] = [
+    CutCase(source: "h264_bframes_2997_aac48_stereo.mp4", percent: 30),
+    CutCase(source: "h264_bframes_2997_aac48_stereo.mp4", percent: 75),
+    // Its media data starts at 70% (the first 70% hold no complete packet).
+    CutCase(source: "real:sample_1080p_23976.mp4", percent: 85),
+    CutCase(source: "real:sample_1080p_23976.mp4", percent: 95),
+    CutCase(source: "h264_bframes_2997_aac48_stereo.mp4", percent: 50, fragmented: true),
+]
+
+@Suite("cut-off inputs")
+struct TruncationTests {
+    /// The original (perhaps rewritten as fragments) and the cut copy.
+    func cut(_ c: CutCase, in scratch: Scratch) throws -> (whole: String, cut: String) {
+        var whole = try MetadataTests.input(c.source)
+        if c.fragmented {
+            let f = scratch.path("fragmented.mp4")
+            let r = try Tool.run("ffmpeg", ["-v", "error", "-i", whole, "-map", "0", "-c", "copy",
+                                            "-movflags", "frag_keyframe+empty_moov", f])
+            try #require(r.status == 0, "\(r)")
+            whole = f
+        }
+        let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let path = scratch.path("cut.mp4")
+        try data.prefix(data.count * c.percent / 100).write(to: URL(fileURLWithPath: path))
+        return (whole, path)
+    }
+
+    @Test(arguments: cutCases)
+    func refusedWithWhatIsMissing(_ c: CutCase) throws {
+        let scratch = try Scratch()
+        let (_, input) = try cut(c, in: scratch)
+        for verb in [["remux"], ["transcode", "--preset", "ultrafast"]] {
+            let out = scratch.path("out.mp4")
+            let run = try Tool.avtool([verb[0], input, out] + verb.dropFirst())
+            #expect(run.status == 1, "\(run)")
+            #expect(run.stderr.contains("--salvage"), "\(run.stderr)")
+            if !c.fragmented {
+                // The index says how much is there.
+                #expect(run.stderr.contains("is cut off: only") && run.stderr.contains("video"), "\(run.stderr)")
+            }
+            #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        #expect(scratch.contents.filter { $0.hasPrefix("out") || $0.hasPrefix(".") }.isEmpty, "\(scratch.contents)")
+    }
+
+    @Test(arguments: cutCases)
+    func salvageKeepsEveryCompletePacket(_ c: CutCase) throws {
+        let scratch = try Scratch()
+        let (whole, input) = try cut(c, in: scratch)
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("remux", input, out, "--salvage", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        #expect((report["warnings"] as? [String])?.contains { $0.hasPrefix("salvaged what was readable") } == true,
+                "\(run.stdout)")
+        let original = try PacketList(whole).payloads, kept = try PacketList(out).payloads
+        // The ffmpeg program's stream copy of the same cut file, for the count.
+        let ff = scratch.path("ffmpeg.mp4")
+        _ = try Tool.run("ffmpeg", ["-v", "quiet", "-i", input, "-map", "0", "-c", "copy", ff])
+        let byFFmpeg = (try? PacketList(ff).payloads) ?? [:]
+        var lost = 0
+        for (stream, packets) in original.sorted(by: { $0.key < $1.key }) {
+            let got = kept[stream] ?? []
+            #expect(!got.isEmpty || stream > 0, "stream \(stream): nothing kept")
+            lost += packets.count - got.count
+            #expect(Array(packets.prefix(got.count)) == got, "stream \(stream): not the original's first packets")
+            // ffmpeg also writes the packet the cut runs through (its bytes cut
+            // short): only its complete packets, the original's, count.
+            let ffmpegWhole = zip(byFFmpeg[stream] ?? [], packets).prefix { $0 == $1 }.count
+            #expect(got.count >= ffmpegWhole, "stream \(stream): \(got.count) kept, ffmpeg keeps \(ffmpegWhole) whole")
+        }
+        #expect(lost > 0, "a cut file cannot hold every packet")
+        // Every packet the refusal counts as in the file is kept.
+        let refusal = try Tool.avtool("remux", input, scratch.path("refused.mp4"))
+        let present = refusal.stderr.components(separatedBy: "only ").last?.components(separatedBy: " are in the file").first
+        let warning = (report["warnings"] as? [String])?.first { $0.hasPrefix("salvaged") } ?? ""
+        #expect(present.map { warning.contains("kept " + $0) } == true, "\(refusal.stderr) vs \(warning)")
+        // The report says how many were kept.
+        let salvage = try #require(report["salvage"] as? [String: Any], "\(run.stdout)")
+        #expect((salvage["kept"] as? [Int])?.reduce(0, +) == kept.values.map(\.count).reduce(0, +))
+    }
+
+    @Test func salvagedTranscodeDecodes() throws {
+        let scratch = try Scratch()
+        let (_, input) = try cut(CutCase(source: "h264_bframes_2997_aac48_stereo.mp4", percent: 60), in: scratch)
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("transcode", input, out, "--preset", "ultrafast", "--salvage")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("salvaged what was readable"), "\(run.stderr)")
+        let check = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+        #expect(check.status == 0, "\(check)")
+        let frames = try FFprobe(out, countPackets: true).stream(0)["nb_read_packets"] as? String
+        #expect((Int(frames ?? "") ?? 0) > 50, "\(frames ?? "?")")
+    }
+
+    @Test func nothingToSalvageIsAnError() throws {
+        let scratch = try Scratch()
+        // The index whole, the media data cut a few bytes in: no packet is complete.
+        let data = try Data(contentsOf: URL(fileURLWithPath: try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")))
+        let mdat = try #require(data.firstRange(of: Data("mdat".utf8)))
+        let input = scratch.path("cut.mp4")
+        try data.prefix(mdat.upperBound + 4).write(to: URL(fileURLWithPath: input))
+        let run = try Tool.avtool("remux", input, scratch.path("out.mp4"), "--salvage")
+        #expect(run.status == 1, "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("out.mp4")))
+    }
+}
