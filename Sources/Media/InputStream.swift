@@ -71,6 +71,14 @@ public struct InputStream {
     public var metadata: [(key: String, value: String)] { entries(of: stream.pointee.metadata) }
     public var language: String? { av_dict_get(stream.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) } }
 
+    /// The value of tag `key` (any case), if set.
+    public func tag(_ key: String) -> String? {
+        av_dict_get(stream.pointee.metadata, key, nil, 0).map { String(cString: $0.pointee.value) }
+    }
+
+    /// A QuickTime timecode track (`tmcd`), which libavformat reads as data.
+    public var isTimecodeTrack: Bool { mediaType == .data && codecTag == "tmcd" }
+
     /// An attachment's file name and MIME type as a reader sees them, e.g.
     /// `'font.ttf' (application/x-truetype-font, 4096 bytes)`.
     public var attachmentName: String {

@@ -75,6 +75,17 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
             plan.warnings.append("stream #\(s.index): attachment \(name) is not kept (\(container.name) cannot hold attachments; mkv can)")
             continue
         }
+        // A QuickTime timecode track: libavformat reads its start as the video
+        // stream's `timecode` tag, from which the MP4/MOV muxer writes a
+        // timecode track again; elsewhere the tag is what holds it.
+        if s.isTimecodeTrack, let tc = s.tag("timecode"),
+           input.streams.contains(where: { $0.mediaType == .video && selection.keeps($0) && $0.tag("timecode") == tc }) {
+            plan.dropped.append(DroppedStream(
+                index: s.index, type: s.mediaType, codec: "tmcd",
+                reason: container.isISOBMFF ? "timecode \(tc): written again from the video's timecode tag"
+                                            : "timecode \(tc): kept as the video's timecode tag"))
+            continue
+        }
         guard s.timeBase != nil else {
             throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
                              message: "the stream has no valid time base")

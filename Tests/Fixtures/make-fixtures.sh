@@ -566,6 +566,15 @@ gen_tagged() {
     probe_ok "$f"
     expect_eq "$n streams" "$(ffprobe -v error -show_entries stream=codec_type -of csv=p=0 "$f" | paste -sd, -)" "video,audio,attachment"
     finish $n
+
+    n=timecode.mov; f="$(partial $n)"
+    "${FF[@]}" \
+        -f lavfi -i "$(video_src 320x240 25 3)" \
+        -f lavfi -i "$(stereo_src 48000 3)" \
+        -map 0:v -map 1:a "${X264[@]}" "${AAC[@]}" "${BITEXACT[@]}" -timecode 10:00:00:00 "$f"
+    probe_ok "$f"
+    expect_eq "$n streams" "$(ffprobe -v error -show_entries stream=codec_type,codec_tag_string -of csv=p=0 "$f" | paste -sd, -)" "video,avc1,audio,mp4a,data,tmcd"
+    finish $n
 }
 
 # ---------------------------------------------------------------------------
@@ -597,6 +606,7 @@ truncated_faststart.mp4 First 50% of h264_bframes_2997_aac48_stereo.mp4 (faststa
 iphone_tags.mov H.264 + AAC MOV with QuickTime metadata keys as an iPhone writes them (location, make, model, software, creationdate, content.identifier), handler names, eng audio, 3 s
 android_tags.mp4 H.264 + AAC MP4 with com.android.version and com.android.capture.fps keys, location, 3 s
 attachment.mkv H.264 + AAC Matroska with a 4 KiB font attachment (application/x-truetype-font), 3 s
+timecode.mov H.264 + AAC MOV with a QuickTime timecode track (tmcd) starting at 10:00:00:00, 3 s
 EOF
 }
 

@@ -94,6 +94,26 @@ struct MetadataTests {
         }
     }
 
+    /// A timecode track: MOV/MP4 write it again from the video's timecode
+    /// tag; Matroska keeps the tag.
+    @Test(arguments: ["mov", "mp4", "mkv"])
+    func timecodeKept(_ container: String) throws {
+        let scratch = try Scratch()
+        let out = scratch.path("out.\(container)")
+        let run = try Tool.avtool("remux", try Fixtures.path("timecode.mov"), out)
+        try #require(run.status == 0, "\(run)")
+        #expect(!run.stderr.contains("warning"), "\(run.stderr)")
+        let p = try FFprobe(out)
+        // Matroska spells tag names in capitals.
+        #expect(Self.tags(p.stream(0)).first { $0.key.lowercased() == "timecode" }?.value == "10:00:00:00")
+        let tmcd = p.streams.first { FFprobe.string($0, "codec_tag_string") == "tmcd" }
+        if container == "mkv" {
+            #expect(tmcd == nil)
+        } else {
+            #expect(tmcd.flatMap { FFprobe.tag($0, "timecode") } == "10:00:00:00")
+        }
+    }
+
     @Test func phoneKeysSurviveAsMetadataKeys() throws {
         let scratch = try Scratch()
         let out = scratch.path("out.mov")
