@@ -96,12 +96,13 @@ public enum TagCheck {
 }
 
 extension OutputFile {
-    /// The file tags an MP4/MOV output with `streams`, the tags of
-    /// `metadataSource` and `options` would not keep: found by writing one
-    /// in memory (one empty packet per track: movenc leaves out a track
-    /// without samples) and reading it back. `nil` when that trial cannot
-    /// be made.
-    public static func trialFormatTagLosses(container: Container, streams: [OutputStreamSource],
+    /// The tags (the file's and each stream's) an MP4/MOV output with
+    /// `streams`, the tags of `metadataSource`, `edits` and `options` would
+    /// not keep: found by writing one in memory (one empty packet per track:
+    /// movenc leaves out a track without samples) and reading it back — the
+    /// same muxer with the same tags, without the output's size. `nil` when
+    /// that trial cannot be made.
+    public static func trialTagLosses(container: Container, streams: [OutputStreamSource],
                                             metadataSource: InputFile?, edits: MetadataEdits,
                                             options: [(String, String)]) -> [TagLoss]? {
         guard let memory = try? MemoryOutput(limit: 1 << 24),
@@ -117,8 +118,6 @@ extension OutputFile {
         }
         guard (try? out.finish()) != nil, let input = try? MemoryInput(memory.bytes),
               let back = try? InputFile(memory: input, name: "trial", packetsOnly: true) else { return nil }
-        var intended = out.intendedTags
-        intended.streams = []
-        return TagCheck.losses(intended, in: back)
+        return TagCheck.losses(out.intendedTags, in: back)
     }
 }

@@ -63,6 +63,8 @@ public final class MuxSession {
     private let staged: StagedOutput?
     private let memory: MemoryOutput?
     private let output: OutputFile
+    /// What the output will not hold of its tags, when a trial found it.
+    private let expectedTagLosses: [TagLoss]?
     private var tracks: [Track]
     private let began = ContinuousClock.now
     /// The track and output DTS of the last packet written (for progress).
@@ -98,8 +100,9 @@ public final class MuxSession {
             staged = nil
             memory = m
         }
-        let keys = Self.needsMetadataKeys(container, streams: streams, metadataSource: metadataSource,
-                                          edits: edits, audioSampleRate: audioSampleRate)
+        let (keys, expected) = Self.tagTrial(container, streams: streams, metadataSource: metadataSource,
+                                             edits: edits, audioSampleRate: audioSampleRate)
+        expectedTagLosses = expected
         if let staged {
             output = try OutputFile(path: staged.temporary, reportingAs: staged.target, container: container,
                                     streams: streams, metadataSource: metadataSource, edits: edits,
@@ -115,22 +118,25 @@ public final class MuxSession {
         }
     }
 
-    /// Whether an MP4/MOV output needs its file tags written as metadata
-    /// keys: when the fixed `udta`/iTunes set would lose some (a phone's
-    /// `com.apple.quicktime.*` or `com.android.*` keys), found by a trial
-    /// write in memory. Not with cover art, which only the iTunes set holds.
-    private static func needsMetadataKeys(_ container: Container, streams: [OutputStreamSource],
-                                          metadataSource: InputFile?, edits: MetadataEdits, audioSampleRate: Int32?) -> Bool {
-        guard container.isISOBMFF, metadataSource.map({ !$0.metadata.isEmpty }) ?? false || !edits.tags.isEmpty else {
-            return false
+    /// For MP4/MOV, a trial write in memory: whether the file's tags must be
+    /// written as metadata keys (when the fixed `udta`/iTunes set loses some
+    /// that keys keep: a phone's `com.apple.quicktime.*`, `com.android.*`;
+    /// not with cover art, which only the iTunes set holds), and what the
+    /// output will then not hold — so the written file need not be read back.
+    /// `(false, nil)` for other containers, or when the trial cannot be made.
+    private static func tagTrial(_ container: Container, streams: [OutputStreamSource], metadataSource: InputFile?,
+                                 edits: MetadataEdits, audioSampleRate: Int32?) -> (keys: Bool, losses: [TagLoss]?) {
+        guard container.isISOBMFF else { return (false, nil) }
+        func trial(_ keys: Bool) -> [TagLoss]? {
+            OutputFile.trialTagLosses(container: container, streams: streams, metadataSource: metadataSource, edits: edits,
+                                      options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate,
+                                                            metadataKeys: keys))
         }
-        for s in streams {
-            if case .copy(let input, _) = s, input.isAttachedPicture { return false }
-        }
-        let lost = OutputFile.trialFormatTagLosses(
-            container: container, streams: streams, metadataSource: metadataSource, edits: edits,
-            options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate))
-        return lost.map { !$0.isEmpty } ?? false
+        guard let plain = trial(false) else { return (false, nil) }
+        let coverArt = streams.contains { if case .copy(let s, _) = $0 { s.isAttachedPicture } else { false } }
+        guard plain.contains(where: { $0.stream == nil }), !coverArt, let keyed = trial(true),
+              keyed.count < plain.count else { return (false, plain) }
+        return (true, keyed)
     }
 
     /// Each track's time base, as the muxer chose it in the header.
@@ -200,7 +206,7 @@ public final class MuxSession {
         try output.finish()
         var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
                                corrections: tracks.indices.map(corrections(track:)), outputBytes: 0, elapsed: .zero)
-        checkTags(into: &result)
+        if let expectedTagLosses { result.tagLosses = expectedTagLosses } else { checkTags(into: &result) }
         try staged?.commit()
         result.outputBytes = if let memory { Int64(memory.bytes.count) }
             else { staged.flatMap { fileSize($0.target) } ?? output.bytesWritten }
@@ -209,7 +215,8 @@ public final class MuxSession {
     }
 
     /// Reads the written output's tags back (before it is named) and notes
-    /// what the sources gave it that it does not hold.
+    /// what the sources gave it that it does not hold (outputs no trial
+    /// could stand for: Matroska, MPEG-TS).
     private func checkTags(into result: inout MuxResult) {
         do {
             let written: InputFile
