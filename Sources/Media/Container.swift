@@ -39,6 +39,14 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
     public var description: String { name }
 
     /// MP4, MOV and M4A: ISO base media files, written by movenc.
+    /// The demuxer that reads what this container's muxer writes.
+    public var demuxer: String {
+        switch muxer {
+        case "mp4", "mov", "ipod": "mov"
+        default: muxer
+        }
+    }
+
     public var isISOBMFF: Bool { ["mp4", "mov", "ipod"].contains(muxer) }
 
     /// The DTS order the muxer accepts: movenc needs strictly increasing DTS;

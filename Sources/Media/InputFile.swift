@@ -18,12 +18,16 @@ public final class InputFile {
     /// `packetsOnly` skips the probe that decodes the first frames
     /// (`avformat_find_stream_info`): for reading packet timings and seeking
     /// in a file already opened in full, whose streams describe it.
-    public init(path: String, cancellation: Cancellation = .shared, packetsOnly: Bool = false) throws(MediaError) {
+    /// `format` names the demuxer to use (no format probe): for reading
+    /// back what this program wrote.
+    public init(path: String, cancellation: Cancellation = .shared, packetsOnly: Bool = false,
+                format: String? = nil) throws(MediaError) {
         self.path = path
         self.cancellation = cancellation
         memory = nil
         identity = try Self.checkReadable(path)
-        context = try Self.open(url: path, io: nil, name: path, probe: !packetsOnly, cancellation: cancellation)
+        context = try Self.open(url: path, io: nil, name: path, probe: !packetsOnly, format: format,
+                                cancellation: cancellation)
     }
 
     /// Opens and probes bytes in memory (a custom `AVIOContext`); `name`
@@ -31,17 +35,18 @@ public final class InputFile {
     /// formats that refer to other files or URLs (playlists, concat lists,
     /// references) cannot follow them.
     public init(memory: MemoryInput, name: String, cancellation: Cancellation = Cancellation(),
-                packetsOnly: Bool = false) throws(MediaError) {
+                packetsOnly: Bool = false, format: String? = nil) throws(MediaError) {
         path = name
         self.cancellation = cancellation
         self.memory = memory
         identity = nil
-        context = try Self.open(url: nil, io: memory.context, name: name, probe: !packetsOnly, cancellation: cancellation)
+        context = try Self.open(url: nil, io: memory.context, name: name, probe: !packetsOnly, format: format,
+                                cancellation: cancellation)
     }
 
     /// `avformat_open_input` + `avformat_find_stream_info` (if `probe`).
     private static func open(url: String?, io: UnsafeMutablePointer<AVIOContext>?, name: String, probe: Bool,
-                             cancellation: Cancellation) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
+                             format: String? = nil, cancellation: Cancellation) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         guard let ctx = avformat_alloc_context() else {
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not open input", path: name)
         }
@@ -56,7 +61,7 @@ public final class InputFile {
         var maybe: UnsafeMutablePointer<AVFormatContext>? = ctx
         // On failure avformat_open_input frees the context it was given
         // (not a custom I/O context: that stays with its owner).
-        let opened = avformat_open_input(&maybe, url, nil, &options)
+        let opened = avformat_open_input(&maybe, url, format.flatMap { av_find_input_format($0) }, &options)
         guard opened >= 0, let c = maybe else {
             // A stop while probing cuts the read short: that is the stop, not a bad file.
             if cancellation.isCancelled { throw MediaError.interrupted }

@@ -221,9 +221,11 @@ public final class MuxSession {
         do {
             let written: InputFile
             if let memory {
-                written = try InputFile(memory: MemoryInput(memory.bytes), name: name, packetsOnly: true)
+                written = try InputFile(memory: MemoryInput(memory.bytes), name: name, packetsOnly: true,
+                                        format: container.demuxer)
             } else if let staged {
-                written = try InputFile(path: staged.temporary, cancellation: cancellation, packetsOnly: true)
+                written = try InputFile(path: staged.temporary, cancellation: cancellation, packetsOnly: true,
+                                        format: container.demuxer)
             } else {
                 return
             }
