@@ -69,7 +69,7 @@ public struct InputStream {
     }
 
     public var metadata: [(key: String, value: String)] { entries(of: stream.pointee.metadata) }
-    public var language: String? { av_dict_get(stream.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) } }
+    public var language: String? { tag("language") }
 
     /// The value of tag `key` (any case), if set.
     public func tag(_ key: String) -> String? {

@@ -12,6 +12,9 @@ public struct IndexedPacket: Sendable, Equatable {
     /// Marked to be decoded and dropped (before an edit list's start).
     public var isDiscard: Bool
     public var isKeyframe: Bool
+
+    /// Whether all its bytes are in a file of `size` bytes.
+    public func lies(within size: Int64) -> Bool { position >= 0 && position + Int64(self.size) <= size }
 }
 
 extension InputStream {
@@ -23,15 +26,25 @@ extension InputStream {
     /// grow while reading), for fragmented files (their index grows with
     /// every fragment read) and for a file cut short of its index's end.
     public var indexedPackets: [IndexedPacket]? {
-        guard file.formatName.hasPrefix("mov"), let declared = declaredFrameCount else { return nil }
+        guard let entries = indexEntries(wholeOnly: true), let fileSize = file.size,
+              entries.allSatisfy({ $0.lies(within: fileSize) }) else { return nil }
+        return entries
+    }
+
+    /// The MP4/MOV demuxer's index as it stands (`nil` for other demuxers
+    /// and for an empty index); with `wholeOnly`, only when it lists as many
+    /// packets as the header declares.
+    func indexEntries(wholeOnly: Bool) -> [IndexedPacket]? {
+        guard file.formatName.hasPrefix("mov") else { return nil }
         let count = avformat_index_get_entries_count(stream)
-        guard count > 0, Int64(count) == declared else { return nil }
-        guard let fileSize = file.size else { return nil }
+        guard count > 0 else { return nil }
+        if wholeOnly {
+            guard let declared = declaredFrameCount, Int64(count) == declared else { return nil }
+        }
         var packets: [IndexedPacket] = []
         packets.reserveCapacity(Int(count))
         for i in 0..<count {
-            guard let e = avformat_index_get_entry(stream, i), e.pointee.pos >= 0,
-                  e.pointee.pos + Int64(e.pointee.size) <= fileSize else { return nil }
+            guard let e = avformat_index_get_entry(stream, i) else { return nil }
             let flags = e.pointee.flags
             packets.append(IndexedPacket(timestamp: e.pointee.timestamp, position: e.pointee.pos, size: e.pointee.size,
                                          isDiscard: flags & AVINDEX_DISCARD_FRAME != 0,

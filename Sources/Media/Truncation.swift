@@ -24,24 +24,12 @@ extension InputFile {
 
     private func coverage(wholeOnly: Bool) -> [StreamCoverage]? {
         guard formatName.hasPrefix("mov"), let fileSize = size else { return nil }
-        var out: [StreamCoverage] = []
-        for s in streams where !s.isAttachedPicture {
-            let st = s.stream
-            let count = avformat_index_get_entries_count(st)
-            guard count > 0 else { continue }
-            if wholeOnly {
-                guard let declared = s.declaredFrameCount, Int64(count) == declared else { continue }
+        return streams.filter { !$0.isAttachedPicture }.compactMap { s in
+            s.indexEntries(wholeOnly: wholeOnly).map { entries in
+                StreamCoverage(stream: s.index, type: s.mediaType, listed: entries.count,
+                               present: entries.count { $0.lies(within: fileSize) })
             }
-            var present = 0
-            for i in 0..<count {
-                if let e = avformat_index_get_entry(st, i), e.pointee.pos >= 0,
-                   e.pointee.pos + Int64(e.pointee.size) <= fileSize {
-                    present += 1
-                }
-            }
-            out.append(StreamCoverage(stream: s.index, type: s.mediaType, listed: Int(count), present: present))
         }
-        return out
     }
 
     /// What its index says is missing when the file is cut off before the
