@@ -3,7 +3,8 @@ import Media
 /// The read loop every single-input verb runs: each packet of a kept stream,
 /// in file order, to `take` with its output track. Damage is an error, or
 /// with `salvage` left out and counted: a packet flagged corrupt is
-/// dropped, a read that fails ends the input (what comes after is the cut).
+/// dropped, reads that fail are passed over until they keep failing (the
+/// cut). A file that changes while it is read is an error either way.
 /// A cut-off MP4/MOV (its index lists packets beyond the end of the file)
 /// is refused before anything is read, and a fragmented one whose last
 /// fragments list packets beyond the end once it is read, unless salvaging.
@@ -50,7 +51,7 @@ public struct PacketSource {
                     continue
                 }
             } catch {
-                guard salvage != nil, !(MediaError.interrupted ~= error) else { throw error }
+                guard salvage != nil, !(MediaError.interrupted ~= error), input.changedError() == nil else { throw error }
                 guard failures < Self.failuresToEnd else {
                     salvage!.stoppedEarly = true
                     break
