@@ -36,6 +36,9 @@ let package = Package(
         .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline"]),
+        // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
+        // rebuilt from its media data with a reference recording's settings.
+        .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
         // Recipes (YAML), job expansion, the ledger, sharding and the scheduler. It runs jobs
         // through a `JobRunner` the CLI supplies, so a recipe's options are checked and run by
         // the very code that parses the command line.
@@ -43,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Batch",
+                "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Batch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

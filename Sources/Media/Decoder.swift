@@ -58,3 +58,62 @@ public final class Decoder {
         return .ready
     }
 }
+
+extension Decoder {
+    /// Drops all buffered input and output (`avcodec_flush_buffers`): the
+    /// next packet decodes as after a seek.
+    public func flush() { avcodec_flush_buffers(context) }
+
+    /// Whether `packet` alone decodes without an error, from a flushed
+    /// state (the decoder is flushed before and after). A frame that holds
+    /// no samples (an AAC frame of fill data only) decodes without output.
+    public func decodesAlone(_ packet: borrowing Packet) -> Bool {
+        avcodec_flush_buffers(context)
+        defer { avcodec_flush_buffers(context) }
+        return avcodec_send_packet(context, packet.pointer) >= 0
+    }
+}
+
+/// Finds where a frame ends in audio stored without headers or lengths —
+/// raw AAC in an MP4's media data whose index was never written: the
+/// least number of bytes the decoder takes as one whole frame. (A decoder
+/// given fewer bytes than the frame runs out before its end element and
+/// fails; given the frame or more, it decodes the frame.)
+public final class AudioFrameMeasure {
+    private let decoder: Decoder
+    private let packet: Packet
+    /// The longest frame the codec allows (AAC: 6144 bits per channel).
+    public let longest: Int
+
+    /// A measure for frames of `stream`'s codec and settings (AAC only).
+    public init?(stream: InputStream) {
+        guard stream.codecID == AV_CODEC_ID_AAC, stream.channelCount > 0,
+              let d = try? Decoder(stream: stream, threads: 1), let p = try? Packet() else { return nil }
+        decoder = d
+        packet = p
+        longest = 768 * stream.channelCount + 16
+    }
+
+    /// The frame's length in bytes when `bytes` start with a whole frame of
+    /// the stream's codec, else nil.
+    public func frameLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        let upper = min(bytes.count, longest)
+        guard upper >= 2 else { return nil }
+        func decodes(_ n: Int) -> Bool {
+            (try? packet.fill(UnsafeRawBufferPointer(rebasing: bytes[0..<n]), keyframe: true)) != nil
+                && decoder.decodesAlone(packet)
+        }
+        guard decodes(upper) else {
+            // A frame without samples leaves the decoder to take the bytes
+            // after it as the next frame, which fails: only its exact length
+            // decodes.
+            return (2..<upper).first(where: decodes)
+        }
+        var low = 2, high = upper  // decodes(high) holds
+        while low < high {
+            let mid = (low + high) / 2
+            if decodes(mid) { high = mid } else { low = mid + 1 }
+        }
+        return high
+    }
+}

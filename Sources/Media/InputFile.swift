@@ -70,6 +70,11 @@ public final class InputFile {
                 throw MediaError(code: opened, operation: "could not open input", path: name,
                                  message: "its format is \(format.description), which names other files or URLs to read; avtool reads media files only")
             }
+            if opened == AVTOOL_AVERROR_INVALIDDATA, let url, TopLevelBoxes(path: url)?.lacksIndex == true {
+                throw MediaError(code: opened, operation: "could not open input", path: name,
+                                 message: "it is an MP4/MOV without its index (moov): the recording was never finished",
+                                 remedy: .repair)
+            }
             throw MediaError(code: opened, operation: "could not open input", path: name,
                              message: Self.openMessage(opened))
         }

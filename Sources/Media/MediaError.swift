@@ -130,6 +130,10 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
     case checkOffset
     /// Keep what is readable of a damaged or cut-off input.
     case salvage
+    /// Rebuild an unfinished recording's index from its media data.
+    case repair
+    /// Name a whole recording made with the same settings.
+    case reference
 
     /// In library terms (the command line words it with its flags).
     public var description: String {
@@ -144,6 +148,8 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
         case .originalAudioContainer: "choose a container that holds it (mov, mkv) or do not keep the original audio"
         case .checkOffset: "check the offset and the alignment"
         case .salvage: "salvage it to keep the complete packets"
+        case .repair: "repair it with a whole recording made by the same device with the same settings as reference"
+        case .reference: "name a whole recording made by the same device with the same settings as reference"
         }
     }
 }

@@ -81,3 +81,16 @@ public struct Packet: ~Copyable {
 
     static func known(_ v: Int64) -> Int64? { v == AVTOOL_NOPTS_VALUE ? nil : v }
 }
+
+extension Packet {
+    /// A packet whose payload is a copy of `bytes` (`av_new_packet`), flagged
+    /// as a keyframe when `keyframe`; no timing.
+    public func fill(_ bytes: UnsafeRawBufferPointer, keyframe: Bool) throws(MediaError) {
+        av_packet_unref(pointer)
+        try MediaError.check(av_new_packet(pointer, Int32(bytes.count)), "could not make a packet")
+        if let source = bytes.baseAddress, !bytes.isEmpty {
+            pointer.pointee.data.update(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        }
+        if keyframe { pointer.pointee.flags |= AV_PKT_FLAG_KEY }
+    }
+}
