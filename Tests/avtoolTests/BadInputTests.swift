@@ -52,7 +52,9 @@ struct BadInputTests {
             let corrupt = (j?["streams"] as? [[String: Any]])?.compactMap { $0["corrupt_packets"] as? Int }.reduce(0, +)
             #expect((corrupt ?? 0) > 0, "corrupt packets reported")
         } else {
-            expectClean(probe, scratch: scratch, mentions: [input, "Invalid data"])
+            // No index: what it is, and the verb that rebuilds it.
+            expectClean(probe, scratch: scratch, mentions: [input, "without its index (moov)", "avtool repair"])
+            expectClean(run, scratch: scratch, mentions: [input, "without its index (moov)", "avtool repair"])
         }
     }
 
