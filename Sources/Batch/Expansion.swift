@@ -69,7 +69,11 @@ extension Recipe {
         func problem(_ line: Int, _ message: String) { problems.append(RecipeError(file: file, line: line, message)) }
 
         for (i, step) in steps.enumerated() {
-            let options = Self.combine(defaults[step.verb] ?? [], step.options)
+            var options = Self.combine(defaults[step.verb] ?? [], step.options)
+            // Files an option names are found where the recipe's inputs are.
+            for k in options.indices where Self.fileOptions.contains(options[k].name) {
+                options[k].values = options[k].values?.map { Paths.join(base, $0) }
+            }
             func make(_ inputs: [String], _ fields: [String: String]) {
                 do {
                     let out = try Template.fill(step.output.text, fields)
@@ -126,6 +130,9 @@ extension Recipe {
 
     /// Defaults first, then the step's settings; a name the step sets
     /// replaces the default.
+    /// Options whose values are files, resolved against the recipe's base like its inputs.
+    static let fileOptions: Set<String> = ["reference"]
+
     static func combine(_ defaults: [OptionSetting], _ own: [OptionSetting]) -> [OptionSetting] {
         let names = Set(own.map(\.name))
         return defaults.filter { !names.contains($0.name) } + own

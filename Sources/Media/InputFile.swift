@@ -12,7 +12,7 @@ public final class InputFile {
     /// truncated, rewritten or replaced while it is being read.
     private let identity: FileIdentity?
     /// The bytes of an input opened from memory; closed after the context.
-    private let memory: MemoryInput?
+    let memory: MemoryInput?
 
     /// Opens and probes `path`. Errors name the path and FFmpeg's reason.
     /// `packetsOnly` skips the probe that decodes the first frames
@@ -243,7 +243,7 @@ public final class InputFile {
         if let changed = changedError() { return changed }
         if let cut = cutOff {
             return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
-                              message: "it is cut off: only \(cut)", remedy: .salvage)
+                              message: "it is cut off: \(cut)", remedy: .salvage)
         }
         return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
                           message: "packet is corrupt or truncated (the file is damaged or cut off)", remedy: .salvage)

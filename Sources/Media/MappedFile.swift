@@ -97,3 +97,42 @@ extension TopLevelBoxes {
     /// file libavformat could not open.
     public var lacksIndex: Bool { isISOBMFF && !mediaData.isEmpty && !hasFragments && (!hasIndex || cutShort) }
 }
+
+/// Where a Matroska/WebM file's segment ends by its header: the EBML
+/// header, then the Segment element whose size says how many bytes follow.
+public struct MatroskaSegment: Sendable, Equatable {
+    /// Bytes the segment's end lies from the file's start (nil: unknown
+    /// size, as a live recording writes it until it finishes).
+    public var declaredEnd: Int64?
+
+    /// Reads the top-level elements up to the Segment; nil when the bytes
+    /// do not start a Matroska file.
+    public init?(_ b: UnsafeRawBufferPointer) {
+        /// A variable-length integer at `i`: its length and value (the
+        /// marker bit kept for IDs); `allOnes` when every value bit is set.
+        func vint(_ i: Int, keepMarker: Bool) -> (length: Int, value: UInt64, allOnes: Bool)? {
+            guard i < b.count, b[i] != 0 else { return nil }
+            let length = b[i].leadingZeroBitCount + 1
+            guard i + length <= b.count else { return nil }
+            var v = UInt64(keepMarker ? b[i] : b[i] & (0xff >> length))
+            for k in 1..<length { v = v << 8 | UInt64(b[i + k]) }
+            let ones = (UInt64(1) << (7 * UInt64(length))) - 1
+            return (length, v, !keepMarker && v == ones)
+        }
+        var i = 0, first = true
+        while let id = vint(i, keepMarker: true), let size = vint(i + id.length, keepMarker: false) {
+            if first {
+                guard id.value == 0x1A45DFA3 else { return nil }
+                first = false
+            }
+            let data = i + id.length + size.length
+            if id.value == 0x18538067 {
+                declaredEnd = size.allOnes ? nil : Int64(data) + Int64(clamping: size.value)
+                return
+            }
+            guard !size.allOnes, size.value < UInt64(Int.max - data) else { return nil }
+            i = data + Int(size.value)
+        }
+        return nil
+    }
+}

@@ -34,15 +34,31 @@ extension InputFile {
 
     /// What its index says is missing when the file is cut off before the
     /// end of its packets ("146 of 300 video and 230 of 469 audio packets
-    /// are in the file"); `nil` when whole or when it cannot tell.
-    public var cutOff: String? { Self.cutOff(indexCoverage) }
+    /// are in the file"), or for Matroska how much of its segment is there;
+    /// `nil` when whole or when it cannot tell.
+    public var cutOff: String? { Self.cutOff(indexCoverage) ?? matroskaCutOff }
 
     /// The same from what the index holds so far (`coverageSoFar`).
-    public var cutOffSoFar: String? { Self.cutOff(coverageSoFar) }
+    public var cutOffSoFar: String? { Self.cutOff(coverageSoFar) ?? matroskaCutOff }
+
+    /// For a Matroska/WebM file that ends before its segment does (by the
+    /// segment's declared size): the bytes missing. nil when whole, of
+    /// unknown size (a live recording's), or not Matroska.
+    public var matroskaMissingBytes: Int64? {
+        guard formatName.hasPrefix("matroska"), memory == nil, let size,
+              let mapped = try? MappedFile(path: path),
+              let end = mapped.withBytes({ MatroskaSegment($0) })?.declaredEnd, end > size else { return nil }
+        return end - size
+    }
+
+    private var matroskaCutOff: String? {
+        guard let missing = matroskaMissingBytes, let size else { return nil }
+        return "only \(size) of the \(size + missing) bytes its Matroska segment declares are in the file"
+    }
 
     private static func cutOff(_ coverage: [StreamCoverage]?) -> String? {
         guard let c = coverage, c.contains(where: { $0.present < $0.listed }) else { return nil }
-        return describe(c.map { ($0.present, $0.listed, $0.type) }) + " are in the file"
+        return "only " + describe(c.map { ($0.present, $0.listed, $0.type) }) + " are in the file"
     }
 
     /// "146 of 300 video and 230 of 469 audio packets".
@@ -57,7 +73,7 @@ extension InputFile {
     /// index lists more than the file holds), or nil.
     public func cutOffError(_ operation: String, soFar: Bool = false) -> MediaError? {
         guard let cut = soFar ? cutOffSoFar : cutOff else { return nil }
-        return MediaError.invalid(operation, path: path, message: "it is cut off: only \(cut)", remedy: .salvage)
+        return MediaError.invalid(operation, path: path, message: "it is cut off: \(cut)", remedy: .salvage)
     }
 }
 
@@ -71,6 +87,8 @@ public struct SalvageReport: Sendable, Equatable, Codable {
     public var damagedPackets = 0
     /// Whether reading stopped at an error before the end.
     public var stoppedEarly = false
+    /// Bytes the file lacks of what its container declares (Matroska's segment).
+    public var missingBytes: Int64 = 0
 
     public init(types: [MediaType], listed: [Int?]) {
         self.types = types
@@ -80,7 +98,7 @@ public struct SalvageReport: Sendable, Equatable, Codable {
 
     /// Whether anything was lost.
     public var lostAny: Bool {
-        damagedPackets > 0 || stoppedEarly || zip(kept, listed).contains { k, l in l.map { k < $0 } ?? false }
+        damagedPackets > 0 || stoppedEarly || missingBytes > 0 || zip(kept, listed).contains { k, l in l.map { k < $0 } ?? false }
     }
 
     /// The warning a salvaging verb gives, or nil when nothing was lost.
@@ -90,6 +108,7 @@ public struct SalvageReport: Sendable, Equatable, Codable {
         var text = "salvaged what was readable: kept " + InputFile.describe(counts)
         if damagedPackets > 0 { text += "; \(damagedPackets) damaged packet(s) left out" }
         if stoppedEarly { text += "; reading stopped at damage before the end" }
+        if missingBytes > 0 { text += "; the file ends \(missingBytes) bytes short of its Matroska segment" }
         return text
     }
 }

@@ -28,6 +28,7 @@ public struct PacketSource {
             let coverage = input.indexCoverage ?? []
             self.salvage = SalvageReport(types: kept.map(\.mediaType),
                                          listed: kept.map { s in coverage.first { $0.stream == s.index }?.listed })
+            self.salvage!.missingBytes = input.matroskaMissingBytes ?? 0
         } else if let cut = input.cutOffError(operation) {
             throw cut
         }

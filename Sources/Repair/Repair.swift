@@ -51,6 +51,9 @@ public struct RepairReport: Sendable, Codable {
     public var unplacedBytes: Int64 = 0
     /// Seconds of each stream recovered (rebuilt).
     public var seconds: [Double] = []
+    /// Where the audio starts after the video, in milliseconds (rebuilt):
+    /// the reference's alignment, which the rebuilt tracks take.
+    public var audioOffsetMilliseconds: Double?
     public var warnings: [String] = []
     public var outputBytes: Int64 = 0
     public var elapsedSeconds: Double = 0
@@ -211,7 +214,15 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
         let t = timelines[j], last = t.timing(found[j] - 1)
         return Timestamp((last.pts ?? 0) + last.duration - t.origin, tb).seconds
     }
+    if let v = plan.kept.first(where: { $0.mediaType == .video })?.startTime,
+       let a = plan.kept.first(where: { $0.mediaType == .audio })?.startTime {
+        report.audioOffsetMilliseconds = (a.seconds - v.seconds) * 1000
+    }
     report.warnings = plan.warnings
+    let lengths = report.seconds.filter { $0 > 0 }
+    if let longest = lengths.max(), let shortest = lengths.min(), lengths.count > 1, longest - shortest > 1 {
+        report.warnings.append("the tracks recovered differ in length by \(fixed(longest - shortest, 2)) s: if one started late, its offset is not the reference's")
+    }
     if scan.unplacedBytes > 0, let at = scan.stoppedAt {
         report.warnings.append("\(scan.unplacedBytes) bytes of media data from byte \(at) hold no whole sample of the reference's codecs: left out")
     }

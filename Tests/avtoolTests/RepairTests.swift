@@ -172,3 +172,32 @@ struct RepairTests {
         #expect(scratch.contents.filter { $0.hasPrefix("out") || $0.hasPrefix(".") }.isEmpty, "\(scratch.contents)")
     }
 }
+
+/// `verb: repair` in a batch recipe, its reference resolved like its inputs.
+@Suite("repair in batch")
+struct RepairBatchTests {
+    @Test func recipeRepairsAFolder() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        try FileManager.default.createDirectory(atPath: scratch.path("crashed"), withIntermediateDirectories: true)
+        for (name, percent) in [("a.mp4", 40), ("b.mp4", 80)] {
+            let (_, cut, _) = try RepairTests.unfinished(source, percent: percent, in: scratch, name: name)
+            try FileManager.default.moveItem(atPath: cut, toPath: scratch.path("crashed/" + name))
+        }
+        try FileManager.default.copyItem(atPath: source, toPath: scratch.path("good.mp4"))
+        let recipe = scratch.path("repair.yaml")
+        try """
+            version: 1
+            steps:
+              - verb: repair
+                inputs: ["crashed/*.mp4"]
+                output: fixed/{stem}.mp4
+                options:
+                  reference: good.mp4
+            """.write(toFile: recipe, atomically: true, encoding: .utf8)
+        let r = try Tool.avtool(["batch", recipe, "--base", scratch.url.path, "-q"])
+        #expect(r.status == 0, "\(r)")
+        let a = try PacketList(scratch.path("fixed/a.mp4")).payloads, b = try PacketList(scratch.path("fixed/b.mp4")).payloads
+        #expect((a[0]?.count ?? 0) > 0 && (b[0]?.count ?? 0) > (a[0]?.count ?? 0), "\(a[0]?.count ?? 0), \(b[0]?.count ?? 0)")
+    }
+}

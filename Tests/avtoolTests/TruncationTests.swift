@@ -123,3 +123,54 @@ struct TruncationTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.path("out.mp4")))
     }
 }
+
+/// A Matroska file cut off: its segment's declared size says so before a
+/// packet is read; `--salvage` keeps every packet the demuxer reads whole.
+@Suite("cut-off Matroska")
+struct MatroskaTruncationTests {
+    @Test(arguments: [40, 75])
+    func refusedThenSalvaged(percent: Int) throws {
+        let scratch = try Scratch()
+        let whole = try Fixtures.path("h264_aac.mkv")
+        let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let input = scratch.path("cut.mkv")
+        try data.prefix(data.count * percent / 100).write(to: URL(fileURLWithPath: input))
+        let out = scratch.path("out.mkv")
+        let refused = try Tool.avtool("remux", input, out)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("it is cut off: only \(data.count * percent / 100) of the \(data.count) bytes"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--salvage"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+
+        let run = try Tool.avtool("remux", input, out, "--salvage")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("short of its Matroska segment"), "\(run.stderr)")
+        let original = try PacketList(whole).payloads, kept = try PacketList(out).payloads
+        let ff = scratch.path("ffmpeg.mkv")
+        _ = try Tool.run("ffmpeg", ["-v", "quiet", "-i", input, "-map", "0", "-c", "copy", ff])
+        let byFFmpeg = (try? PacketList(ff).payloads) ?? [:]
+        for (s, packets) in original {
+            let got = kept[s] ?? []
+            #expect(Array(packets.prefix(got.count)) == got, "stream \(s): not the original's first packets")
+            let ffmpegWhole = zip(byFFmpeg[s] ?? [], packets).prefix { $0 == $1 }.count
+            #expect(got.count >= ffmpegWhole, "stream \(s): \(got.count) kept, ffmpeg keeps \(ffmpegWhole) whole")
+        }
+        #expect((kept[0]?.count ?? 0) > 0)
+    }
+
+    /// A whole Matroska file and one of unknown segment size (as a live
+    /// recording writes it) are not taken for cut-off ones.
+    @Test func wholeFilesPass() throws {
+        let scratch = try Scratch()
+        for name in ["h264_aac.mkv", "hevc.mkv", "audio_gap.mkv", "attachment.mkv"] {
+            let run = try Tool.avtool("remux", try Fixtures.path(name), scratch.path("out-" + name))
+            #expect(run.status == 0, "\(name): \(run)")
+        }
+        let live = scratch.path("live.mkv")
+        let r = try Tool.run("ffmpeg", ["-v", "error", "-i", try Fixtures.path("h264_aac.mkv"), "-map", "0:v", "-map", "0:a",
+                                        "-c", "copy", "-live", "1", "-f", "matroska", live])
+        try #require(r.status == 0, "\(r)")
+        let run = try Tool.avtool("remux", live, scratch.path("out-live.mkv"))
+        #expect(run.status == 0, "\(run)")
+    }
+}

@@ -70,6 +70,7 @@ extension RepairReport: VerbReport {
             s += "rebuilt \(packets) packets from its media data"
             let lengths = zip(streams, seconds).map { "\($0.type.rawValue) \(fixed($1, 3)) s" }
             if !lengths.isEmpty { s += " (" + lengths.joined(separator: ", ") + ")" }
+            if let ms = audioOffsetMilliseconds { s += ", audio \(fixed(ms, 1)) ms after video as in the reference" }
         }
         s += ", \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
         return s
