@@ -82,12 +82,15 @@ public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: 
                 samples: samples[i]) : nil))
     }
 
-    return ProbeReport(
+    var report = ProbeReport(
         file: path, format: input.formatName, formatLongName: input.formatLongName, size: input.size,
         durationSeconds: input.duration?.seconds, startSeconds: input.startTime?.seconds, bitRate: input.bitRate,
         tags: Dictionary(input.metadata.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a }),
         chapters: input.chapterCount, streams: reports,
         sync: syncReport(streams: streams, extents: extents, scanners: scanners))
+    // Every packet has been read, so a fragmented file's fragments are all parsed.
+    report.cutOff = input.cutOffSoFar
+    return report
 }
 
 /// The main pair is the first default (else first) video that is not cover

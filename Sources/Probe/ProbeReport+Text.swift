@@ -14,6 +14,7 @@ extension ProbeReport {
         let fileTags = orderedTags(tags)
         for (key, value) in fileTags.prefix(Self.tagsShown) { lines.append("  \(key): \(value)") }
         if fileTags.count > Self.tagsShown { lines.append("  … \(fileTags.count - Self.tagsShown) more tags (see --json)") }
+        if let cut = cutOff { lines.append("  CUT OFF: \(cut) ('avtool repair' or --salvage keeps every complete packet)") }
         if chapters > 0 { lines.append("  chapters: \(chapters)") }
         for s in streams {
             var l = "  #\(s.index) \(s.type.rawValue) \(s.codec)"

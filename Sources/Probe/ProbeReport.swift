@@ -15,6 +15,10 @@ public struct ProbeReport: Sendable, Codable {
     public var chapters: Int
     public var streams: [StreamReport]
     public var sync: SyncReport?
+    /// What is missing when the file is cut off ("only 146 of 300 video and
+    /// 230 of 469 audio packets are in the file"), by its index, fragments
+    /// or Matroska segment size.
+    public var cutOff: String? = nil
 }
 
 public struct StreamReport: Sendable, Codable {

@@ -51,6 +51,7 @@ struct BadInputTests {
             let j = try JSONSerialization.jsonObject(with: probe.data) as? [String: Any]
             let corrupt = (j?["streams"] as? [[String: Any]])?.compactMap { $0["corrupt_packets"] as? Int }.reduce(0, +)
             #expect((corrupt ?? 0) > 0, "corrupt packets reported")
+            #expect((j?["cut_off"] as? String)?.hasPrefix("only 145 of 300 video") == true, "\(probe.stdout)")
         } else {
             // No index: what it is, and the verb that rebuilds it.
             expectClean(probe, scratch: scratch, mentions: [input, "without its index (moov)", "avtool repair"])
