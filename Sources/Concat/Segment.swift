@@ -112,16 +112,20 @@ final class StreamReader {
         if ended { return false }
         if let s = shared {
             if try s.next(stream.index, into: packet) { return try loadedPacket() }
-            if !s.detached.contains(stream.index) {
-                ended = true
-                return false
-            }
+            if !s.detached.contains(stream.index) { return try end() }
             try readAlone()
         }
         while try file.read(into: packet) {
             guard packet.streamIndex == stream.index else { continue }
             return try loadedPacket()
         }
+        return try end()
+    }
+
+    /// The end of the stream, unless the fragments read list packets the
+    /// file does not hold (a fragmented recording cut off).
+    private func end() throws(MediaError) -> Bool {
+        if let cut = file.cutOffError("could not read", soFar: true) { throw cut }
         ended = true
         return false
     }
@@ -180,6 +184,9 @@ struct Segment {
     init(_ spec: SegmentSpec, open: InputOpener, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
         let vf = try open(spec.videoPath, cancellation)
+        // A file cut off is refused before anything is written (its index or
+        // Matroska segment says so); 'avtool repair' keeps what it holds.
+        if let cut = vf.cutOffError("could not use \(spec.name)") { throw cut }
         let vs = try mainStream(vf, .video, role: spec.name)
         if spec.keepOriginalAudio {
             let s = try mainStream(vf, .audio, role: spec.name)
@@ -190,6 +197,7 @@ struct Segment {
         var audioStream: InputStream?
         if let ap = spec.audioPath {
             let af = ap == spec.videoPath ? vf : try open(ap, cancellation)
+            if af !== vf, let cut = af.cutOffError("could not use \(spec.name == "VIDEO" ? "AUDIO" : spec.name)") { throw cut }
             if spec.requiresAudio || af.streams.contains(where: { $0.mediaType == .audio }) {
                 let role = spec.name == "VIDEO" ? "AUDIO" : spec.name
                 let s = try mainStream(af, .audio, role: role)

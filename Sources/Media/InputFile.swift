@@ -241,7 +241,7 @@ public final class InputFile {
         // A read cut short by a stop flags its packet corrupt: that is the stop.
         if cancellation.isCancelled { return .interrupted }
         if let changed = changedError() { return changed }
-        if let cut = cutOff {
+        if let cut = cutOffSoFar {
             return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path, stream: stream,
                               message: "it is cut off: \(cut)", remedy: .salvage)
         }

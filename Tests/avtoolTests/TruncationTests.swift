@@ -174,3 +174,41 @@ struct MatroskaTruncationTests {
         #expect(run.status == 0, "\(run)")
     }
 }
+
+/// merge, concat and fill-silence refuse a cut-off input too, whatever
+/// says so: an index listing packets past the end, fragments that do, or a
+/// Matroska segment longer than the file. Nothing is written.
+@Suite("cut-off inputs to the assembly verbs")
+struct AssemblyTruncationTests {
+    @Test func refusedByEveryAssemblyVerb() throws {
+        let scratch = try Scratch()
+        func cut(_ source: String, _ percent: Int, _ name: String, movflags: String? = nil) throws -> String {
+            var path = source
+            if let movflags {
+                path = scratch.path("whole-" + name)
+                let r = try Tool.run("ffmpeg", ["-v", "error", "-i", source, "-map", "0", "-c", "copy", "-movflags", movflags, path])
+                try #require(r.status == 0, "\(r)")
+            }
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let out = scratch.path(name)
+            try data.prefix(data.count * percent / 100).write(to: URL(fileURLWithPath: out))
+            return out
+        }
+        let video = try Fixtures.path("clicks_video.mp4"), whole = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        let mkv = try cut(try Fixtures.path("h264_aac.mkv"), 60, "cut.mkv")
+        let fragmented = try cut(whole, 60, "fragmented.mp4", movflags: "frag_keyframe+empty_moov")
+        let indexFirst = try cut(whole, 60, "indexfirst.mp4")
+        let jobs: [[String]] = [
+            ["merge", video, mkv], ["merge", fragmented, try Fixtures.path("aac48_stereo.m4a")],
+            ["concat", whole, fragmented], ["concat", indexFirst, whole],
+            ["fill-silence", fragmented], ["fill-silence", indexFirst],
+        ]
+        for (k, job) in jobs.enumerated() {
+            let out = scratch.path("out\(k).mp4")
+            let run = try Tool.avtool(job + [out])
+            #expect(run.status == 1, "\(job): \(run)")
+            #expect(run.stderr.contains("cut off") && run.stderr.contains("avtool repair"), "\(job): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+    }
+}

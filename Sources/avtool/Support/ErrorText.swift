@@ -29,7 +29,7 @@ extension Remedy {
         case .pcmNeedsMOV: "use a .mov output for PCM, or --audio aac"
         case .originalAudioContainer: "choose a container that holds it (mov, mkv) or leave out --keep-original-audio"
         case .checkOffset: "check --offset and --align"
-        case .salvage: "--salvage keeps every complete packet (remux, transcode)"
+        case .salvage: "'avtool repair IN OUT' or --salvage (remux, transcode) keeps every complete packet"
         case .repair: "'avtool repair IN OUT --reference GOOD' rebuilds it, GOOD being a whole recording from the same device and settings"
         case .reference: "name one with --reference: a whole recording from the same device and settings"
         }
