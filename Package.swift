@@ -39,6 +39,8 @@ let package = Package(
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
         // rebuilt from its media data with a reference recording's settings.
         .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
+        // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
+        .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
         // Recipes (YAML), job expansion, the ledger, sharding and the scheduler. It runs jobs
         // through a `JobRunner` the CLI supplies, so a recipe's options are checked and run by
         // the very code that parses the command line.
@@ -46,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Batch",
+                "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Batch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

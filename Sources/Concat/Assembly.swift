@@ -47,8 +47,17 @@ struct InputOpener {
         try open(name, cancellation, packetsOnly)
     }
 
+    /// Opens files by path; every later opening of a path must find the
+    /// file the first one read (so a file cut or replaced during the run is
+    /// told as changed, even by an opening made after the change).
     static var files: InputOpener {
-        InputOpener { path, c, light throws(MediaError) in try InputFile(path: path, cancellation: c, packetsOnly: light) }
+        let first = Locked<[String: InputFile]>([:])
+        return InputOpener { path, c, light throws(MediaError) in
+            let earlier = first.withLock { $0[path] }
+            let file = try InputFile(path: path, cancellation: c, packetsOnly: light, sameAs: earlier)
+            if earlier == nil { first.withLock { $0[path] = file } }
+            return file
+        }
     }
 }
 

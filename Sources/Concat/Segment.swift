@@ -78,6 +78,9 @@ final class SharedInput {
 /// then on its own if the shared one leaves it behind.
 final class StreamReader {
     private(set) var file: InputFile
+    /// The opening the stream was first read from: a file changed since is
+    /// told by it (an opening made later sees the changed file as it is).
+    private let first: InputFile
     let stream: InputStream
     let packet: Packet
     private(set) var loaded = false
@@ -90,6 +93,7 @@ final class StreamReader {
     /// Reads stream `index` of an opened file (which this reader then owns).
     init(file: InputFile, stream index: Int) throws(MediaError) {
         self.file = file
+        first = file
         stream = file.streams[index]
         file.discardAll(except: [index])
         packet = try Packet()
@@ -101,6 +105,7 @@ final class StreamReader {
     init(shared: SharedInput, stream index: Int, reopen: @escaping () throws(MediaError) -> InputFile) throws(MediaError) {
         self.shared = shared
         file = shared.file
+        first = shared.file
         stream = shared.file.streams[index]
         packet = try Packet()
         self.reopen = reopen
@@ -125,6 +130,7 @@ final class StreamReader {
     /// The end of the stream, unless the fragments read list packets the
     /// file does not hold (a fragmented recording cut off).
     private func end() throws(MediaError) -> Bool {
+        if let changed = first.changedError() { throw changed }
         if let cut = file.cutOffError("could not read", soFar: true) { throw cut }
         ended = true
         return false
@@ -190,7 +196,7 @@ struct Segment {
         let vs = try mainStream(vf, .video, role: spec.name)
         if spec.keepOriginalAudio {
             let s = try mainStream(vf, .audio, role: spec.name)
-            original = try StreamReader(file: try InputFile(path: vf.path, cancellation: cancellation), stream: s.index)
+            original = try StreamReader(file: try InputFile(path: vf.path, cancellation: cancellation, sameAs: vf), stream: s.index)
         } else {
             original = nil
         }

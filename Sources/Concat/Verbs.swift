@@ -107,36 +107,3 @@ public func concat(memory segments: [[UInt8]], container: Container, options: As
                         },
                         cancellation: Cancellation(), progress: nil)
 }
-
-/// A duration as written on the command line: `120ms`, `-0.5s`, `1.25`
-/// (seconds), `2m`, `+40us`; read as decimal digits, exactly, to the
-/// microsecond (nearest), and at most a week either way.
-public func parseDuration(_ text: String) -> Duration? {
-    var t = Substring(String(text.filter { $0 != " " && $0 != "\t" }).lowercased())
-    var negative = false
-    if t.hasPrefix("-") { negative = true; t.removeFirst() } else if t.hasPrefix("+") { t.removeFirst() }
-    let units: [(String, Int64)] = [("ms", 1000), ("us", 1), ("µs", 1), ("s", 1_000_000), ("m", 60_000_000),
-                                    ("h", 3_600_000_000)]
-    var unit: Int64 = 1_000_000
-    for (suffix, micro) in units where t.hasSuffix(suffix) {
-        t.removeLast(suffix.count)
-        unit = micro
-        break
-    }
-    let parts = t.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-    guard !t.isEmpty, t != ".", parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-          parts[0].count <= 12 else { return nil }
-    let whole = Int64(parts[0]) ?? 0
-    // The fraction's first 9 digits (a microsecond of an hour is the 10th), rounded.
-    let digits = parts.count > 1 ? parts[1].prefix(9) : ""
-    var scale: Int64 = 1
-    for _ in digits { scale *= 10 }
-    let fraction = Int64(digits) ?? 0
-    let (fractionMicro, overflow) = fraction.multipliedReportingOverflow(by: unit)
-    guard !overflow else { return nil }
-    let (wholeMicro, tooLong) = whole.multipliedReportingOverflow(by: unit)
-    guard !tooLong else { return nil }
-    let micro = wholeMicro + (fractionMicro + scale / 2) / scale
-    guard micro < 7 * 86_400 * 1_000_000 else { return nil }
-    return .microseconds(negative ? -micro : micro)
-}

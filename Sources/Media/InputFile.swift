@@ -20,14 +20,19 @@ public final class InputFile {
     /// in a file already opened in full, whose streams describe it.
     /// `format` names the demuxer to use (no format probe): for reading
     /// back what this program wrote.
+    /// `sameAs`, an earlier opening of the same path in the same run: the
+    /// file must still be the one that opening read (a change since is an
+    /// error, now or when it shows while reading).
     public init(path: String, cancellation: Cancellation = .shared, packetsOnly: Bool = false,
-                format: String? = nil) throws(MediaError) {
+                format: String? = nil, sameAs earlier: InputFile? = nil) throws(MediaError) {
         self.path = path
         self.cancellation = cancellation
         memory = nil
-        identity = try Self.checkReadable(path)
+        let now = try Self.checkReadable(path)
+        identity = earlier?.identity ?? now
         context = try Self.open(url: path, io: nil, name: path, probe: !packetsOnly, format: format,
                                 cancellation: cancellation)
+        if earlier != nil, let changed = changedError() { throw changed }
     }
 
     /// Opens and probes bytes in memory (a custom `AVIOContext`); `name`

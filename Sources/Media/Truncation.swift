@@ -72,6 +72,8 @@ extension InputFile {
     /// The error for an input cut off before the end of its packets (its
     /// index lists more than the file holds), or nil.
     public func cutOffError(_ operation: String, soFar: Bool = false) -> MediaError? {
+        // A file cut while it is read is a change, not a recording cut off.
+        if let changed = changedError() { return changed }
         guard let cut = soFar ? cutOffSoFar : cutOff else { return nil }
         return MediaError.invalid(operation, path: path, message: "it is cut off: \(cut)", remedy: .salvage)
     }

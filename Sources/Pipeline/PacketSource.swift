@@ -39,6 +39,16 @@ public struct PacketSource {
 
     /// Reads every packet; `take(packet, track)` for those of kept streams.
     public mutating func run(_ take: (borrowing Packet, Int) throws(MediaError) -> Void) throws(MediaError) {
+        try readWhile({ (packet, track) throws(MediaError) -> Bool in
+            try take(packet, track)
+            return true
+        })
+    }
+
+    /// The same, until `take` returns false (the rest is not read, so the
+    /// end-of-file checks do not apply).
+    public mutating func readWhile(_ take: (borrowing Packet, Int) throws(MediaError) -> Bool) throws(MediaError) {
+        var stopped = false
         let packet = try Packet()
         // Salvaging, a read that fails (or ends) may be one packet past the
         // cut while packets of another track, in the file, come later in time
@@ -68,9 +78,14 @@ public struct PacketSource {
                 salvage!.damagedPackets += 1
                 continue
             }
-            try take(packet, j)
+            let more = try take(packet, j)
             salvage?.kept[j] += 1
+            if !more {
+                stopped = true
+                break
+            }
         }
+        if stopped { return }
         // Fragments parsed while reading can list packets the file does not hold.
         if salvage == nil, let cut = input.cutOffError(operation, soFar: true) { throw cut }
         if salvage != nil, let so = input.coverageSoFar {

@@ -3,6 +3,7 @@ import Concat
 import Media
 import Pipeline
 import Remux
+import Sync
 
 /// Flags every verb that writes a file shares.
 struct OutputOptions: ParsableArguments {

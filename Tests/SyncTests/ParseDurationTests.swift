@@ -1,4 +1,4 @@
-import Concat
+import Sync
 import Testing
 
 /// Durations from the command line (`--offset`, `--tolerance`, `--timeout`)
@@ -18,5 +18,23 @@ struct ParseDurationTests {
                       "١٢"])
     func refuses(text: String) {
         #expect(parseDuration(text) == nil)
+    }
+}
+
+/// Positions for `cut` (`--from`, `--to`): durations or clock time.
+@Suite("parsePosition")
+struct ParsePositionTests {
+    @Test(arguments: [
+        ("90", Int64(90_000_000)), ("1:30", 90_000_000), ("1:30.250", 90_250_000), ("90s", 90_000_000),
+        ("250ms", 250_000), ("01:02:03.5", 3_723_500_000), ("0:00.040", 40_000), ("1.5m", 90_000_000), ("0", 0),
+        ("125:00", 7_500_000_000),
+    ])
+    func reads(_ text: String, _ micro: Int64) {
+        #expect(parsePosition(text) == .microseconds(micro), "\(text)")
+    }
+
+    @Test(arguments: ["", "-5", "1:75", "1:60", "1:2:3:4", "a:30", ":30", "1:", "1:-3", "1:60:00", "1:30x"])
+    func refuses(_ text: String) {
+        #expect(parsePosition(text) == nil, "\(text)")
     }
 }

@@ -1,0 +1,195 @@
+import Media
+import Pipeline
+import Remux
+import Sync
+
+public struct CutOptions: Sendable {
+    /// The output container; `nil` means from the output's extension.
+    public var container: Container?
+    /// Where the kept part starts, from the start of the recording.
+    public var from: Duration = .zero
+    /// Where it ends (exclusive); `nil` is the end of the recording.
+    public var to: Duration?
+    public var streams = StreamSelection()
+    /// Tag, creation-time and rotation changes made as the output is written.
+    public var edits = MetadataEdits()
+    public var faststart = true
+    public var overwrite = false
+
+    public init() {}
+}
+
+/// Progress of a running cut: the output position against the part's length.
+public struct CutProgress: Sendable {
+    public let fraction: Double?
+    public let position: Double
+}
+
+public struct CutReport: Sendable, Codable {
+    public let input: String
+    public let output: String
+    public let container: String
+    /// The range asked for, in seconds from the recording's start.
+    public var from: Double
+    public var to: Double?
+    /// Where the video's first kept keyframe is shown, in seconds from the
+    /// recording's start (at or before `from`).
+    public var keyframe: Double?
+    /// Whether playback starts exactly at `from` (an MP4/MOV edit list hides
+    /// the frames from the keyframe on); otherwise the output starts at the
+    /// keyframe.
+    public var startsAtFrom: Bool
+    public var streams: [RemuxStreamReport]
+    public var dropped: [DroppedStream]
+    public var warnings: [String] = []
+    public var outputBytes: Int64 = 0
+    public var elapsedSeconds: Double = 0
+}
+
+/// Keyframe-mode cut: the packets of `[from, to)` copied byte for byte.
+/// Video starts at the keyframe at or before `from` (found by seeking, then
+/// checked: with reordered frames a keyframe found by its DTS can be shown
+/// after `from`); in MP4/MOV the output timeline starts at `from`, so the
+/// frames before it decode but are not shown and the audio, one frame of
+/// pre-roll included, is trimmed to the sample by the edit lists the muxer
+/// writes; elsewhere it starts at the keyframe. What each track keeps is
+/// the core's `CutSelection`.
+public func cut(input inputPath: String, output outputPath: String, options: CutOptions,
+                cancellation: Cancellation = .shared,
+                progress: ((CutProgress) -> Void)? = nil) throws(MediaError) -> CutReport {
+    let container = try resolveContainer(options.container, output: outputPath)
+    if let to = options.to, to <= options.from {
+        throw MediaError.invalidOption("'to' must be after 'from'", options: ["to", "from"])
+    }
+    let input = try InputFile(path: inputPath, cancellation: cancellation)
+    let plan = try planStreams(input, container: container, selection: options.streams)
+    let origin = plan.kept.compactMap(\.startTime).min() ?? .zero(.microseconds)
+    func micro(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000 }
+    func absolute(_ d: Duration) -> Timestamp {
+        Timestamp((origin.rescaled(to: .microseconds)?.value ?? 0) + micro(d), .microseconds)
+    }
+    if let length = input.duration, micro(options.from) >= (length.rescaled(to: .microseconds)?.value ?? .max) {
+        throw MediaError.invalidOption("'from' \(fixed(options.from.seconds, 3)) s is past the end of '\(inputPath)' (\(fixed(length.seconds, 3)) s)",
+                                       options: ["from"])
+    }
+    let video = plan.kept.firstIndex { $0.mediaType == .video && !$0.isAttachedPicture }
+    let from = absolute(options.from), to = options.to.map(absolute)
+    let keyframe = try seekToKeyframe(input, stream: video.map { plan.kept[$0] }, at: from)
+    // Without edit lists the output starts where its video does.
+    let editList = container.isISOBMFF
+    let start = editList || keyframe == nil ? from : keyframe!
+
+    var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: "could not cut")
+    let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [inputPath]),
+                                 container: container, streams: plan.kept.map { .copy($0) }, metadataSource: input,
+                                 edits: options.edits, faststart: options.faststart,
+                                 audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
+                                 cancellation: cancellation)
+    let shift = Timestamp(-start.value, start.timeBase)
+    var selections: [CutSelection] = []
+    for (j, s) in plan.kept.enumerated() {
+        try session.beginTimeline(track: j, stream: s, shift: shift)
+        let tb = s.timeBase ?? .microseconds
+        let kind: CutSelection.Kind
+        if s.mediaType == .video && !s.isAttachedPicture {
+            kind = .video
+        } else {
+            // AAC (and any codec with overlapping frames) needs the frame before to decode the first heard.
+            let frame = s.mediaType == .audio && editList && s.frameSize > 0 && s.sampleRate > 0
+                ? rescale(Int64(s.frameSize), from: Rational(unchecked: 1, s.sampleRate), to: tb, rounding: .up) ?? 0 : 0
+            kind = .timed(preroll: frame)
+        }
+        let f = start.rescaled(to: tb, rounding: .down)?.value ?? 0
+        selections.append(CutSelection(kind, from: s.isAttachedPicture ? .min : f,
+                                       to: s.isAttachedPicture ? nil : to.flatMap { $0.rescaled(to: tb, rounding: .up)?.value }))
+    }
+
+    final class Held {
+        let packet: Packet
+        init(_ p: borrowing Packet) throws(MediaError) {
+            packet = try Packet()
+            try packet.reference(p)
+        }
+    }
+    var held = [[Held]](repeating: [], count: plan.kept.count)
+    let length = to.map { $0.seconds - start.seconds } ?? input.duration.map { $0.seconds - (start.seconds - origin.seconds) }
+    var sinceProgress = 0
+    try source.readWhile({ (packet, j) throws(MediaError) -> Bool in
+        let t = packet.timing
+        switch selections[j].offer(pts: t.pts ?? t.dts, duration: t.duration, keyframe: packet.isKeyframe) {
+        case .drop: break
+        case .hold: held[j].append(try Held(packet))
+        case .keep(let n):
+            for h in held[j].prefix(n) { try session.write(h.packet, track: j) }
+            held[j].removeAll()
+            try session.write(packet, track: j)
+        case .end: held[j].removeAll()
+        }
+        sinceProgress += 1
+        if sinceProgress >= 256, let progress {
+            sinceProgress = 0
+            progress(CutProgress(fraction: length.map { min(max(session.position / max($0, 0.001), 0), 1) },
+                                 position: session.position))
+        }
+        return !selections.allSatisfy(\.ended)
+    })
+    let result = try session.finish()
+    var empty: [String] = []
+    for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
+        // The output is complete, but a recording's video or audio missing from it is not a cut.
+        guard s.mediaType != .video && s.mediaType != .audio else {
+            throw MediaError.invalid("could not cut", path: inputPath, stream: s.index,
+                                     message: "no \(s.mediaType.rawValue) packet lies in the range")
+        }
+        empty.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
+    }
+
+    var report = CutReport(
+        input: inputPath, output: session.name, container: container.name, from: options.from.seconds,
+        to: options.to?.seconds, keyframe: keyframe.map { $0.seconds - origin.seconds }, startsAtFrom: start == from,
+        streams: plan.kept.enumerated().map {
+            RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType, codec: $1.codecName,
+                              packets: result.packets[$0], bytes: result.payloadBytes[$0], corrections: result.corrections[$0])
+        },
+        dropped: plan.dropped, warnings: [result.tagWarning(container: container)].compactMap { $0 } + plan.warnings + empty)
+    if let k = keyframe, start != from {
+        report.warnings.append("\(container.name) has no edit lists: the output starts at the keyframe \(fixed(from.seconds - k.seconds, 3)) s before --from")
+    }
+    report.outputBytes = result.outputBytes
+    report.elapsedSeconds = result.elapsed.seconds
+    return report
+}
+
+/// Seeks so the next video packet read is a keyframe shown at or before
+/// `at`, and returns its PTS in microseconds (nil without video). A seek
+/// finds keyframes by DTS, so with reordered frames it can land on one shown
+/// after `at`: then it seeks again before that keyframe's DTS.
+private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timestamp) throws(MediaError) -> Timestamp? {
+    guard let stream, let tb = stream.timeBase else {
+        return nil
+    }
+    let fail = MediaError.invalid("could not cut", path: input.path, stream: stream.index,
+                                  message: "no keyframe at or before the start could be found")
+    var target = at.rescaled(to: tb, rounding: .down)?.value ?? 0
+    let packet = try Packet()
+    for _ in 0..<8 {
+        // Before the first keyframe a seek fails: start from the beginning.
+        guard input.seek(stream: stream.index, toKeyframeBefore: target)
+            || input.seek(stream: stream.index, toKeyframeBefore: stream.startTime?.value ?? 0) else { throw fail }
+        var first: (pts: Int64, dts: Int64?)?
+        while first == nil, try input.read(into: packet) {
+            guard packet.streamIndex == stream.index else { continue }
+            let t = packet.timing
+            guard packet.isKeyframe, let pts = t.pts ?? t.dts else { continue }
+            first = (pts, t.dts)
+        }
+        guard let k = first else { throw fail }
+        if Timestamp(k.pts, tb) <= at || target <= (stream.startTime?.value ?? 0) {
+            guard input.seek(stream: stream.index, toKeyframeBefore: target)
+                || input.seek(stream: stream.index, toKeyframeBefore: stream.startTime?.value ?? 0) else { throw fail }
+            return Timestamp(k.pts, tb).rescaled(to: .microseconds)
+        }
+        target = min(k.dts ?? k.pts, target) - 1
+    }
+    throw fail
+}

@@ -1,0 +1,77 @@
+/// Which packets of one track a keyframe-mode cut keeps, in the track's
+/// time base, fed in decode order.
+///
+/// Video starts at the first keyframe offered (the reader seeks so it is at
+/// or before `from`); frames shown before that keyframe (an open GOP's
+/// leading frames, which refer to the GOP before) are dropped. At the end,
+/// a frame shown at or after `to` is held back: it is kept only when a
+/// frame shown before `to` follows it in decode order (it is a reference
+/// for that frame), and the track ends at the next keyframe shown at or
+/// after `to`. Audio and subtitles keep every packet that overlaps
+/// `[from - preroll, to)`.
+public struct CutSelection: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case video
+        /// `preroll`: ticks before `from` still kept (AAC's overlap: the frame
+        /// before the first one heard, trimmed by an edit list).
+        case timed(preroll: Int64)
+    }
+
+    public enum Decision: Sendable, Equatable {
+        case drop
+        /// Write it, after the packets held so far (`releaseHeld` of them).
+        case keep(releaseHeld: Int)
+        /// Keep it back until a later packet shows whether it is needed.
+        case hold
+        /// Nothing more of this track is kept; held packets are dropped.
+        case end
+    }
+
+    public let kind: Kind
+    public let from: Int64
+    public let to: Int64?
+    /// The first kept keyframe's PTS (video).
+    public private(set) var startPTS: Int64?
+    public private(set) var held = 0
+    public private(set) var ended = false
+    /// Frames held past `to` before the track is ended regardless.
+    public static let holdLimit = 64
+
+    public init(_ kind: Kind, from: Int64, to: Int64?) {
+        self.kind = kind
+        self.from = from
+        self.to = to
+    }
+
+    /// The decision for the next packet in decode order.
+    public mutating func offer(pts: Int64?, duration: Int64, keyframe: Bool) -> Decision {
+        guard !ended else { return .end }
+        switch kind {
+        case .timed(let preroll):
+            guard let pts else { return .drop }
+            if let to, pts >= to { return stop() }
+            return pts.plus(max(duration, 1)) > from.minus(preroll) ? .keep(releaseHeld: 0) : .drop
+        case .video:
+            guard let start = startPTS else {
+                guard keyframe, let pts else { return .drop }
+                startPTS = pts
+                return .keep(releaseHeld: 0)
+            }
+            guard let pts else { return .drop }
+            if pts < start { return .drop }
+            if let to, pts >= to {
+                if keyframe || held >= Self.holdLimit { return stop() }
+                held += 1
+                return .hold
+            }
+            defer { held = 0 }
+            return .keep(releaseHeld: held)
+        }
+    }
+
+    private mutating func stop() -> Decision {
+        ended = true
+        held = 0
+        return .end
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Cut
+import Media
+import Pipeline
+import Probe
+import Remux
+import Sync
+
+struct CutCommand: WritingVerb {
+    static let configuration = CommandConfiguration(
+        commandName: "cut",
+        abstract: "Keep a part of a recording without re-encoding: --from T, --to T or --duration D.",
+        discussion: """
+            Times are from the start of the recording: 90, 90s, 1.5m, 250ms, 1:30 or 1:30.250 \
+            (minutes:seconds), 1:02:03.5 (hours:minutes:seconds).
+
+            Every packet is copied byte for byte. Video starts at the keyframe at or before \
+            --from. In MP4/MOV the output still starts exactly at --from: an edit list hides the \
+            frames from the keyframe on (they decode but are not shown), and the audio — whole \
+            packets, one of them before --from so the first one heard decodes fully — is \
+            trimmed to the sample the same way. Other containers have no edit lists: the output \
+            starts at the keyframe, and the report says how far before --from that is. At the \
+            end, video keeps every frame shown before --to (and the frames they refer to); audio \
+            keeps every packet that starts before --to.
+
+            Tags, chapters, rotation and cover art are kept, as in remux.
+            """
+    )
+
+    @Argument(help: "The input media file.")
+    var input: String
+
+    @Argument(help: "The output file; its extension picks the container.")
+    var output: String
+
+    @Option(help: "Where the kept part starts (default: the start).")
+    var from: String?
+
+    @Option(help: "Where it ends (default: the end).")
+    var to: String?
+
+    @Option(help: "How long it is (instead of --to).")
+    var duration: String?
+
+    @Flag(help: "Leave out video streams.")
+    var noVideo = false
+
+    @OptionGroup var containerOptions: ContainerOptions
+    @OptionGroup var drops: StreamDropOptions
+    @OptionGroup var outputOptions: OutputOptions
+    @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        for (name, value) in [("from", from), ("to", to), ("duration", duration)] {
+            if let value, parsePosition(value) == nil {
+                throw ValidationError("'--\(name)' \(value) is not a time like 90, 1:30, 1:30.250, 90s or 250ms")
+            }
+        }
+        if to != nil && duration != nil { throw ValidationError("give '--to' or '--duration', not both") }
+        if from == nil && to == nil && duration == nil {
+            throw ValidationError("give the part to keep: '--from', '--to' or '--duration'")
+        }
+        if duration.flatMap(parsePosition) == .zero { throw ValidationError("'--duration' must be more than 0") }
+    }
+
+    var options: CutOptions {
+        var o = CutOptions()
+        o.container = containerOptions.container
+        o.from = from.flatMap(parsePosition) ?? .zero
+        o.to = to.flatMap(parsePosition) ?? duration.flatMap(parsePosition).map { o.from + $0 }
+        drops.apply(to: &o.streams)
+        o.streams.video = !noVideo
+        o.faststart = !containerOptions.noFaststart
+        o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
+        o.overwrite = outputOptions.overwrite
+        return o
+    }
+
+    func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
+        try cut(input: input, output: output, options: options) { p in
+            line.update(fraction: p.fraction, position: p.position, detail: "")
+        }
+    }
+}
+
+extension CutReport: VerbReport {
+    var summary: String {
+        let packets = streams.reduce(0) { $0 + $1.packets }
+        var s = "cut '\(input)' \(fixed(from, 3))–\(to.map { fixed($0, 3) } ?? "end") s → '\(output)' (\(container)): "
+        s += "\(packets) packets, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
+        if let k = keyframe {
+            s += startsAtFrom ? "; video from the keyframe at \(fixed(k, 3)) s, shown from \(fixed(from, 3)) s (edit list)"
+                : "; starts at the keyframe at \(fixed(k, 3)) s"
+        }
+        return s
+    }
+}

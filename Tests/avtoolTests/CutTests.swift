@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+
+/// `avtool cut`, keyframe mode, checked with ffprobe and ffmpeg: the video
+/// kept is a run of the input's packets, byte for byte; in MP4/MOV the first
+/// frame shown is the one at --from and the audio starts at --from to the
+/// sample (edit lists); click-track cuts keep every beep within 1 ms of its
+/// flash, where `ffmpeg -ss -to -c copy` is measured beside.
+@Suite("cut")
+struct CutTests {
+    /// A 10 s click recording in one MP4 (keyframes at 0, 2.4, 4.8, 7.2, 9.6 s).
+    static func clickRecording(_ scratch: Scratch, ext: String = "mp4") throws -> String {
+        let path = scratch.path("clicks." + ext)
+        let r = try Tool.run("ffmpeg", ["-v", "error", "-i", try Fixtures.path("clicks_video.mp4"),
+                                        "-i", try Fixtures.path("clicks_audio.m4a"), "-map", "0", "-map", "1",
+                                        "-c", "copy", path])
+        try #require(r.status == 0, "\(r)")
+        return path
+    }
+
+    /// Whether `part` is a contiguous run of `whole`.
+    static func isRun(_ part: [String], of whole: [String]) -> Bool {
+        guard let first = part.first else { return false }
+        return whole.indices.contains { i in whole[i] == first && Array(whole[i...].prefix(part.count)) == part }
+    }
+
+    static func decoded(_ path: String, stream: String = "0:v:0") throws -> [(pts: Double, hash: String)] {
+        let r = try Tool.run("ffmpeg", ["-v", "error", "-i", path, "-map", stream, "-fps_mode", "passthrough",
+                                        "-f", "framemd5", "-"])
+        // framemd5: stream, dts, pts, duration, size, hash (timestamps in the stream's time base, given in the header).
+        let tb = r.stdout.split(separator: "\n").first { $0.hasPrefix("#tb") }?.split(separator: ":").last
+            .map { $0.trimmingCharacters(in: .whitespaces).split(separator: "/").compactMap { Double($0) } } ?? [1, 1]
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+            let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            return ((Double(f[2]) ?? 0) * tb[0] / tb[1], f[5])
+        }
+    }
+
+    @Test(arguments: [(2.52, 7.3), (3.0, 8.64), (0.0, 4.5), (5.0, nil)] as [(Double, Double?)])
+    func clickTrackCutStartsAtFromAndStaysInSync(from: Double, to: Double?) throws {
+        let scratch = try Scratch()
+        let source = try Self.clickRecording(scratch)
+        let out = scratch.path("cut.mp4")
+        var args = ["cut", source, out, "--from", String(from), "--json"]
+        if let to { args += ["--to", String(to)] }
+        let run = try Tool.avtool(args)
+        try #require(run.status == 0, "\(run)")
+
+        // Video: a run of the input's packets, byte for byte.
+        let whole = try PacketList(source).payloads, part = try PacketList(out).payloads
+        #expect(Self.isRun(part[0] ?? [], of: whole[0] ?? []), "video is not a run of the input's packets")
+        #expect(Self.isRun(part[1] ?? [], of: whole[1] ?? []), "audio is not a run of the input's packets")
+        // The first frame shown is the source's frame at --from (25 fps: within one frame).
+        let shown = try Self.decoded(out), original = try Self.decoded(source)
+        let atFrom = try #require(original.last { $0.pts <= from + 0.0005 })
+        #expect(shown.first?.hash == atFrom.hash, "first frame shown is not the one at \(from) s")
+        #expect(abs(shown.first?.pts ?? 1) < 0.0405, "first frame shown at \(shown.first?.pts ?? -1) s")
+        // Audio starts at --from, to the sample, and lasts to --to.
+        let probe = try FFprobe(out)
+        let audio = try #require(probe.streams.first { FFprobe.string($0, "codec_type") == "audio" })
+        #expect(abs(FFprobe.double(audio, "start_time") ?? 1) <= 1 / 48_000, "audio starts at \(FFprobe.double(audio, "start_time") ?? -1)")
+        let c = try ClickTrack(out)
+        let expectedBeeps = (0...9).filter { Double($0) >= from && Double($0) < (to ?? 10) }.count
+        #expect(c.beeps.count == expectedBeeps, "beeps \(c.beeps)")
+        for (b, e) in zip(c.beeps, c.beepErrors) {
+            #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash")
+        }
+        if let to {
+            #expect(abs(c.audioSeconds - (to - from)) <= 1024 / 48_000, "audio lasts \(c.audioSeconds) s")
+        }
+    }
+
+    /// The `ffmpeg` program's stream-copy cut of the same range, measured the
+    /// same way, for the record: it starts at the keyframe with its audio
+    /// from --from, so every beep is off by the distance to the keyframe.
+    @Test func ffmpegOnTheSameCutForComparison() throws {
+        let scratch = try Scratch()
+        let source = try Self.clickRecording(scratch)
+        let ours = scratch.path("ours.mp4"), theirs = scratch.path("ffmpeg.mp4")
+        #expect(try Tool.avtool("cut", source, ours, "--from", "3", "--to", "8.5").status == 0)
+        let r = try Tool.run("ffmpeg", ["-v", "error", "-ss", "3", "-to", "8.5", "-i", source, "-c", "copy", theirs])
+        try #require(r.status == 0, "\(r)")
+        let a = try ClickTrack(ours), b = try ClickTrack(theirs)
+        let worstOurs = a.beepErrors.max() ?? .infinity, worstTheirs = b.beepErrors.max() ?? .infinity
+        #expect(worstOurs <= 0.001)
+        print("cut 3–8.5 s of the click recording: avtool worst beep error \(worstOurs * 1000) ms, ffmpeg -ss -to -c copy \(worstTheirs * 1000) ms")
+    }
+
+    /// A real camera recording with B-frames: the frames shown are the
+    /// source's frames from --from to --to, in order, none missing.
+    @Test func realRecordingWithBFrames() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.real("camera_576p.mp4")
+        let out = scratch.path("cut.mov")
+        let run = try Tool.avtool("cut", source, out, "--from", "5.5", "--to", "8")
+        try #require(run.status == 0, "\(run)")
+        let whole = try PacketList(source).payloads, part = try PacketList(out).payloads
+        #expect(Self.isRun(part[0] ?? [], of: whole[0] ?? []))
+        let shown = try Self.decoded(out).map(\.hash), original = try Self.decoded(source)
+        let expected = original.filter { $0.pts >= 5.5 - 0.0005 - 1 / 25.0 && $0.pts < 8 - 0.0005 }.map(\.hash)
+        // The frame spanning --from is shown from --from; frames needed as references may follow --to.
+        #expect(Array(shown.prefix(expected.count)) == expected || Array(shown.prefix(expected.count - 1)) == Array(expected.dropFirst()),
+                "\(shown.count) frames shown, \(expected.count) expected")
+        #expect(try GstDiscoverer(out).ok)
+        let check = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+        #expect(check.status == 0, "\(check)")
+    }
+
+    /// Matroska has no edit lists: the output starts at the keyframe, the
+    /// report says how far before --from, and A/V stays in sync.
+    @Test func matroskaStartsAtTheKeyframe() throws {
+        let scratch = try Scratch()
+        let source = try Self.clickRecording(scratch)
+        let out = scratch.path("cut.mkv")
+        let run = try Tool.avtool("cut", source, out, "--from", "3", "--duration", "3.5")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("starts at the keyframe 0.600 s before --from"), "\(run.stderr)")
+        let c = try ClickTrack(out)
+        #expect(c.beeps.count == 4, "beeps \(c.beeps)")
+        for e in c.beepErrors { #expect(e <= 0.001) }
+    }
+
+    @Test func refusals() throws {
+        let scratch = try Scratch()
+        let source = try Self.clickRecording(scratch)
+        let out = scratch.path("out.mp4")
+        for (args, text) in [(["--from", "5", "--to", "4"], "after"), (["--from", "30"], "past the end"),
+                             ([], "--from"), (["--from", "1:75"], "not a time"),
+                             (["--to", "3", "--duration", "2"], "not both")] {
+            let run = try Tool.avtool(["cut", source, out] + args)
+            #expect(run.status != 0 && run.stderr.contains(text), "\(args): \(run)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+    }
+}
