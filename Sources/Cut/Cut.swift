@@ -61,103 +61,156 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
     if let to = options.to, to <= options.from {
         throw MediaError.invalidOption("'to' must be after 'from'", options: ["to", "from"])
     }
-    let input = try InputFile(path: inputPath, cancellation: cancellation)
-    let plan = try planStreams(input, container: container, selection: options.streams)
-    let origin = plan.kept.compactMap(\.startTime).min() ?? .zero(.microseconds)
-    func micro(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000 }
-    func absolute(_ d: Duration) -> Timestamp {
-        Timestamp((origin.rescaled(to: .microseconds)?.value ?? 0) + micro(d), .microseconds)
-    }
-    if let length = input.duration, micro(options.from) >= (length.rescaled(to: .microseconds)?.value ?? .max) {
+    let source = try CutSource(path: inputPath, container: container, streams: options.streams, cancellation: cancellation)
+    if let length = source.input.duration, micro(options.from) >= (length.rescaled(to: .microseconds)?.value ?? .max) {
         throw MediaError.invalidOption("'from' \(fixed(options.from.seconds, 3)) s is past the end of '\(inputPath)' (\(fixed(length.seconds, 3)) s)",
                                        options: ["from"])
     }
-    let video = plan.kept.firstIndex { $0.mediaType == .video && !$0.isAttachedPicture }
-    let from = absolute(options.from), to = options.to.map(absolute)
-    let keyframe = try seekToKeyframe(input, stream: video.map { plan.kept[$0] }, at: from)
-    // Without edit lists the output starts where its video does.
-    let editList = container.isISOBMFF
-    let start = editList || keyframe == nil ? from : keyframe!
-
-    var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: "could not cut")
-    let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [inputPath]),
-                                 container: container, streams: plan.kept.map { .copy($0) }, metadataSource: input,
-                                 edits: options.edits, faststart: options.faststart,
-                                 audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
-                                 cancellation: cancellation)
-    let shift = Timestamp(-start.value, start.timeBase)
-    var selections: [CutSelection] = []
-    for (j, s) in plan.kept.enumerated() {
-        try session.beginTimeline(track: j, stream: s, shift: shift)
-        let tb = s.timeBase ?? .microseconds
-        let kind: CutSelection.Kind
-        if s.mediaType == .video && !s.isAttachedPicture {
-            kind = .video
-        } else {
-            // AAC (and any codec with overlapping frames) needs the frame before to decode the first heard.
-            let frame = s.mediaType == .audio && editList && s.frameSize > 0 && s.sampleRate > 0
-                ? rescale(Int64(s.frameSize), from: Rational(unchecked: 1, s.sampleRate), to: tb, rounding: .up) ?? 0 : 0
-            kind = .timed(preroll: frame)
-        }
-        let f = start.rescaled(to: tb, rounding: .down)?.value ?? 0
-        selections.append(CutSelection(kind, from: s.isAttachedPicture ? .min : f,
-                                       to: s.isAttachedPicture ? nil : to.flatMap { $0.rescaled(to: tb, rounding: .up)?.value }))
-    }
-
-    final class Held {
-        let packet: Packet
-        init(_ p: borrowing Packet) throws(MediaError) {
-            packet = try Packet()
-            try packet.reference(p)
-        }
-    }
-    var held = [[Held]](repeating: [], count: plan.kept.count)
-    let length = to.map { $0.seconds - start.seconds } ?? input.duration.map { $0.seconds - (start.seconds - origin.seconds) }
-    var sinceProgress = 0
-    try source.readWhile({ (packet, j) throws(MediaError) -> Bool in
-        let t = packet.timing
-        switch selections[j].offer(pts: t.pts ?? t.dts, duration: t.duration, keyframe: packet.isKeyframe) {
-        case .drop: break
-        case .hold: held[j].append(try Held(packet))
-        case .keep(let n):
-            for h in held[j].prefix(n) { try session.write(h.packet, track: j) }
-            held[j].removeAll()
-            try session.write(packet, track: j)
-        case .end: held[j].removeAll()
-        }
-        sinceProgress += 1
-        if sinceProgress >= 256, let progress {
-            sinceProgress = 0
-            progress(CutProgress(fraction: length.map { min(max(session.position / max($0, 0.001), 0), 1) },
-                                 position: session.position))
-        }
-        return !selections.allSatisfy(\.ended)
-    })
-    let result = try session.finish()
-    var empty: [String] = []
-    for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
-        // The output is complete, but a recording's video or audio missing from it is not a cut.
-        guard s.mediaType != .video && s.mediaType != .audio else {
-            throw MediaError.invalid("could not cut", path: inputPath, stream: s.index,
-                                     message: "no \(s.mediaType.rawValue) packet lies in the range")
-        }
-        empty.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
-    }
-
+    let part = try source.write(PartSpec(from: source.absolute(options.from), to: options.to.map(source.absolute), split: false),
+                                to: outputPath, container: container, options: options, progress: progress)
     var report = CutReport(
-        input: inputPath, output: session.name, container: container.name, from: options.from.seconds,
-        to: options.to?.seconds, keyframe: keyframe.map { $0.seconds - origin.seconds }, startsAtFrom: start == from,
-        streams: plan.kept.enumerated().map {
+        input: inputPath, output: outputPath, container: container.name, from: options.from.seconds,
+        to: options.to?.seconds, keyframe: part.keyframe.map { $0.seconds - source.origin.seconds }, startsAtFrom: part.startsAtFrom,
+        streams: source.streamReports(part.result), dropped: source.plan.dropped,
+        warnings: [part.result.tagWarning(container: container)].compactMap { $0 } + source.plan.warnings + part.warnings)
+    if let k = part.keyframe, !part.startsAtFrom {
+        report.warnings.append("\(container.name) has no edit lists: the output starts at the keyframe \(fixed(source.absolute(options.from).seconds - k.seconds, 3)) s before --from")
+    }
+    report.outputBytes = part.result.outputBytes
+    report.elapsedSeconds = part.result.elapsed.seconds
+    return report
+}
+
+func micro(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000 }
+
+/// One part to write: `[from, to)` in microseconds on the input's own
+/// timeline; `split` parts hold each packet of the input once (see
+/// `CutSelection`) and start at their keyframe.
+struct PartSpec {
+    var from: Timestamp
+    var to: Timestamp?
+    var split: Bool
+    /// The first part of a split keeps everything before its end.
+    var first = false
+}
+
+/// What writing one part did.
+struct WrittenPart {
+    var result: MuxResult
+    /// The PTS (µs, input timeline) of the first keyframe kept.
+    var keyframe: Timestamp?
+    var startsAtFrom: Bool
+    var warnings: [String]
+}
+
+/// An opened input with the streams a cut or split keeps, and the part
+/// writer both use: seek to the keyframe, read through a `PacketSource`
+/// until every track's `CutSelection` has ended, write through a
+/// `MuxSession`.
+final class CutSource {
+    let input: InputFile
+    let plan: StreamPlan
+    /// The earliest start of the kept streams: where the recording's time 0 is.
+    let origin: Timestamp
+    let video: InputStream?
+    let cancellation: Cancellation
+
+    init(path: String, container: Container, streams: StreamSelection, cancellation: Cancellation) throws(MediaError) {
+        input = try InputFile(path: path, cancellation: cancellation)
+        plan = try planStreams(input, container: container, selection: streams)
+        origin = (plan.kept.compactMap(\.startTime).min() ?? .zero(.microseconds)).rescaled(to: .microseconds) ?? .zero(.microseconds)
+        video = plan.kept.first { $0.mediaType == .video && !$0.isAttachedPicture }
+        self.cancellation = cancellation
+    }
+
+    /// A time from the recording's start, on the input's timeline (µs).
+    func absolute(_ d: Duration) -> Timestamp { Timestamp(origin.value + micro(d), .microseconds) }
+
+    func streamReports(_ result: MuxResult) -> [RemuxStreamReport] {
+        plan.kept.enumerated().map {
             RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType, codec: $1.codecName,
                               packets: result.packets[$0], bytes: result.payloadBytes[$0], corrections: result.corrections[$0])
-        },
-        dropped: plan.dropped, warnings: [result.tagWarning(container: container)].compactMap { $0 } + plan.warnings + empty)
-    if let k = keyframe, start != from {
-        report.warnings.append("\(container.name) has no edit lists: the output starts at the keyframe \(fixed(from.seconds - k.seconds, 3)) s before --from")
+        }
     }
-    report.outputBytes = result.outputBytes
-    report.elapsedSeconds = result.elapsed.seconds
-    return report
+
+    func write(_ spec: PartSpec, to outputPath: String, container: Container, options: CutOptions,
+               progress: ((CutProgress) -> Void)?) throws(MediaError) -> WrittenPart {
+        let from = spec.from, to = spec.to
+        let keyframe = try seekToKeyframe(input, stream: video, at: from)
+        // Without edit lists the output starts where its video does.
+        let editList = container.isISOBMFF && !spec.split
+        let start = spec.first ? origin : (editList || keyframe == nil ? from : keyframe!)
+
+        var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: "could not cut")
+        let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [input.path]),
+                                     container: container, streams: plan.kept.map { .copy($0) }, metadataSource: input,
+                                     edits: options.edits, faststart: options.faststart,
+                                     audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
+                                     cancellation: cancellation)
+        let shift = Timestamp(-start.value, start.timeBase)
+        var selections: [CutSelection] = []
+        for (j, s) in plan.kept.enumerated() {
+            try session.beginTimeline(track: j, stream: s, shift: shift)
+            let tb = s.timeBase ?? .microseconds
+            let kind: CutSelection.Kind
+            if s.mediaType == .video && !s.isAttachedPicture {
+                kind = spec.split ? .videoPart : .video
+            } else if spec.split {
+                kind = .starting
+            } else {
+                // AAC (and any codec with overlapping frames) needs the frame before to decode the first heard.
+                let frame = s.mediaType == .audio && editList && s.frameSize > 0 && s.sampleRate > 0
+                    ? rescale(Int64(s.frameSize), from: Rational(unchecked: 1, s.sampleRate), to: tb, rounding: .up) ?? 0 : 0
+                kind = .timed(preroll: frame)
+            }
+            // A split's boundaries are keyframe times: back to the same ticks.
+            let f = spec.first || s.isAttachedPicture ? Int64.min / 2
+                : (start.rescaled(to: tb, rounding: spec.split ? .nearest : .down)?.value ?? 0)
+            let t = s.isAttachedPicture ? nil : to.flatMap { $0.rescaled(to: tb, rounding: spec.split ? .nearest : .up)?.value }
+            selections.append(CutSelection(kind, from: f, to: t))
+        }
+
+        final class Held {
+            let packet: Packet
+            init(_ p: borrowing Packet) throws(MediaError) {
+                packet = try Packet()
+                try packet.reference(p)
+            }
+        }
+        var held = [[Held]](repeating: [], count: plan.kept.count)
+        let length = to.map { $0.seconds - start.seconds } ?? input.duration.map { $0.seconds - (start.seconds - origin.seconds) }
+        var sinceProgress = 0
+        try source.readWhile({ (packet, j) throws(MediaError) -> Bool in
+            let t = packet.timing
+            switch selections[j].offer(pts: t.pts ?? t.dts, duration: t.duration, keyframe: packet.isKeyframe) {
+            case .drop: break
+            case .hold: held[j].append(try Held(packet))
+            case .keep(let n):
+                for h in held[j].prefix(n) { try session.write(h.packet, track: j) }
+                held[j].removeAll()
+                try session.write(packet, track: j)
+            case .end: held[j].removeAll()
+            }
+            sinceProgress += 1
+            if sinceProgress >= 256, let progress {
+                sinceProgress = 0
+                progress(CutProgress(fraction: length.map { min(max(session.position / max($0, 0.001), 0), 1) },
+                                     position: session.position))
+            }
+            return !selections.allSatisfy(\.ended)
+        })
+        let result = try session.finish()
+        var warnings: [String] = []
+        for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
+            // A recording's video or audio missing from the part is not a cut of it.
+            guard s.mediaType != .video && s.mediaType != .audio else {
+                throw MediaError.invalid("could not cut", path: input.path, stream: s.index,
+                                         message: "no \(s.mediaType.rawValue) packet lies in the range")
+            }
+            warnings.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
+        }
+        return WrittenPart(result: result, keyframe: keyframe, startsAtFrom: start == from || spec.split, warnings: warnings)
+    }
 }
 
 /// Seeks so the next video packet read is a keyframe shown at or before

@@ -9,12 +9,21 @@
 /// for that frame), and the track ends at the next keyframe shown at or
 /// after `to`. Audio and subtitles keep every packet that overlaps
 /// `[from - preroll, to)`.
+///
+/// A split's parts must together hold every packet once: there, video
+/// keeps an open GOP's leading frames (they follow the keyframe in decode
+/// order) and other tracks keep the packets that start in `[from, to)`.
 public struct CutSelection: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         case video
+        /// Video of a split part: every packet from the first keyframe to
+        /// the keyframe at `to`, in decode order.
+        case videoPart
         /// `preroll`: ticks before `from` still kept (AAC's overlap: the frame
         /// before the first one heard, trimmed by an edit list).
         case timed(preroll: Int64)
+        /// Packets that start in `[from, to)` (a split part).
+        case starting
     }
 
     public enum Decision: Sendable, Equatable {
@@ -51,6 +60,18 @@ public struct CutSelection: Sendable, Equatable {
             guard let pts else { return .drop }
             if let to, pts >= to { return stop() }
             return pts.plus(max(duration, 1)) > from.minus(preroll) ? .keep(releaseHeld: 0) : .drop
+        case .starting:
+            guard let pts else { return .drop }
+            if let to, pts >= to { return stop() }
+            return pts >= from ? .keep(releaseHeld: 0) : .drop
+        case .videoPart:
+            guard startPTS != nil else {
+                guard keyframe, let pts, pts >= from else { return .drop }
+                startPTS = pts
+                return .keep(releaseHeld: 0)
+            }
+            if keyframe, let to, let pts, pts >= to { return stop() }
+            return .keep(releaseHeld: 0)
         case .video:
             guard let start = startPTS else {
                 guard keyframe, let pts else { return .drop }

@@ -7,6 +7,6 @@ struct Avtool: ParsableCommand {
         abstract: "Remux, transcode, merge and probe audio/video files, with sample-accurate A/V sync.",
         version: "0.1.0",
         subcommands: [ProbeCommand.self, RemuxCommand.self, TranscodeCommand.self, MergeCommand.self,
-                      ConcatCommand.self, FillSilenceCommand.self, AutoSyncCommand.self, CutCommand.self, RepairCommand.self, BatchCommand.self]
+                      ConcatCommand.self, FillSilenceCommand.self, AutoSyncCommand.self, CutCommand.self, SplitCommand.self, RepairCommand.self, BatchCommand.self]
     )
 }

@@ -133,3 +133,71 @@ struct CutTests {
         }
     }
 }
+
+/// `avtool split`: parts start on keyframes, and `avtool concat` of the
+/// parts gives back the input's packets and its sync.
+@Suite("split")
+struct SplitTests {
+    @Test(arguments: [["--every", "3"], ["--at", "2.5,6.1"]])
+    func concatOfThePartsIsTheInput(_ points: [String]) throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch)
+        let run = try Tool.avtool(["split", source, scratch.path("part-{n}.mp4"), "--json"] + points)
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let parts = try #require(report["parts"] as? [[String: Any]])
+        // Keyframes at 0, 2.4, 4.8, 7.2, 9.6 s: the last at or before each point.
+        let starts = parts.compactMap { $0["start"] as? Double }
+        #expect(starts == (points[0] == "--every" ? [0, 2.4, 4.8, 7.2] : [0, 2.4, 4.8]), "\(starts)")
+        let paths = parts.compactMap { $0["output"] as? String }
+        // Each part starts with a keyframe shown at its start.
+        for p in paths {
+            let first = try #require(try PacketList(p).packets.first { $0.stream == 0 })
+            #expect(first.pts == 0, "\(p): video starts at \(first.pts ?? -1)")
+        }
+        let joined = scratch.path("joined.mp4")
+        let concat = try Tool.avtool(["concat"] + paths + [joined, "--json"])
+        try #require(concat.status == 0, "\(concat)")
+        let original = try PacketList(source).payloads, back = try PacketList(joined).payloads
+        #expect(back[0] == original[0], "video packets differ")
+        #expect(back[1] == original[1], "audio packets differ: \(back[1]?.count ?? 0) vs \(original[1]?.count ?? 0)")
+        let c = try ClickTrack(joined)
+        #expect(c.beeps.count == 10, "beeps \(c.beeps)")
+        for (b, e) in zip(c.beeps, c.beepErrors) { #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash") }
+        // Every part alone is in sync too.
+        for p in paths {
+            for e in try ClickTrack(p).beepErrors { #expect(e <= 0.001, "\(p): \(e * 1000) ms") }
+        }
+    }
+
+    @Test func realRecordingWithBFrames() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.real("camera_576p.mp4")
+        let run = try Tool.avtool("split", source, scratch.path("p{n}.mov"), "--every", "4", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let paths = (report["parts"] as? [[String: Any]])?.compactMap { $0["output"] as? String } ?? []
+        // Its keyframes are 4.88 s apart: the points at 4 and 8 s give parts from 0 and 4.88 s.
+        #expect(paths.count == 2)
+        #expect((report["warnings"] as? [String])?.contains { $0.contains("same stretch between keyframes") } == true)
+        var video: [String] = [], audio: [String] = []
+        for p in paths {
+            let l = try PacketList(p).payloads
+            video += l[0] ?? []
+            audio += l[1] ?? []
+            let check = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", p, "-f", "null", "-"])
+            #expect(check.status == 0, "\(p): \(check)")
+        }
+        let original = try PacketList(source).payloads
+        #expect(video == original[0] && audio == original[1], "the parts do not hold every packet once")
+    }
+
+    @Test func dryRunWritesNothing() throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch)
+        let run = try Tool.avtool("split", source, scratch.path("part-{n}.mp4"), "--every", "5", "--dry-run")
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("would split") && run.stderr.contains("4.800–end s"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("part-1.mp4")))
+    }
+}

@@ -95,3 +95,87 @@ extension CutReport: VerbReport {
         return s
     }
 }
+
+struct SplitCommand: WritingVerb {
+    static let configuration = CommandConfiguration(
+        commandName: "split",
+        abstract: "Split a recording into parts without re-encoding: --every D or --at T1,T2,…",
+        discussion: """
+            PATTERN names the parts with {n} for the part number, from 1: 'take-{n}.mp4'. Each \
+            part starts on a keyframe — the last one at or before each point — and holds every \
+            packet of its stretch once, byte for byte: video from its keyframe to the next part's, \
+            audio by where each packet starts (a part's audio may begin a fraction of a frame after \
+            its video; the container records the offset to the sample). 'avtool concat' of the \
+            parts gives back the input's packets and its sync. --dry-run lists the parts and their \
+            keyframe times without writing.
+            """
+    )
+
+    @Argument(help: "The input media file.")
+    var input: String
+
+    @Argument(help: "The parts' names, with {n} for the part number (its extension picks the container).")
+    var pattern: String
+
+    @Option(help: "A part every so long (e.g. 10m, 90s, 1:00:00).")
+    var every: String?
+
+    @Option(help: "Split points, comma-separated (e.g. 1:30,4:00.5).")
+    var at: String?
+
+    @Flag(help: "List the parts (start and end keyframe times) and write nothing.")
+    var dryRun = false
+
+    @Flag(help: "Leave out video streams.")
+    var noVideo = false
+
+    @OptionGroup var containerOptions: ContainerOptions
+    @OptionGroup var drops: StreamDropOptions
+    @OptionGroup var outputOptions: OutputOptions
+    @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        guard (every == nil) != (at == nil) else { throw ValidationError("give '--every' or '--at' (one of them)") }
+        if let every, (parsePosition(every) ?? .zero) <= .zero {
+            throw ValidationError("'--every' \(every) is not a length like 10m, 90s or 1:30")
+        }
+        if let at {
+            for t in at.split(separator: ",", omittingEmptySubsequences: false) where parsePosition(String(t)) == nil {
+                throw ValidationError("'--at' \(t) is not a time like 90, 1:30, 1:30.250, 90s or 250ms")
+            }
+        }
+        if !pattern.contains("{n}") { throw ValidationError("PATTERN '\(pattern)' has no {n} for the part number") }
+    }
+
+    var options: SplitOptions {
+        var o = SplitOptions()
+        o.container = containerOptions.container
+        if let every, let d = parsePosition(every) { o.points = .every(d) }
+        if let at { o.points = .at(at.split(separator: ",").compactMap { parsePosition(String($0)) }) }
+        drops.apply(to: &o.streams)
+        o.streams.video = !noVideo
+        o.faststart = !containerOptions.noFaststart
+        o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
+        o.overwrite = outputOptions.overwrite
+        o.dryRun = dryRun
+        return o
+    }
+
+    func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
+        try split(input: input, pattern: pattern, options: options) { p in
+            line.update(fraction: p.fraction, position: nil, detail: "")
+        }
+    }
+}
+
+extension SplitReport: VerbReport {
+    var summary: String {
+        let list = parts.map { p in
+            "  \(p.number): \(fixed(p.start, 3))–\(p.end.map { fixed($0, 3) } ?? "end") s → '\(p.output)'"
+                + (dryRun ? "" : ", \(p.packets) packets, \(formatBytes(p.outputBytes))")
+        }
+        let head = dryRun ? "would split '\(input)' into \(parts.count) parts (\(container)):"
+            : "split '\(input)' into \(parts.count) parts (\(container)) in \(fixed(elapsedSeconds, 2)) s:"
+        return ([head] + list).joined(separator: "\n")
+    }
+}

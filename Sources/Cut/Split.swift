@@ -1,0 +1,140 @@
+import Media
+import Pipeline
+import Remux
+import Sync
+
+/// Where a split puts its part boundaries.
+public enum SplitPoints: Sendable, Equatable {
+    /// A part every so long.
+    case every(Duration)
+    /// At these times from the start.
+    case at([Duration])
+}
+
+public struct SplitOptions: Sendable {
+    /// The output containers; `nil` means from the pattern's extension.
+    public var container: Container?
+    public var points: SplitPoints = .every(.seconds(60))
+    public var streams = StreamSelection()
+    public var edits = MetadataEdits()
+    public var faststart = true
+    public var overwrite = false
+    /// Only find the parts (keyframe times); write nothing.
+    public var dryRun = false
+
+    public init() {}
+}
+
+public struct SplitPart: Sendable, Codable {
+    public let number: Int
+    public let output: String
+    /// Where the part starts and ends, in seconds from the recording's start
+    /// (a keyframe); the last part's end is the recording's.
+    public let start: Double
+    public let end: Double?
+    public var packets = 0
+    public var outputBytes: Int64 = 0
+}
+
+public struct SplitReport: Sendable, Codable {
+    public let input: String
+    public let container: String
+    public var parts: [SplitPart]
+    public var dryRun: Bool
+    public var warnings: [String] = []
+    public var elapsedSeconds: Double = 0
+}
+
+/// Splits a recording into parts without re-encoding: each part starts on
+/// a keyframe (the last at or before each point asked for), holds every
+/// packet of its stretch once — video from its keyframe to the next part's
+/// in decode order, audio by where each packet starts — so concatenating
+/// the parts gives back the input's packets and its sync. `pattern` names
+/// the parts with `{n}` (1, 2, …).
+public func split(input inputPath: String, pattern: String, options: SplitOptions,
+                  cancellation: Cancellation = .shared,
+                  progress: ((CutProgress) -> Void)? = nil) throws(MediaError) -> SplitReport {
+    guard pattern.contains("{n}") else {
+        throw MediaError.invalidOption("the output pattern '\(pattern)' has no {n} for the part number", options: [])
+    }
+    let began = ContinuousClock.now
+    func name(_ n: Int) -> String { pattern.split(separator: "{n}", omittingEmptySubsequences: false).joined(separator: String(n)) }
+    let container = try resolveContainer(options.container, output: name(1))
+    let source = try CutSource(path: inputPath, container: container, streams: options.streams, cancellation: cancellation)
+    let length = source.input.duration.flatMap { $0.rescaled(to: .microseconds)?.value }
+    let asked: [Int64]
+    switch options.points {
+    case .every(let d):
+        let step = micro(d)
+        guard step > 0 else { throw MediaError.invalidOption("'every' must be more than 0", options: ["every"]) }
+        guard let length else {
+            throw MediaError.invalid("could not split", path: inputPath, message: "its duration is unknown; give --at")
+        }
+        asked = Array(stride(from: step, to: length, by: Int64.Stride(step)))
+    case .at(let times):
+        asked = times.map(micro).sorted()
+    }
+    let starts = try partStarts(source, asked: asked.map { source.origin.value + $0 })
+
+    var parts: [SplitPart] = []
+    for (k, start) in starts.enumerated() {
+        let end = k + 1 < starts.count ? starts[k + 1] : nil
+        parts.append(SplitPart(number: k + 1, output: name(k + 1),
+                               start: Double(start - source.origin.value) / 1e6,
+                               end: end.map { Double($0 - source.origin.value) / 1e6 }))
+    }
+    var report = SplitReport(input: inputPath, container: container.name, parts: parts, dryRun: options.dryRun)
+    if starts.count < asked.count + 1 {
+        report.warnings.append("\(asked.count + 1 - starts.count) point(s) fell in the same stretch between keyframes as another (or before the first): \(starts.count) parts")
+    }
+    guard !options.dryRun else { return report }
+    var cutOptions = CutOptions()
+    cutOptions.edits = options.edits
+    cutOptions.faststart = options.faststart
+    cutOptions.overwrite = options.overwrite
+    // Every part's name checked before the first is written.
+    let names = Set(parts.map(\.output))
+    if names.count < parts.count || names.contains(inputPath) {
+        throw MediaError.invalidOption("the output pattern '\(pattern)' names the input or one file twice", options: [])
+    }
+    for k in parts.indices {
+        let spec = PartSpec(from: Timestamp(starts[k], .microseconds),
+                            to: k + 1 < starts.count ? Timestamp(starts[k + 1], .microseconds) : nil,
+                            split: true, first: k == 0)
+        let written = try source.write(spec, to: parts[k].output, container: container, options: cutOptions) { p in
+            progress?(CutProgress(fraction: (Double(k) + (p.fraction ?? 0)) / Double(parts.count), position: p.position))
+        }
+        parts[k].packets = written.result.packets.reduce(0, +)
+        parts[k].outputBytes = written.result.outputBytes
+        report.warnings += written.warnings.map { "part \(k + 1): \($0)" }
+    }
+    report.parts = parts
+    report.elapsedSeconds = (ContinuousClock.now - began).seconds
+    return report
+}
+
+/// The parts' starts (µs, input timeline): the recording's start, then for
+/// each point the last video keyframe shown at or before it (every point
+/// as asked without video); points in one stretch between keyframes give
+/// one part.
+private func partStarts(_ source: CutSource, asked: [Int64]) throws(MediaError) -> [Int64] {
+    var keyframes: [Int64] = []
+    if let v = source.video, let tb = v.timeBase {
+        let file = try InputFile(path: source.input.path, cancellation: source.cancellation,
+                                 packetsOnly: source.input.timingsNeedNoProbe, sameAs: source.input)
+        file.discardAll(except: [v.index])
+        let packet = try Packet()
+        while try file.read(into: packet) {
+            guard packet.streamIndex == v.index, packet.isKeyframe, let pts = packet.timing.pts ?? packet.timing.dts,
+                  let us = Timestamp(pts, tb).rescaled(to: .microseconds)?.value else { continue }
+            keyframes.append(us)
+        }
+        keyframes.sort()
+    }
+    var starts = [source.origin.value]
+    for p in asked {
+        let s = keyframes.isEmpty ? p : (keyframes.last { $0 <= p } ?? starts[0])
+        if s > starts.last! { starts.append(s) }
+    }
+    return starts
+}
