@@ -35,10 +35,13 @@ public struct CutReport: Sendable, Codable {
     /// Where the video's first kept keyframe is shown, in seconds from the
     /// recording's start (at or before `from`).
     public var keyframe: Double?
-    /// Whether playback starts exactly at `from` (an MP4/MOV edit list hides
-    /// the frames from the keyframe on); otherwise the output starts at the
-    /// keyframe.
+    /// Whether an edit list (MP4/MOV) hides the frames from the keyframe to
+    /// `start`; otherwise the output starts at the keyframe.
     public var startsAtFrom: Bool
+    /// Where the output starts, in seconds from the recording's start: the
+    /// start of the frame shown at `from` (MP4/MOV; `from` itself without
+    /// video), or the keyframe.
+    public var start: Double
     public var streams: [RemuxStreamReport]
     public var dropped: [DroppedStream]
     public var warnings: [String] = []
@@ -71,6 +74,7 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
     var report = CutReport(
         input: inputPath, output: outputPath, container: container.name, from: options.from.seconds,
         to: options.to?.seconds, keyframe: part.keyframe.map { $0.seconds - source.origin.seconds }, startsAtFrom: part.startsAtFrom,
+        start: part.start.seconds - source.origin.seconds,
         streams: source.streamReports(part.result), dropped: source.plan.dropped,
         warnings: [part.result.tagWarning(container: container)].compactMap { $0 } + source.plan.warnings + part.warnings)
     if let k = part.keyframe, !part.startsAtFrom {
@@ -99,6 +103,8 @@ struct WrittenPart {
     var result: MuxResult
     /// The PTS (µs, input timeline) of the first keyframe kept.
     var keyframe: Timestamp?
+    /// Where the part's timeline starts (µs, input timeline).
+    var start: Timestamp
     var startsAtFrom: Bool
     var warnings: [String]
 }
@@ -136,15 +142,21 @@ final class CutSource {
     func write(_ spec: PartSpec, to outputPath: String, container: Container, options: CutOptions,
                progress: ((CutProgress) -> Void)?) throws(MediaError) -> WrittenPart {
         let from = spec.from, to = spec.to
-        let keyframe = try seekToKeyframe(input, stream: video, at: from)
-        // Without edit lists the output starts where its video does.
+        let found = try seekToKeyframe(input, stream: video, at: from)
+        let keyframe = found?.keyframe
+        // Without edit lists the output starts where its video does. With
+        // them, at the start of the frame shown at `from`: FFmpeg's demuxer
+        // shows a frame an edit starts inside of from the edit's start, which
+        // would put the video ahead of the audio by that part of a frame.
         let editList = container.isISOBMFF && !spec.split
-        let start = spec.first ? origin : (editList || keyframe == nil ? from : keyframe!)
+        let start = spec.first ? origin : (editList ? (found?.frame ?? from) : (keyframe ?? from))
 
         var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: "could not cut")
+        var edits = options.edits
+        edits.chapterWindow = ChapterWindow(start: start, end: to)
         let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [input.path]),
                                      container: container, streams: plan.kept.map { .copy($0) }, metadataSource: input,
-                                     edits: options.edits, faststart: options.faststart,
+                                     edits: edits, faststart: options.faststart,
                                      audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
                                      cancellation: cancellation)
         let shift = Timestamp(-start.value, start.timeBase)
@@ -209,23 +221,29 @@ final class CutSource {
             }
             warnings.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
         }
-        return WrittenPart(result: result, keyframe: keyframe, startsAtFrom: start == from || spec.split, warnings: warnings)
+        return WrittenPart(result: result, keyframe: keyframe, start: start, startsAtFrom: editList || spec.split, warnings: warnings)
     }
 }
 
 /// Seeks so the next video packet read is a keyframe shown at or before
-/// `at`, and returns its PTS in microseconds (nil without video). A seek
+/// `at`, and returns its PTS and that of the frame shown at `at`, in
+/// microseconds (nil without video). A seek
 /// finds keyframes by DTS, so with reordered frames it can land on one shown
 /// after `at`: then it seeks again before that keyframe's DTS.
-private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timestamp) throws(MediaError) -> Timestamp? {
+private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timestamp) throws(MediaError) -> (keyframe: Timestamp, frame: Timestamp)? {
     guard let stream, let tb = stream.timeBase else {
         return nil
     }
     let fail = MediaError.invalid("could not cut", path: input.path, stream: stream.index,
                                   message: "no keyframe at or before the start could be found")
     var target = at.rescaled(to: tb, rounding: .down)?.value ?? 0
+    // Indexed formats land on the keyframe before the target: one tick back
+    // finds the one before. Others (MPEG-TS) land near it by timestamp: step
+    // back further each time, from half a second.
+    var back: Int64 = 1
+    let halfSecond = rescale(1, from: Rational(unchecked: 1, 2), to: tb, rounding: .up) ?? 1
     let packet = try Packet()
-    for _ in 0..<8 {
+    for _ in 0..<12 {
         // Before the first keyframe a seek fails: start from the beginning.
         guard input.seek(stream: stream.index, toKeyframeBefore: target)
             || input.seek(stream: stream.index, toKeyframeBefore: stream.startTime?.value ?? 0) else { throw fail }
@@ -238,11 +256,24 @@ private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timest
         }
         guard let k = first else { throw fail }
         if Timestamp(k.pts, tb) <= at || target <= (stream.startTime?.value ?? 0) {
+            // The frame shown at `at`: the latest PTS at or before it, among
+            // the packets up to the first decoded after it (no later one can
+            // be shown earlier).
+            var shown = k.pts
+            while try input.read(into: packet) {
+                guard packet.streamIndex == stream.index else { continue }
+                let t = packet.timing
+                if let pts = t.pts, pts > shown, Timestamp(pts, tb) <= at { shown = pts }
+                if let dts = t.dts ?? t.pts, Timestamp(dts, tb) > at { break }
+            }
             guard input.seek(stream: stream.index, toKeyframeBefore: target)
                 || input.seek(stream: stream.index, toKeyframeBefore: stream.startTime?.value ?? 0) else { throw fail }
-            return Timestamp(k.pts, tb).rescaled(to: .microseconds)
+            guard let keyframe = Timestamp(k.pts, tb).rescaled(to: .microseconds),
+                  let frame = Timestamp(shown, tb).rescaled(to: .microseconds) else { throw fail }
+            return (keyframe, frame)
         }
-        target = min(k.dts ?? k.pts, target) - 1
+        target = min(k.dts ?? k.pts, target) - back
+        back = max(back * 2, halfSecond)
     }
     throw fail
 }

@@ -1,5 +1,6 @@
 import CFFmpeg
 import Glibc
+import Sync
 
 /// Changes to an output's tags and display matrix, made as it is written
 /// (nothing is re-encoded for them).
@@ -73,10 +74,13 @@ public struct MetadataEdits: Sendable, Equatable {
     public var rotation: Int?
     /// The recording's creation time (ISO 8601, UTC), for the file and every stream.
     public var creationTime: String?
+    /// Chapters kept only where they overlap this part of the input, moved
+    /// to its start (a cut or split part); nil keeps them as they are.
+    public var chapterWindow: ChapterWindow?
 
     public init() {}
 
-    public var isEmpty: Bool { tags.isEmpty && rotation == nil && creationTime == nil }
+    public var isEmpty: Bool { tags.isEmpty && rotation == nil && creationTime == nil && chapterWindow == nil }
 
     /// Checks `--rotate` and `--creation-time`; returns the creation time as
     /// it will be written (`YYYY-MM-DDTHH:MM:SS.ffffffZ`).

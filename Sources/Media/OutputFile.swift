@@ -79,7 +79,7 @@ public final class OutputFile {
         }
         if let input = metadataSource {
             av_dict_copy(&ctx.pointee.metadata, input.context.pointee.metadata, 0)
-            copyChapters(from: input)
+            copyChapters(from: input, window: edits.chapterWindow)
         }
         try apply(edits)
         if let memory {
@@ -231,7 +231,7 @@ public final class OutputFile {
         }
     }
 
-    private func copyChapters(from input: InputFile) {
+    private func copyChapters(from input: InputFile, window: ChapterWindow?) {
         let n = Int(input.context.pointee.nb_chapters)
         guard n > 0, container.muxer != "mpegts",
               let raw = av_calloc(n, MemoryLayout<UnsafeMutablePointer<AVChapter>?>.stride) else { return }
@@ -245,6 +245,15 @@ public final class OutputFile {
             ch.pointee.time_base = src.pointee.time_base
             ch.pointee.start = src.pointee.start
             ch.pointee.end = src.pointee.end
+            if let window {
+                let tb = Rational(unchecked: src.pointee.time_base.num, src.pointee.time_base.den)
+                guard tb.isValidTimeBase, let clipped = window.clip(start: src.pointee.start, end: src.pointee.end, timeBase: tb) else {
+                    av_free(mem)
+                    continue
+                }
+                ch.pointee.start = clipped.start
+                ch.pointee.end = clipped.end
+            }
             av_dict_copy(&ch.pointee.metadata, src.pointee.metadata, 0)
             array[count] = ch
             count += 1

@@ -96,3 +96,26 @@ public struct CutSelection: Sendable, Equatable {
         return .end
     }
 }
+
+/// The part of the input's timeline an output keeps, for its chapters: a
+/// chapter that overlaps the window is clipped to it and moved so the
+/// window starts at 0; one outside it is left out.
+public struct ChapterWindow: Sendable, Equatable, Hashable {
+    public var start: Timestamp
+    public var end: Timestamp?
+
+    public init(start: Timestamp, end: Timestamp?) {
+        self.start = start
+        self.end = end
+    }
+
+    /// A chapter `[start, end)` in `timeBase`, clipped and moved; nil when
+    /// it lies outside the window.
+    public func clip(start s: Int64, end e: Int64, timeBase: Rational) -> (start: Int64, end: Int64)? {
+        guard let ws = start.rescaled(to: timeBase, rounding: .nearest)?.value else { return nil }
+        let we = end.flatMap { $0.rescaled(to: timeBase, rounding: .nearest)?.value }
+        let lo = max(s, ws), hi = we.map { min(e, $0) } ?? e
+        guard hi > lo else { return nil }
+        return (lo.minus(ws), hi.minus(ws))
+    }
+}

@@ -65,3 +65,18 @@ struct SplitSelectionTests {
                 == [.drop, .keep(releaseHeld: 0), .keep(releaseHeld: 0), .end])
     }
 }
+
+@Suite("ChapterWindow")
+struct ChapterWindowTests {
+    @Test func clipsAndMovesChapters() {
+        let w = ChapterWindow(start: Timestamp(2_500_000, .microseconds), end: Timestamp(7_000_000, .microseconds))
+        let ms = Rational(unchecked: 1, 1000)
+        #expect(w.clip(start: 0, end: 2000, timeBase: ms) == nil)
+        #expect(w.clip(start: 2000, end: 4000, timeBase: ms)! == (0, 1500))
+        #expect(w.clip(start: 4000, end: 6000, timeBase: ms)! == (1500, 3500))
+        #expect(w.clip(start: 6000, end: 9000, timeBase: ms)! == (3500, 4500))
+        #expect(w.clip(start: 7000, end: 9000, timeBase: ms) == nil)
+        let open = ChapterWindow(start: Timestamp(2_500_000, .microseconds), end: nil)
+        #expect(open.clip(start: 6000, end: 9000, timeBase: ms)! == (3500, 6500))
+    }
+}

@@ -36,7 +36,7 @@ struct CutTests {
         }
     }
 
-    @Test(arguments: [(2.52, 7.3), (3.0, 8.64), (0.0, 4.5), (5.0, nil)] as [(Double, Double?)])
+    @Test(arguments: [(2.52, 7.3), (2.51, 7.3), (1.013, nil), (3.0, 8.64), (0.0, 4.5), (5.0, nil)] as [(Double, Double?)])
     func clickTrackCutStartsAtFromAndStaysInSync(from: Double, to: Double?) throws {
         let scratch = try Scratch()
         let source = try Self.clickRecording(scratch)
@@ -45,6 +45,10 @@ struct CutTests {
         if let to { args += ["--to", String(to)] }
         let run = try Tool.avtool(args)
         try #require(run.status == 0, "\(run)")
+        // The output starts where the frame shown at --from starts (25 fps: within 40 ms before it).
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let start = try #require(report["start"] as? Double)
+        #expect(start <= from + 1e-6 && start > from - 0.04, "starts at \(start)")
 
         // Video: a run of the input's packets, byte for byte.
         let whole = try PacketList(source).payloads, part = try PacketList(out).payloads
@@ -60,13 +64,13 @@ struct CutTests {
         let audio = try #require(probe.streams.first { FFprobe.string($0, "codec_type") == "audio" })
         #expect(abs(FFprobe.double(audio, "start_time") ?? 1) <= 1 / 48_000, "audio starts at \(FFprobe.double(audio, "start_time") ?? -1)")
         let c = try ClickTrack(out)
-        let expectedBeeps = (0...9).filter { Double($0) >= from && Double($0) < (to ?? 10) }.count
+        let expectedBeeps = (0...9).filter { Double($0) >= start - 1e-6 && Double($0) < (to ?? 10) }.count
         #expect(c.beeps.count == expectedBeeps, "beeps \(c.beeps)")
         for (b, e) in zip(c.beeps, c.beepErrors) {
             #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash")
         }
         if let to {
-            #expect(abs(c.audioSeconds - (to - from)) <= 1024 / 48_000, "audio lasts \(c.audioSeconds) s")
+            #expect(abs(c.audioSeconds - (to - start)) <= 1024 / 48_000, "audio lasts \(c.audioSeconds) s")
         }
     }
 
@@ -199,5 +203,65 @@ struct SplitTests {
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr.contains("would split") && run.stderr.contains("4.800–end s"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path("part-1.mp4")))
+    }
+}
+
+/// Chapters follow the cut: clipped to the part and moved to its start.
+@Suite("cut chapters")
+struct CutChapterTests {
+    @Test func chaptersAreClippedAndMoved() throws {
+        let scratch = try Scratch()
+        let meta = scratch.path("chapters.txt")
+        try """
+            ;FFMETADATA1
+            [CHAPTER]
+            TIMEBASE=1/1000
+            START=0
+            END=2000
+            title=one
+            [CHAPTER]
+            TIMEBASE=1/1000
+            START=2000
+            END=6000
+            title=two
+            [CHAPTER]
+            TIMEBASE=1/1000
+            START=6000
+            END=10000
+            title=three
+
+            """.write(toFile: meta, atomically: true, encoding: .utf8)
+        let source = scratch.path("chapters.mp4")
+        let r = try Tool.run("ffmpeg", ["-v", "error", "-i", try Fixtures.path("clicks_video.mp4"), "-i", meta,
+                                        "-map", "0", "-map_chapters", "1", "-c", "copy", source])
+        try #require(r.status == 0, "\(r)")
+        let out = scratch.path("cut.mp4")
+        let run = try Tool.avtool("cut", source, out, "--from", "3", "--to", "7")
+        try #require(run.status == 0, "\(run)")
+        let probe = try Tool.run("ffprobe", ["-v", "error", "-show_chapters", "-of", "json", out])
+        let chapters = try #require((try JSONSerialization.jsonObject(with: probe.data) as? [String: Any])?["chapters"] as? [[String: Any]])
+        let got = chapters.map { c in
+            ((c["tags"] as? [String: Any])?["title"] as? String ?? "", Double(c["start_time"] as? String ?? "") ?? -1,
+             Double(c["end_time"] as? String ?? "") ?? -1)
+        }
+        #expect(got.map(\.0) == ["two", "three"], "\(got)")
+        #expect(got.map(\.1) == [0, 3] && got.map(\.2) == [3, 4], "\(got)")
+    }
+}
+
+/// MPEG-TS input (no index: seeking lands by timestamp, not on a keyframe).
+@Suite("cut from MPEG-TS")
+struct CutTSTests {
+    @Test(arguments: ["mp4", "ts"])
+    func cutsAnMPEGTSRecording(_ ext: String) throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch, ext: "ts")
+        let out = scratch.path("cut." + ext)
+        let run = try Tool.avtool("cut", source, out, "--from", "5.5", "--to", "8.5")
+        try #require(run.status == 0, "\(run)")
+        let c = try ClickTrack(out)
+        // MP4 starts at 5.5 s (beeps at 6, 7, 8); MPEG-TS at the keyframe at 4.8 s (also the beep at 5).
+        #expect(c.beeps.count == (ext == "mp4" ? 3 : 4), "beeps \(c.beeps)")
+        for (b, e) in zip(c.beeps, c.beepErrors) { #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash") }
     }
 }

@@ -18,7 +18,8 @@ struct CutCommand: WritingVerb {
             --from. In MP4/MOV the output still starts exactly at --from: an edit list hides the \
             frames from the keyframe on (they decode but are not shown), and the audio — whole \
             packets, one of them before --from so the first one heard decodes fully — is \
-            trimmed to the sample the same way. Other containers have no edit lists: the output \
+            trimmed to the sample the same way. The output starts where the frame shown at \
+            --from starts (within one frame before it), so every player keeps the audio on it. Other containers have no edit lists: the output \
             starts at the keyframe, and the report says how far before --from that is. At the \
             end, video keeps every frame shown before --to (and the frames they refer to); audio \
             keeps every packet that starts before --to.
@@ -89,7 +90,7 @@ extension CutReport: VerbReport {
         var s = "cut '\(input)' \(fixed(from, 3))–\(to.map { fixed($0, 3) } ?? "end") s → '\(output)' (\(container)): "
         s += "\(packets) packets, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
         if let k = keyframe {
-            s += startsAtFrom ? "; video from the keyframe at \(fixed(k, 3)) s, shown from \(fixed(from, 3)) s (edit list)"
+            s += startsAtFrom ? "; video from the keyframe at \(fixed(k, 3)) s, shown from \(fixed(start, 3)) s (the frame at --from; edit list)"
                 : "; starts at the keyframe at \(fixed(k, 3)) s"
         }
         return s
