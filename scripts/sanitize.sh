@@ -50,7 +50,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:fast_unwind_on_malloc=0:mall
 if [ "$quick" -eq 1 ]; then
   mkdir -p .build-asan
   AVTOOL_BIN="$PWD/.build-asan/debug/avtool" swift test --skip-build \
-    --filter "${filter:-BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|ResourceTests|SignalTests}" >"$log" 2>&1 || status=$?
+    --filter "${filter:-BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|ResourceTests|SignalTests|RepairTests|CutTests}" >"$log" 2>&1 || status=$?
 else
   swift test --skip-build --sanitize=address --build-path .build-asan ${filter:+--filter "$filter"} >"$log" 2>&1 || status=$?
 fi
