@@ -20,6 +20,8 @@ struct MediaDataScan {
     var unplacedBytes = 0
     /// Where the walk stopped short of the media data's end, if it did.
     var stoppedAt: Int?
+    /// Samples of other tracks passed over (a timecode track's).
+    var skippedSamples = 0
 
     struct VideoTrack {
         var track: Int
@@ -31,7 +33,10 @@ struct MediaDataScan {
         var measure: AudioFrameMeasure
     }
 
-    init(_ b: UnsafeRawBufferPointer, boxes: TopLevelBoxes, video: VideoTrack?, audio: AudioTrack?,
+    /// `skippable`: sample sizes of the reference's other tracks whose
+    /// samples all have one size (a timecode track's 4 bytes); such a
+    /// sample is passed over where a sample of a kept track follows it.
+    init(_ b: UnsafeRawBufferPointer, boxes: TopLevelBoxes, video: VideoTrack?, audio: AudioTrack?, skippable: [Int] = [],
          cancellation: Cancellation, progress: ((Int) -> Void)? = nil) throws(MediaError) {
         var sinceCheck = 0
         for (n, range) in boxes.mediaData.enumerated() {
@@ -65,6 +70,17 @@ struct MediaDataScan {
                     samples.append(FoundSample(track: a.track, offset: i, size: length, keyframe: true))
                     i += length
                     continue walk
+                }
+                for size in skippable where size > 0 && i + size <= range.upperBound {
+                    let next = i + size
+                    let followed = next == range.upperBound
+                        || video.map { if case .sample = $0.scanner.sample(b, at: next, end: range.upperBound) { true } else { false } } == true
+                        || audio?.measure.frameLength(UnsafeRawBufferPointer(rebasing: b[next..<range.upperBound])) != nil
+                    if followed {
+                        skippedSamples += 1
+                        i = next
+                        continue walk
+                    }
                 }
                 break walk
             }

@@ -103,6 +103,8 @@ private struct ReferencePlan {
     var kept: [InputStream] = []
     var video: MediaDataScan.VideoTrack?
     var audio: MediaDataScan.AudioTrack?
+    /// The one sample size of each other track whose samples all have one.
+    var skippable: [Int] = []
     var warnings: [String] = []
 
     init(_ reference: InputFile, container: Container) throws(MediaError) {
@@ -125,6 +127,9 @@ private struct ReferencePlan {
                 audio = MediaDataScan.AudioTrack(track: kept.count, measure: measure)
             default:
                 warnings.append("\(what) cannot be found in media data: left out")
+                if let sizes = s.indexedPackets.map({ Set($0.map(\.size)) }), sizes.count == 1, let size = sizes.first {
+                    skippable.append(Int(size))
+                }
                 continue
             }
             guard container.canHold(s) != false else {
@@ -152,15 +157,13 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
     let reference = try InputFile(path: referencePath, cancellation: cancellation)
     let plan = try ReferencePlan(reference, container: container)
     let mapped = try MappedFile(path: inputPath)
-    let (scan, boxes) = try mapped.withBytes { (b) throws(MediaError) in
-        let boxes = TopLevelBoxes(b)
+    let scan = try mapped.withBytes { (b) throws(MediaError) in
         let total = Double(max(b.count, 1))
-        let scan = try MediaDataScan(b, boxes: boxes, video: plan.video, audio: plan.audio, cancellation: cancellation) { at in
+        return try MediaDataScan(b, boxes: TopLevelBoxes(b), video: plan.video, audio: plan.audio,
+                                 skippable: plan.skippable, cancellation: cancellation) { at in
             progress?(RepairProgress(fraction: 0.5 * Double(at) / total))
         }
-        return (scan, boxes)
     }
-    _ = boxes
     var found = [Int](repeating: 0, count: plan.kept.count)
     for s in scan.samples { found[s.track] += 1 }
     guard found.contains(where: { $0 > 0 }) else {
@@ -222,6 +225,9 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
     let lengths = report.seconds.filter { $0 > 0 }
     if let longest = lengths.max(), let shortest = lengths.min(), lengths.count > 1, longest - shortest > 1 {
         report.warnings.append("the tracks recovered differ in length by \(fixed(longest - shortest, 2)) s: if one started late, its offset is not the reference's")
+    }
+    if scan.skippedSamples > 0 {
+        report.warnings.append("\(scan.skippedSamples) sample(s) of the tracks left out passed over")
     }
     if scan.unplacedBytes > 0, let at = scan.stoppedAt {
         report.warnings.append("\(scan.unplacedBytes) bytes of media data from byte \(at) hold no whole sample of the reference's codecs: left out")
