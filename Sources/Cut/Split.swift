@@ -83,7 +83,8 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
                                start: Double(start - source.origin.value) / 1e6,
                                end: end.map { Double($0 - source.origin.value) / 1e6 }))
     }
-    var report = SplitReport(input: inputPath, container: container.name, parts: parts, dryRun: options.dryRun)
+    var report = SplitReport(input: inputPath, container: container.name, parts: parts, dryRun: options.dryRun,
+                             warnings: source.plan.warnings)
     if starts.count < asked.count + 1 {
         report.warnings.append("\(asked.count + 1 - starts.count) point(s) fell in the same stretch between keyframes as another (or before the first): \(starts.count) parts")
     }
@@ -107,6 +108,8 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
         parts[k].packets = written.result.packets.reduce(0, +)
         parts[k].outputBytes = written.result.outputBytes
         report.warnings += written.warnings.map { "part \(k + 1): \($0)" }
+        // Every part gets the same tags: what the container cannot hold is said once.
+        if k == 0, let w = written.result.tagWarning(container: container) { report.warnings.insert(w, at: 0) }
     }
     report.parts = parts
     report.elapsedSeconds = (ContinuousClock.now - began).seconds

@@ -26,6 +26,8 @@ let tagCases: [TagCase] = {
     cases.append(TagCase(verb: ["merge", "iphone_tags.mov", "aac48_stereo.m4a"], container: "mov"))
     cases.append(TagCase(verb: ["concat", "iphone_tags.mov", "iphone_tags.mov"], container: "mov", keepsAll: true))
     cases.append(TagCase(verb: ["fill-silence", "iphone_tags.mov"], container: "mov", keepsAll: true))
+    cases.append(TagCase(verb: ["cut", "iphone_tags.mov"], container: "mov", extra: ["--from", "1"], keepsAll: true))
+    cases.append(TagCase(verb: ["cut", "android_tags.mp4"], container: "mp4", extra: ["--to", "0:01.5"], keepsAll: true))
     for f in ["bbb_720p_aac51.mp4", "birds_handbrake_bframes.mp4", "camera_576p.mp4", "sample_1080p_23976.mp4",
               "itunes_tags_cover.m4a", "alac.m4a"] {
         for c in ["mov", "mkv"] {
