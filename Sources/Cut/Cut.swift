@@ -143,6 +143,15 @@ final class CutSource {
                progress: ((CutProgress) -> Void)?) throws(MediaError) -> WrittenPart {
         let from = spec.from, to = spec.to
         let found = try seekToKeyframe(input, stream: video, at: from)
+        if video == nil, let s = plan.kept.first, let tb = s.timeBase {
+            // Without video, any packet can start: seek a second early (the
+            // selection drops what is before), or to the start.
+            let target = Timestamp(from.value - 1_000_000, .microseconds).rescaled(to: tb, rounding: .down)?.value ?? 0
+            guard input.seek(stream: s.index, toKeyframeBefore: target)
+                || input.seek(stream: s.index, toKeyframeBefore: s.startTime?.value ?? 0) else {
+                throw MediaError.invalid("could not cut", path: input.path, stream: s.index, message: "the input cannot be seeked")
+            }
+        }
         let keyframe = found?.keyframe
         // Without edit lists the output starts where its video does. With
         // them, at the start of the frame shown at `from`: FFmpeg's demuxer

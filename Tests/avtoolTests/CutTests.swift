@@ -265,3 +265,25 @@ struct CutTSTests {
         for (b, e) in zip(c.beeps, c.beepErrors) { #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash") }
     }
 }
+
+/// Audio only: split points fall anywhere; every packet is in one part.
+@Suite("split audio")
+struct SplitAudioTests {
+    @Test func audioPartsHoldEveryPacketOnce() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.path("aac48_stereo.m4a")
+        let run = try Tool.avtool("split", source, scratch.path("a{n}.m4a"), "--every", "1.7", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let paths = (report["parts"] as? [[String: Any]])?.compactMap { $0["output"] as? String } ?? []
+        #expect(paths.count >= 3)
+        var all: [String] = []
+        for p in paths { all += try PacketList(p).payloads[0] ?? [] }
+        #expect(all == (try PacketList(source).payloads[0] ?? []), "\(all.count) packets in the parts")
+        // A cut of the same file keeps the range.
+        let cut = scratch.path("cut.m4a")
+        #expect(try Tool.avtool("cut", source, cut, "--from", "2", "--to", "3").status == 0)
+        let seconds = FFprobe.double(try FFprobe(cut).stream(0), "duration") ?? 0
+        #expect(abs(seconds - 1) <= 1024 / 48_000.0 + 0.001, "\(seconds) s")
+    }
+}
