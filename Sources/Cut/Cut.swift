@@ -65,7 +65,7 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
         throw MediaError.invalidOption("'to' must be after 'from'", options: ["to", "from"])
     }
     let source = try CutSource(path: inputPath, container: container, streams: options.streams, cancellation: cancellation)
-    if let length = source.input.duration, micro(options.from) >= (length.rescaled(to: .microseconds)?.value ?? .max) {
+    if let length = source.input.duration, Timestamp(options.from).value >= (length.rescaled(to: .microseconds)?.value ?? .max) {
         throw MediaError.invalidOption("'from' \(fixed(options.from.seconds, 3)) s is past the end of '\(inputPath)' (\(fixed(length.seconds, 3)) s)",
                                        options: ["from"])
     }
@@ -84,8 +84,6 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
     report.elapsedSeconds = part.result.elapsed.seconds
     return report
 }
-
-func micro(_ d: Duration) -> Int64 { d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000 }
 
 /// One part to write: `[from, to)` in microseconds on the input's own
 /// timeline; `split` parts hold each packet of the input once (see
@@ -130,7 +128,7 @@ final class CutSource {
     }
 
     /// A time from the recording's start, on the input's timeline (µs).
-    func absolute(_ d: Duration) -> Timestamp { Timestamp(origin.value + micro(d), .microseconds) }
+    func absolute(_ d: Duration) -> Timestamp { Timestamp(origin.value &+ Timestamp(d).value, .microseconds) }
 
     func streamReports(_ result: MuxResult) -> [RemuxStreamReport] {
         plan.kept.enumerated().map {

@@ -65,14 +65,14 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     let asked: [Int64]
     switch options.points {
     case .every(let d):
-        let step = micro(d)
+        let step = Timestamp(d).value
         guard step > 0 else { throw MediaError.invalidOption("'every' must be more than 0", options: ["every"]) }
         guard let length else {
             throw MediaError.invalid("could not split", path: inputPath, message: "its duration is unknown; give --at")
         }
         asked = Array(stride(from: step, to: length, by: Int64.Stride(step)))
     case .at(let times):
-        asked = times.map(micro).sorted()
+        asked = times.map { Timestamp($0).value }.sorted()
     }
     let starts = try partStarts(source, asked: asked.map { source.origin.value + $0 })
 
