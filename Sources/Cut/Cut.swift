@@ -15,6 +15,8 @@ public struct CutOptions: Sendable {
     public var edits = MetadataEdits()
     public var faststart = true
     public var overwrite = false
+    /// Keyframe (copy only) or exact (re-encode the partial GOPs).
+    public var mode = CutMode.keyframe
 
     public init() {}
 }
@@ -44,6 +46,10 @@ public struct CutReport: Sendable, Codable {
     public var start: Double
     public var streams: [RemuxStreamReport]
     public var dropped: [DroppedStream]
+    public var mode = CutMode.keyframe
+    /// Exact mode: the frames re-encoded, and where their parameter sets are.
+    public var reencoded: [ReencodedStretchReport] = []
+    public var parameterSets: String?
     public var warnings: [String] = []
     public var outputBytes: Int64 = 0
     public var elapsedSeconds: Double = 0
@@ -69,7 +75,8 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
         throw MediaError.invalidOption("'from' \(fixed(options.from.seconds, 3)) s is past the end of '\(inputPath)' (\(fixed(length.seconds, 3)) s)",
                                        options: ["from"])
     }
-    let part = try source.write(PartSpec(from: source.absolute(options.from), to: options.to.map(source.absolute), split: false),
+    let part = try source.write(PartSpec(from: source.absolute(options.from), to: options.to.map(source.absolute), split: false,
+                                         mode: options.mode),
                                 to: outputPath, container: container, options: options, progress: progress)
     var report = CutReport(
         input: inputPath, output: outputPath, container: container.name, from: options.from.seconds,
@@ -80,6 +87,11 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
     if let k = part.keyframe, !part.startsAtFrom {
         report.warnings.append("\(container.name) has no edit lists: the output starts at the keyframe \(fixed(source.absolute(options.from).seconds - k.seconds, 3)) s before --from")
     }
+    report.mode = options.mode
+    report.reencoded = part.reencoded.map {
+        ReencodedStretchReport(from: $0.from.seconds - source.origin.seconds, to: $0.to.seconds - source.origin.seconds, frames: $0.frames)
+    }
+    report.parameterSets = part.parameterSets
     report.outputBytes = part.result.outputBytes
     report.elapsedSeconds = part.result.elapsed.seconds
     return report
@@ -94,6 +106,7 @@ struct PartSpec {
     var split: Bool
     /// The first part of a split keeps everything before its end.
     var first = false
+    var mode = CutMode.keyframe
 }
 
 /// What writing one part did.
@@ -105,6 +118,9 @@ struct WrittenPart {
     var start: Timestamp
     var startsAtFrom: Bool
     var warnings: [String]
+    /// Exact mode: each re-encoded stretch (µs, input timeline) and its frame count.
+    var reencoded: [(from: Timestamp, to: Timestamp, frames: Int)] = []
+    var parameterSets: String?
 }
 
 /// An opened input with the streams a cut or split keeps, and the part
@@ -156,18 +172,24 @@ final class CutSource {
         // shows a frame an edit starts inside of from the edit's start, which
         // would put the video ahead of the audio by that part of a frame.
         let editList = container.isISOBMFF && !spec.split
-        let start = spec.first ? origin : (editList ? (found?.frame ?? from) : (keyframe ?? from))
+        let exact = spec.mode == .exact && video != nil
+        let start = spec.first ? origin : (editList || exact ? (found?.frame ?? from) : (keyframe ?? from))
+        let coding = try exact ? video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil
 
         var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: "could not cut")
         var edits = options.edits
         edits.chapterWindow = ChapterWindow(start: start, end: to)
+        let streams: [OutputStreamSource] = plan.kept.map { s in
+            if let coding, s.index == video?.index { .spliced(s, extradata: coding.record, tag: coding.tag) } else { .copy(s) }
+        }
         let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [input.path]),
-                                     container: container, streams: plan.kept.map { .copy($0) }, metadataSource: input,
+                                     container: container, streams: streams, metadataSource: input,
                                      edits: edits, faststart: options.faststart,
                                      audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
                                      cancellation: cancellation)
         let shift = Timestamp(-start.value, start.timeBase)
         var selections: [CutSelection] = []
+        var smart: (track: Int, plan: SmartCutPlan)?
         for (j, s) in plan.kept.enumerated() {
             try session.beginTimeline(track: j, stream: s, shift: shift)
             let tb = s.timeBase ?? .microseconds
@@ -187,7 +209,11 @@ final class CutSource {
                 : (start.rescaled(to: tb, rounding: spec.split ? .nearest : .down)?.value ?? 0)
             let t = s.isAttachedPicture ? nil : to.flatMap { $0.rescaled(to: tb, rounding: spec.split ? .nearest : .up)?.value }
             selections.append(CutSelection(kind, from: f, to: t))
+            if coding != nil, s.index == video?.index {
+                smart = (j, SmartCutPlan(from: spec.first ? Int64.min / 2 : (found?.frameTicks ?? f), to: t))
+            }
         }
+        let splicer = try coding.map { c throws(MediaError) in try Splicer(coding: c, session: session, track: smart!.track) }
 
         final class Held {
             let packet: Packet
@@ -201,6 +227,14 @@ final class CutSource {
         var sinceProgress = 0
         try source.readWhile({ (packet, j) throws(MediaError) -> Bool in
             let t = packet.timing
+            if let splicer, j == smart!.track {
+                let info = SmartCutPacket(pts: t.pts ?? t.dts ?? 0, dts: t.dts, duration: t.duration, keyframe: packet.isKeyframe,
+                                          kind: packet.withData { splicer.coding.nal.pictureKind($0) })
+                try splicer.hold(packet, info)
+                let actions = smart!.plan.offer(info)
+                try splicer.perform(actions, window: smart!.plan.window)
+                return !(smart!.plan.ended && selections.indices.allSatisfy { $0 == j || selections[$0].ended })
+            }
             switch selections[j].offer(pts: t.pts ?? t.dts, duration: t.duration, keyframe: packet.isKeyframe) {
             case .drop: break
             case .hold: held[j].append(try Held(packet))
@@ -216,8 +250,12 @@ final class CutSource {
                 progress(CutProgress(fraction: length.map { min(max(session.position / max($0, 0.001), 0), 1) },
                                      position: session.position))
             }
-            return !selections.allSatisfy(\.ended)
+            return !selections.indices.allSatisfy { selections[$0].ended || $0 == smart?.track && smart!.plan.ended }
         })
+        if let splicer {
+            let actions = smart!.plan.finish()
+            try splicer.perform(actions, window: smart!.plan.window)
+        }
         let result = try session.finish()
         var warnings: [String] = []
         for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
@@ -228,7 +266,20 @@ final class CutSource {
             }
             warnings.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
         }
-        return WrittenPart(result: result, keyframe: keyframe, start: start, startsAtFrom: editList || spec.split, warnings: warnings)
+        var part = WrittenPart(result: result, keyframe: keyframe, start: start, startsAtFrom: editList || spec.split || exact,
+                               warnings: warnings)
+        if let splicer, let tb = video?.timeBase {
+            part.reencoded = splicer.stretches.compactMap { s in
+                guard let a = Timestamp(s.from, tb).rescaled(to: .microseconds),
+                      let b = Timestamp(s.until, tb).rescaled(to: .microseconds) else { return nil }
+                return (a, b, s.frames)
+            }
+            part.parameterSets = splicer.stretches.isEmpty ? nil : coding?.parameterSets
+            if !container.isISOBMFF, plan.kept.contains(where: { $0.mediaType == .audio }) {
+                part.warnings.append("\(container.name) has no edit lists: the audio starts with the whole packet that holds --from")
+            }
+        }
+        return part
     }
 }
 
@@ -237,7 +288,7 @@ final class CutSource {
 /// microseconds (nil without video). A seek
 /// finds keyframes by DTS, so with reordered frames it can land on one shown
 /// after `at`: then it seeks again before that keyframe's DTS.
-private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timestamp) throws(MediaError) -> (keyframe: Timestamp, frame: Timestamp)? {
+private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timestamp) throws(MediaError) -> (keyframe: Timestamp, frame: Timestamp, frameTicks: Int64)? {
     guard let stream, let tb = stream.timeBase else {
         return nil
     }
@@ -277,7 +328,7 @@ private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timest
                 || input.seek(stream: stream.index, toKeyframeBefore: stream.startTime?.value ?? 0) else { throw fail }
             guard let keyframe = Timestamp(k.pts, tb).rescaled(to: .microseconds),
                   let frame = Timestamp(shown, tb).rescaled(to: .microseconds) else { throw fail }
-            return (keyframe, frame)
+            return (keyframe, frame, shown)
         }
         target = min(k.dts ?? k.pts, target) - back
         back = max(back * 2, halfSecond)

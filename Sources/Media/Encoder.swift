@@ -122,6 +122,7 @@ public final class Encoder {
     }
 
     public var codecName: String { String(cString: context.pointee.codec.pointee.name) }
+
 }
 
 /// Converts frames to another pixel format and/or size (`sws_scale_frame`).

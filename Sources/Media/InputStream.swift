@@ -97,6 +97,13 @@ public struct InputStream {
     public var averageFrameRate: Rational? { Self.positive(stream.pointee.avg_frame_rate) }
     public var realFrameRate: Rational? { Self.positive(stream.pointee.r_frame_rate) }
     public var sampleAspectRatio: Rational? { Self.positive(parameters.pointee.sample_aspect_ratio) }
+    /// The codec level (`level`: H.264 `level_idc`, HEVC `general_level_idc`), nil if unknown.
+    public var level: Int? { parameters.pointee.level > 0 ? Int(parameters.pointee.level) : nil }
+    /// Whether the video is coded as fields (interlaced).
+    public var isInterlaced: Bool {
+        let f = parameters.pointee.field_order
+        return f != AV_FIELD_UNKNOWN && f != AV_FIELD_PROGRESSIVE
+    }
     public var pixelFormat: String? {
         parameters.pointee.format < 0 ? nil : av_get_pix_fmt_name(AVPixelFormat(parameters.pointee.format)).string
     }

@@ -12,6 +12,10 @@ public enum OutputStreamSource {
     /// Packets from an opened encoder; metadata, disposition and side data
     /// come from the encoder's source stream.
     case encoded(Encoder)
+    /// Copy, with the codec's global header replaced and, when `tag` is
+    /// given (four characters), the sample entry's tag: an exact-mode cut's
+    /// video, whose re-encoded frames bring parameter sets of their own.
+    case spliced(InputStream, extradata: [UInt8], tag: String?)
 }
 
 /// A media file being written (`avformat_alloc_output_context2`, `avio_open2`,
@@ -137,6 +141,10 @@ public final class OutputFile {
         guard let st = avformat_new_stream(context, nil) else {
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not add a stream to", path: name)
         }
+        try addStream(source, to: st, index: index)
+    }
+
+    private func addStream(_ source: OutputStreamSource, to st: UnsafeMutablePointer<AVStream>, index: Int) throws(MediaError) {
         switch source {
         case .copy(let input, let isDefault):
             let src = input.stream
@@ -151,6 +159,23 @@ public final class OutputFile {
             if let isDefault {
                 st.pointee.disposition = isDefault ? st.pointee.disposition | AV_DISPOSITION_DEFAULT
                     : st.pointee.disposition & ~AV_DISPOSITION_DEFAULT
+            }
+        case let .spliced(input, extradata, tag):
+            try addStream(.copy(input), to: st, index: index)
+            let par = st.pointee.codecpar!
+            av_freep(&par.pointee.extradata)
+            par.pointee.extradata_size = 0
+            guard let buffer = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+                throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not add a stream to", path: name, stream: index)
+            }
+            let bytes = buffer.assumingMemoryBound(to: UInt8.self)
+            bytes.update(from: extradata, count: extradata.count)
+            par.pointee.extradata = bytes
+            par.pointee.extradata_size = Int32(extradata.count)
+            if let tag, tag.utf8.count == 4 {
+                let c = Array(tag.utf8)
+                par.pointee.codec_tag = avtool_mktag(CChar(bitPattern: c[0]), CChar(bitPattern: c[1]),
+                                                     CChar(bitPattern: c[2]), CChar(bitPattern: c[3]))
             }
         case .encoded(let encoder):
             let ctx = encoder.context

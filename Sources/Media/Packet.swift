@@ -83,6 +83,20 @@ public struct Packet: ~Copyable {
 }
 
 extension Packet {
+    /// The payload, for reading while the packet is unchanged.
+    public func withData<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard let d = pointer.pointee.data, pointer.pointee.size > 0 else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeRawBufferPointer(start: d, count: Int(pointer.pointee.size)))
+    }
+
+    /// The same from an array.
+    public func fill(_ bytes: [UInt8], keyframe: Bool) throws(MediaError) {
+        av_packet_unref(pointer)
+        try MediaError.check(av_new_packet(pointer, Int32(bytes.count)), "could not make a packet")
+        if !bytes.isEmpty { pointer.pointee.data.update(from: bytes, count: bytes.count) }
+        if keyframe { pointer.pointee.flags |= AV_PKT_FLAG_KEY }
+    }
+
     /// A packet whose payload is a copy of `bytes` (`av_new_packet`), flagged
     /// as a keyframe when `keyframe`; no timing.
     public func fill(_ bytes: UnsafeRawBufferPointer, keyframe: Bool) throws(MediaError) {

@@ -9,7 +9,7 @@ import Sync
 struct CutCommand: WritingVerb {
     static let configuration = CommandConfiguration(
         commandName: "cut",
-        abstract: "Keep a part of a recording without re-encoding: --from T, --to T or --duration D.",
+        abstract: "Keep a part of a recording: --from T, --to T or --duration D; copied, or frame-exact with --mode exact.",
         discussion: """
             Times are from the start of the recording: 90, 90s, 1.5m, 250ms, 1:30 or 1:30.250 \
             (minutes:seconds), 1:02:03.5 (hours:minutes:seconds).
@@ -23,6 +23,16 @@ struct CutCommand: WritingVerb {
             starts at the keyframe, and the report says how far before --from that is. At the \
             end, video keeps every frame shown before --to (and the frames they refer to); audio \
             keeps every packet that starts before --to.
+
+            --mode exact (H.264, HEVC) starts the video at the frame shown at --from in every \
+            container: the frames from there to the next clean keyframe (IDR; for HEVC also a \
+            CRA, whose RASL frames are re-encoded with them) are decoded and encoded again with \
+            the source's codec, size, pixel format, colour, profile and level (libx264, \
+            libx265; no B-frames), and everything after is copied. When a frame shown before \
+            --to refers to one shown after it, the last GOP is re-encoded up to --to too. H.264 \
+            keeps its avc1 sample entry: the new frames' SPS/PPS get an id of their own beside \
+            the source's. HEVC's new frames carry their parameter sets in band (sample entry \
+            hev1). The report lists each re-encoded stretch.
 
             Tags, chapters, rotation and cover art are kept, as in remux.
             """
@@ -42,6 +52,9 @@ struct CutCommand: WritingVerb {
 
     @Option(help: "How long it is (instead of --to).")
     var duration: String?
+
+    @Option(help: "keyframe: copy every packet, video from the keyframe before --from; exact: re-encode the frames up to the next keyframe so the video starts at --from.")
+    var mode: CutMode = .keyframe
 
     @Flag(help: "Leave out video streams.")
     var noVideo = false
@@ -74,6 +87,7 @@ struct CutCommand: WritingVerb {
         o.faststart = !containerOptions.noFaststart
         o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
+        o.mode = mode
         return o
     }
 
@@ -84,12 +98,19 @@ struct CutCommand: WritingVerb {
     }
 }
 
+extension CutMode: ExpressibleByArgument {}
+
 extension CutReport: VerbReport {
     var summary: String {
         let packets = streams.reduce(0) { $0 + $1.packets }
         var s = "cut '\(input)' \(fixed(from, 3))–\(to.map { fixed($0, 3) } ?? "end") s → '\(output)' (\(container)): "
         s += "\(packets) packets, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
-        if let k = keyframe {
+        if mode == .exact {
+            let frames = reencoded.reduce(0) { $0 + $1.frames }
+            s += frames == 0 ? "; exact: nothing re-encoded (the range starts on a clean keyframe)"
+                : "; exact: \(frames) frames re-encoded (" + reencoded.map { "\(fixed($0.from, 3))–\(fixed($0.to, 3)) s" }.joined(separator: ", ")
+                    + "), parameter sets \(parameterSets ?? "")"
+        } else if let k = keyframe {
             s += startsAtFrom ? "; video from the keyframe at \(fixed(k, 3)) s, shown from \(fixed(start, 3)) s (the frame at --from; edit list)"
                 : "; starts at the keyframe at \(fixed(k, 3)) s"
         }

@@ -1,0 +1,243 @@
+import Sync
+
+/// H.264 or HEVC as MP4, MOV and Matroska store it: length-prefixed NAL
+/// units, parameter sets in an `avcC`/`hvcC` record. What an exact-mode cut
+/// needs of the bitstream: what kind of picture a packet holds, the
+/// parameter sets and their ids, and packets made from an encoder's Annex B
+/// output.
+public struct NALStream: Sendable, Equatable {
+    public enum Codec: Sendable { case h264, hevc }
+
+    public let codec: Codec
+    /// Bytes in each NAL unit's length prefix (1, 2 or 4).
+    public let lengthSize: Int
+    /// The `avcC`/`hvcC` record.
+    public let record: [UInt8]
+    /// The record's parameter sets (NAL units, header included), in order:
+    /// SPS then PPS (H.264); VPS, SPS, PPS and SEI arrays (HEVC).
+    public let parameterSets: [[UInt8]]
+
+    /// The stream's record from its extradata; nil for other codecs or for
+    /// Annex B extradata (MPEG-TS).
+    public init?(codecName: String, extradata e: [UInt8]) {
+        switch codecName {
+        case "h264":
+            guard e.count >= 7, e[0] == 1 else { return nil }
+            codec = .h264
+            lengthSize = Int(e[4] & 3) + 1
+            var sets: [[UInt8]] = []
+            var i = 5
+            for arrayCount in [Int(e[5] & 0x1f), -1] {
+                var n = arrayCount
+                if n < 0 {
+                    guard i < e.count else { return nil }
+                    n = Int(e[i])
+                }
+                i += 1
+                for _ in 0..<n {
+                    guard i + 2 <= e.count else { return nil }
+                    let len = Int(e[i]) << 8 | Int(e[i + 1])
+                    guard i + 2 + len <= e.count else { return nil }
+                    sets.append(Array(e[(i + 2)..<(i + 2 + len)]))
+                    i += 2 + len
+                }
+            }
+            parameterSets = sets
+        case "hevc":
+            guard e.count >= 23, e[0] == 1 else { return nil }
+            codec = .hevc
+            lengthSize = Int(e[21] & 3) + 1
+            var sets: [[UInt8]] = []
+            var i = 23
+            for _ in 0..<Int(e[22]) {
+                guard i + 3 <= e.count else { return nil }
+                let n = Int(e[i + 1]) << 8 | Int(e[i + 2])
+                i += 3
+                for _ in 0..<n {
+                    guard i + 2 <= e.count else { return nil }
+                    let len = Int(e[i]) << 8 | Int(e[i + 1])
+                    guard i + 2 + len <= e.count else { return nil }
+                    sets.append(Array(e[(i + 2)..<(i + 2 + len)]))
+                    i += 2 + len
+                }
+            }
+            parameterSets = sets
+        default:
+            return nil
+        }
+        guard lengthSize != 3 else { return nil }
+        record = e
+    }
+
+    /// The NAL unit type of a unit (header first).
+    public func type(_ unit: UnsafeRawBufferPointer) -> Int {
+        guard let h = unit.first else { return -1 }
+        return codec == .h264 ? Int(h & 0x1f) : Int((h >> 1) & 0x3f)
+    }
+
+    /// The NAL units of a length-prefixed packet; nil when the lengths do
+    /// not add up to the packet.
+    public func units(_ b: UnsafeRawBufferPointer) -> [Range<Int>]? {
+        var out: [Range<Int>] = []
+        var i = 0
+        while i < b.count {
+            guard i + lengthSize <= b.count else { return nil }
+            var len = 0
+            for k in 0..<lengthSize { len = len << 8 | Int(b[i + k]) }
+            i += lengthSize
+            guard len > 0, i + len <= b.count else { return nil }
+            out.append(i..<(i + len))
+            i += len
+        }
+        return out
+    }
+
+    /// What the packet's picture is to a cut, from its first slice's type.
+    public func pictureKind(_ b: UnsafeRawBufferPointer) -> PictureKind {
+        guard let units = units(b) else { return .other }
+        for u in units {
+            let t = type(UnsafeRawBufferPointer(rebasing: b[u]))
+            switch codec {
+            case .h264:
+                if t == 5 { return .cleanStart }
+                if t == 1 { return .other }
+            case .hevc:
+                switch t {
+                case 16...21: return .cleanStart
+                case 6, 7: return .decodableLeading
+                case 8, 9: return .skippableLeading
+                case 0...31: return .other
+                default: continue
+                }
+            }
+        }
+        return .other
+    }
+
+    /// Length-prefixed NAL units, each with this stream's prefix size.
+    public func lengthPrefixed(_ units: [[UInt8]]) -> [UInt8] {
+        var out: [UInt8] = []
+        for u in units {
+            for k in (0..<lengthSize).reversed() { out.append(UInt8(truncatingIfNeeded: u.count >> (8 * k))) }
+            out += u
+        }
+        return out
+    }
+
+    /// The ids in use: SPS and PPS (H.264), for a new set beside them.
+    public var h264IDs: (sps: Set<Int>, pps: Set<Int>) {
+        var sps = Set<Int>(), pps = Set<Int>()
+        for s in parameterSets {
+            guard let h = s.first else { continue }
+            var r = BitReader(Self.unescaped(s.dropFirst()))
+            switch h & 0x1f {
+            case 7:
+                _ = r.bits(24)
+                if let id = r.ue() { sps.insert(id) }
+            case 8:
+                if let id = r.ue() { pps.insert(id) }
+            default: break
+            }
+        }
+        return (sps, pps)
+    }
+
+    /// The `avcC` record with `added` (SPS and PPS NAL units) beside the
+    /// record's own sets; everything else (profile, level, length size, the
+    /// high-profile trailer) as it was.
+    public func h264Record(adding added: [[UInt8]]) -> [UInt8]? {
+        guard codec == .h264 else { return nil }
+        let e = record
+        let ownSPS = parameterSets.filter { $0.first.map { $0 & 0x1f == 7 } ?? false }
+        let ownPPS = parameterSets.filter { $0.first.map { $0 & 0x1f == 8 } ?? false }
+        let sps = ownSPS + added.filter { $0.first.map { $0 & 0x1f == 7 } ?? false }
+        let pps = ownPPS + added.filter { $0.first.map { $0 & 0x1f == 8 } ?? false }
+        guard sps.count <= 31, pps.count <= 255 else { return nil }
+        // Where the record's parameter sets end (the trailer follows).
+        var end = 6
+        for s in ownSPS { end += 2 + s.count }
+        end += 1
+        for p in ownPPS { end += 2 + p.count }
+        guard end <= e.count else { return nil }
+        var out = Array(e[0..<5])
+        out.append(0xe0 | UInt8(sps.count))
+        for s in sps { out += [UInt8(s.count >> 8), UInt8(s.count & 0xff)] + s }
+        out.append(UInt8(pps.count))
+        for p in pps { out += [UInt8(p.count >> 8), UInt8(p.count & 0xff)] + p }
+        out += e[end...]
+        return out
+    }
+
+    /// The NAL units of Annex B data (start codes), headers first, trailing
+    /// zero bytes left out.
+    public static func annexBUnits(_ b: UnsafeRawBufferPointer) -> [[UInt8]] {
+        var starts: [(code: Int, data: Int)] = []
+        var i = 0
+        while i + 2 < b.count {
+            if b[i] == 0, b[i + 1] == 0, b[i + 2] == 1 {
+                starts.append((i, i + 3))
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        var units: [[UInt8]] = []
+        for (k, s) in starts.enumerated() {
+            var end = k + 1 < starts.count ? starts[k + 1].code : b.count
+            while end > s.data, b[end - 1] == 0 { end -= 1 }
+            if end > s.data { units.append(Array(b[s.data..<end])) }
+        }
+        return units
+    }
+
+    /// RBSP bytes of a NAL unit's payload (emulation prevention removed).
+    static func unescaped<C: Collection<UInt8>>(_ bytes: C) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var zeros = 0
+        for b in bytes {
+            if zeros >= 2, b == 3 {
+                zeros = 0
+                continue
+            }
+            zeros = b == 0 ? zeros + 1 : 0
+            out.append(b)
+        }
+        return out
+    }
+}
+
+/// Reads bits most significant first, and Exp-Golomb codes.
+struct BitReader {
+    let bytes: [UInt8]
+    var position = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func bit() -> Int? {
+        guard position < bytes.count * 8 else { return nil }
+        defer { position += 1 }
+        return Int(bytes[position >> 3] >> (7 - UInt8(position & 7))) & 1
+    }
+
+    mutating func bits(_ n: Int) -> Int? {
+        var v = 0
+        for _ in 0..<n {
+            guard let b = bit() else { return nil }
+            v = v << 1 | b
+        }
+        return v
+    }
+
+    mutating func ue() -> Int? {
+        var zeros = 0
+        while true {
+            guard let b = bit() else { return nil }
+            if b == 1 { break }
+            zeros += 1
+            if zeros > 31 { return nil }
+        }
+        guard let rest = bits(zeros) else { return nil }
+        return (1 << zeros) - 1 + rest
+    }
+}
