@@ -37,25 +37,29 @@ public struct ReencodedStretch: Sendable, Equatable {
     public var until: Int64
     public var after: Int64?
     public var before: Int64?
+    /// The PTS−DTS distance the stretch keeps when nothing follows it: the
+    /// source's at the stretch's first packet.
+    public var shift: Int64
 
-    public init(from: Int64, until: Int64, after: Int64?, before: Int64?) {
+    public init(from: Int64, until: Int64, after: Int64?, before: Int64?, shift: Int64 = 0) {
         self.from = from
         self.until = until
         self.after = after
         self.before = before
+        self.shift = shift
     }
 
     /// DTS for the re-encoded frames (no reordering: shown in decode order)
     /// shown at `pts` (ascending), lasting `durations`: each PTS moved back
     /// by one shift, the least that ends the stretch by `before` (the
-    /// copied packets keep their DTS), so the stretch keeps the source's
-    /// frame spacing and the DTS never pass the PTS. When the stretch
+    /// copied packets keep their DTS; with nothing after, `shift`), so the
+    /// stretch keeps the source's frame spacing and the DTS never pass the PTS. When the stretch
     /// cannot also start after `after`, each DTS is instead the latest
     /// that keeps the order.
     public func decodeTimes(pts: [Int64], durations: [Int64]) -> [Int64] {
         guard let last = pts.last, let first = pts.first else { return [] }
         let lastDuration = max(durations.last ?? 1, 1)
-        let lower = max(0, before.map { last.plus(lastDuration).minus($0) } ?? 0)
+        let lower = max(0, before.map { last.plus(lastDuration).minus($0) } ?? shift)
         let upper = after.map { first.minus($0).minus(1) } ?? .max
         if lower <= upper { return pts.map { $0.minus(lower) } }
         var dts = pts
@@ -302,7 +306,9 @@ public struct SmartCutPlan: Sendable {
         var actions = all[..<tail.startIndex].map { write($0.n, $0.packet) }
         actions += tail.prefix(through: last).map { .decode($0.n) }
         let shown = tail.map(\.packet.pts).filter { $0 >= from }.min() ?? from
-        actions.append(.encode(ReencodedStretch(from: shown, until: to, after: lastWrittenDTS, before: nil)))
+        let first = tail[tail.startIndex].packet
+        actions.append(.encode(ReencodedStretch(from: shown, until: to, after: lastWrittenDTS, before: nil,
+                                                shift: max(0, first.pts.minus(first.dts ?? first.pts)))))
         actions += tail.map { .discard($0.n) }
         return actions
     }

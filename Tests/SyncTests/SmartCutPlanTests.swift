@@ -107,7 +107,8 @@ struct SmartCutPlanTests {
         let actions = Self.run(&plan, ps)
         #expect(Self.written(actions) == [0, 1, 2, 3])
         #expect(Self.decoded(actions) == [4, 5, 6])
-        #expect(Self.stretches(actions) == [ReencodedStretch(from: 4, until: 6, after: ps[3].dts, before: nil)])
+        // It keeps the PTS−DTS distance of its first packet (2 ticks).
+        #expect(Self.stretches(actions) == [ReencodedStretch(from: 4, until: 6, after: ps[3].dts, before: nil, shift: 2)])
         #expect(Self.settled(actions).count == 9)   // the keyframe at 8 ends it; 9 is never offered
     }
 

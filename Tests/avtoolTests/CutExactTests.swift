@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+
+/// `avtool cut --mode exact`, checked with oracles: the decoded frame count
+/// is that of the source's frames in [from, to); every frame outside the
+/// re-encoded stretches decodes bit-identical to the source's (framemd5);
+/// the re-encoded ones have PSNR ≥ 40 dB against the source's; `ffmpeg
+/// -xerror` and GStreamer (its own demuxer and parser, libav's decoder)
+/// decode the whole output, frame for frame.
+@Suite("cut --mode exact")
+struct CutExactTests {
+    struct Stretch { var from: Double, to: Double, frames: Int }
+
+    /// Cuts and checks everything above; returns the stretches re-encoded.
+    @discardableResult
+    static func cutAndCheck(_ source: String, ext: String, from: Double, to: Double?,
+                            _ scratch: Scratch) throws -> (out: String, stretches: [Stretch]) {
+        let out = scratch.path("exact." + ext)
+        var args = ["cut", source, out, "--mode", "exact", "--from", String(from), "--json"]
+        if let to { args += ["--to", String(to)] }
+        let run = try Tool.avtool(args)
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let stretches = (report["reencoded"] as? [[String: Any]] ?? []).map {
+            Stretch(from: $0["from"] as? Double ?? 0, to: $0["to"] as? Double ?? 0, frames: $0["frames"] as? Int ?? 0)
+        }
+        let origin = try FFprobe(source).streams.compactMap { FFprobe.double($0, "start_time") }.min() ?? 0
+        let original = try CutTests.decoded(source), shown = try CutTests.decoded(out)
+        let atFrom = try #require(original.last { $0.pts <= origin + from + 0.0005 })
+        let end = to.map { origin + $0 - 0.0005 } ?? .infinity
+        let expected = original.filter { $0.pts >= atFrom.pts - 1e-6 && $0.pts < end }
+        #expect(shown.count == expected.count, "\(shown.count) frames decoded, \(expected.count) in the range")
+        #expect(stretches.reduce(0) { $0 + $1.frames } < expected.count || to != nil || stretches.isEmpty)
+        var reencoded = 0
+        for (o, e) in zip(shown, expected) {
+            let t = e.pts - origin
+            if stretches.contains(where: { t >= $0.from - 1e-4 && t < $0.to - 1e-4 }) {
+                reencoded += 1
+            } else {
+                #expect(o.hash == e.hash, "frame at \(t) s is not the source's")
+            }
+        }
+        #expect(reencoded == stretches.reduce(0) { $0 + $1.frames })
+        // PSNR of every frame against the source's, paired by index (copied ones are identical: inf).
+        let stats = scratch.path("psnr.log")
+        let r = try Tool.run("ffmpeg", ["-v", "error", "-i", out, "-i", source, "-lavfi",
+                                        "[1:v]trim=start=\(atFrom.pts),settb=1/30,setpts=N[r];[0:v]settb=1/30,setpts=N[d];[d][r]psnr=shortest=1:stats_file=\(stats)",
+                                        "-f", "null", "-"])
+        try #require(r.status == 0, "\(r)")
+        let values = try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n").compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("psnr_avg:") }.map { Double($0.dropFirst(9)) ?? .infinity }
+        }
+        #expect(values.count == expected.count)
+        #expect((values.min() ?? 0) >= 40, "PSNR \(values.min() ?? 0) dB")
+        let check = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+        #expect(check.status == 0, "\(check)")
+        #expect(try gstreamerFrames(out) == expected.count)
+        return (out, stretches)
+    }
+
+    /// Frames GStreamer's own demuxer and parser, with libav's decoder, give for the video.
+    static func gstreamerFrames(_ path: String) throws -> Int {
+        let isMKV = path.hasSuffix(".mkv")
+        let codec = try FFprobe(path).streams.first { FFprobe.string($0, "codec_type") == "video" }
+            .flatMap { FFprobe.string($0, "codec_name") } ?? "h264"
+        let parse = codec == "hevc" ? ["h265parse", "!", "avdec_h265"] : ["h264parse", "!", "avdec_h264"]
+        let r = try Tool.run("gst-launch-1.0", ["-v", "filesrc", "location=\(path)", "!", isMKV ? "matroskademux" : "qtdemux",
+                                                "!"] + parse + ["!", "fakesink", "silent=false"])
+        #expect(r.status == 0, "\(r.stderr)")
+        return (r.stdout + r.stderr).components(separatedBy: "last-message = chain").count - 1
+    }
+
+    /// H.264 with B-frames: the head up to the next IDR and the end's open GOP re-encoded.
+    @Test(arguments: ["mp4", "mkv"])
+    func h264WithBFrames(_ ext: String) throws {
+        let scratch = try Scratch()
+        let (out, stretches) = try Self.cutAndCheck(try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4"), ext: ext,
+                                                    from: 1.3, to: 4.2, scratch)
+        #expect(stretches.count == 2)
+        // H.264 keeps avc1 in MP4: the new SPS/PPS sit in avcC beside the source's.
+        if ext == "mp4" {
+            let v = try #require(try FFprobe(out).streams.first { FFprobe.string($0, "codec_type") == "video" })
+            #expect(FFprobe.string(v, "codec_tag_string") == "avc1")
+        }
+    }
+
+    /// A real camera recording (High profile, B-frames).
+    @Test func realCameraRecording() throws {
+        let scratch = try Scratch()
+        let (_, stretches) = try Self.cutAndCheck(try Fixtures.real("camera_576p.mp4"), ext: "mov", from: 3.3, to: 7.1, scratch)
+        #expect(!stretches.isEmpty)
+    }
+
+    /// HEVC from x265 with open GOPs (CRA keyframes with RASL frames): the
+    /// RASL frames after the copy start are re-encoded with the head.
+    @Test(arguments: ["mp4", "mkv"])
+    func hevcWithOpenGOPs(_ ext: String) throws {
+        let scratch = try Scratch()
+        let (out, stretches) = try Self.cutAndCheck(try Fixtures.path("hevc_aac.mp4"), ext: ext, from: 1.1, to: nil, scratch)
+        #expect(stretches.count == 1)
+        #expect(stretches.first?.to == 2.4, "the stretch ends at the CRA at 2.4 s")
+        if ext == "mp4" {
+            let v = try #require(try FFprobe(out).streams.first { FFprobe.string($0, "codec_type") == "video" })
+            #expect(FFprobe.string(v, "codec_tag_string") == "hev1")
+        }
+    }
+
+    /// 10-bit HDR HEVC in MOV with PCM audio, as HDR cameras and phones write it.
+    @Test func hevcTenBitHDR() throws {
+        let scratch = try Scratch()
+        let (out, _) = try Self.cutAndCheck(try Fixtures.path("hdr10_pcm.mov"), ext: "mov", from: 0.5, to: 1.7, scratch)
+        let v = try #require(try FFprobe(out).streams.first { FFprobe.string($0, "codec_type") == "video" })
+        #expect(FFprobe.string(v, "pix_fmt") == "yuv420p10le")
+        #expect(FFprobe.string(v, "color_transfer") == "smpte2084")
+    }
+
+    /// Starting on an IDR nothing is re-encoded: the video is a run of the source's packets.
+    @Test func startOnAKeyframeCopiesEverything() throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch)
+        let (out, stretches) = try Self.cutAndCheck(source, ext: "mp4", from: 2.4, to: nil, scratch)
+        #expect(stretches.allSatisfy { $0.frames == 0 })
+        let whole = try PacketList(source).payloads, part = try PacketList(out).payloads
+        #expect(CutTests.isRun(part[0] ?? [], of: whole[0] ?? []))
+    }
+
+    /// The click recording cut exactly: the first frame is shown at 0, and
+    /// every beep stays within 1 ms of its flash.
+    @Test(arguments: [(2.37, 8.5), (5.01, nil)] as [(Double, Double?)])
+    func clickTrackStaysInSync(from: Double, to: Double?) throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch)
+        let (out, _) = try Self.cutAndCheck(source, ext: "mp4", from: from, to: to, scratch)
+        let shown = try CutTests.decoded(out)
+        #expect(abs(shown.first?.pts ?? 1) < 0.0005, "first frame at \(shown.first?.pts ?? -1) s")
+        let c = try ClickTrack(out)
+        #expect(!c.beeps.isEmpty)
+        for (b, e) in zip(c.beeps, c.beepErrors) {
+            #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash")
+        }
+    }
+
+    @Test func refusals() throws {
+        let scratch = try Scratch()
+        // MPEG-TS input: H.264 without a codec record.
+        let ts = try Tool.avtool("cut", try Fixtures.path("h264_aac.ts"), scratch.path("a.mp4"), "--from", "1", "--mode", "exact")
+        #expect(ts.status != 0 && ts.stderr.contains("--mode keyframe") && ts.stderr.contains("MPEG-TS"), "\(ts)")
+        // HEVC into MPEG-TS.
+        let hevc = try Tool.avtool("cut", try Fixtures.path("hevc_aac.mp4"), scratch.path("b.ts"), "--from", "1", "--mode", "exact")
+        #expect(hevc.status != 0 && hevc.stderr.contains("MP4, MOV or MKV"), "\(hevc)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("a.mp4")) && !FileManager.default.fileExists(atPath: scratch.path("b.ts")))
+    }
+}
