@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # cut-bench.sh — cutting 10 minutes out of a 1-hour H.264 + AAC MP4:
-# `avtool cut` (keyframe mode) vs `ffmpeg -ss -t -c copy` vs a full re-encode of
-# the same 10 minutes (`ffmpeg -ss -t -c:v libx264 -preset veryfast`), wall time
-# and peak RSS, medians of alternating runs.
+# `avtool cut` (keyframe mode), `avtool cut --mode exact` (the frames from --from
+# to the next keyframe and the end's open GOP re-encoded, the rest copied) vs
+# `ffmpeg -ss -t -c copy` vs a full re-encode of the same 10 minutes (`ffmpeg
+# -ss -t -c:v libx264 -preset veryfast`), wall time and peak RSS, medians of
+# alternating runs.
 #
 # Usage: bench/cut-bench.sh [--avtool PATH] [--runs N] [--workdir DIR]
 #   --avtool PATH   avtool binary (default <repo>/.build/release/avtool)
@@ -61,9 +63,10 @@ if [[ ! -f "$INPUT" ]]; then
 fi
 
 bench_avtool()      { "$AVTOOL" cut "$1" "$2" --from 20:00.5 --duration 10:00 --quiet --overwrite; }
+bench_avtool_exact() { "$AVTOOL" cut "$1" "$2" --from 20:00.5 --duration 10:00 --mode exact --quiet --overwrite; }
 bench_ffmpeg_copy() { ffmpeg -nostdin -loglevel error -y -ss 1200.5 -t 600 -i "$1" -map 0 -c copy "$2"; }
 bench_reencode()    { ffmpeg -nostdin -loglevel error -y -ss 1200.5 -t 600 -i "$1" -map 0 -c:v libx264 -preset veryfast -c:a copy "$2"; }
-BENCHES=(avtool ffmpeg_copy reencode)
+BENCHES=(avtool avtool_exact ffmpeg_copy reencode)
 BENCH_VARS=(AVTOOL)
 
 cat "$INPUT" >/dev/null
@@ -88,9 +91,12 @@ print(f"{'command':<12} {'wall_s':>8} {'rss_MiB':>8}")
 for n, v in m.items():
     print(f"{n:<12} {v['wall_s']:>8.3f} {v['rss_mib']:>8.1f}")
 r = lambda a, b: round(m[a]["wall_s"] / m[b]["wall_s"], 4) if m[b]["wall_s"] > 0 else None
-print(f"avtool / ffmpeg -c copy: {r('avtool', 'ffmpeg_copy')}; avtool / full re-encode: {r('avtool', 'reencode')}")
+print(f"avtool / ffmpeg -c copy: {r('avtool', 'ffmpeg_copy')}; avtool / full re-encode: {r('avtool', 'reencode')}; "
+      f"avtool --mode exact / full re-encode: {r('avtool_exact', 'reencode')}")
 print(json.dumps({"avtool_s": m["avtool"]["wall_s"], "ffmpeg_copy_s": m["ffmpeg_copy"]["wall_s"],
                   "reencode_s": m["reencode"]["wall_s"], "avtool_rss_mib": m["avtool"]["rss_mib"],
                   "ffmpeg_copy_rss_mib": m["ffmpeg_copy"]["rss_mib"], "reencode_rss_mib": m["reencode"]["rss_mib"],
-                  "ratio_ffmpeg_copy": r("avtool", "ffmpeg_copy"), "ratio_reencode": r("avtool", "reencode")}))
+                  "avtool_exact_s": m["avtool_exact"]["wall_s"], "avtool_exact_rss_mib": m["avtool_exact"]["rss_mib"],
+                  "ratio_ffmpeg_copy": r("avtool", "ffmpeg_copy"), "ratio_reencode": r("avtool", "reencode"),
+                  "ratio_exact_reencode": r("avtool_exact", "reencode")}))
 PY

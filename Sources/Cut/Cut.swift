@@ -223,6 +223,7 @@ final class CutSource {
             }
         }
         var held = [[Held]](repeating: [], count: plan.kept.count)
+        let subtitles = plan.kept.map { $0.mediaType == .subtitle }
         let length = to.map { $0.seconds - start.seconds } ?? input.duration.map { $0.seconds - (start.seconds - origin.seconds) }
         var sinceProgress = 0
         try source.readWhile({ (packet, j) throws(MediaError) -> Bool in
@@ -241,6 +242,11 @@ final class CutSource {
             case .keep(let n):
                 for h in held[j].prefix(n) { try session.write(h.packet, track: j) }
                 held[j].removeAll()
+                if subtitles[j], let pts = t.pts, pts < selections[j].from {
+                    // A subtitle shown since before the part starts is shown from its start, not before the output's 0.
+                    packet.timing = PacketTiming(pts: selections[j].from, dts: selections[j].from,
+                                                 duration: max(t.duration &- (selections[j].from &- pts), 0))
+                }
                 try session.write(packet, track: j)
             case .end: held[j].removeAll()
             }
