@@ -21,6 +21,9 @@ public struct SplitOptions: Sendable {
     public var overwrite = false
     /// Only find the parts (keyframe times); write nothing.
     public var dryRun = false
+    /// Keyframe: parts start on keyframes, every packet copied. Exact: parts
+    /// start at the frame shown at each point, the partial GOPs re-encoded.
+    public var mode = CutMode.keyframe
 
     public init() {}
 }
@@ -34,6 +37,8 @@ public struct SplitPart: Sendable, Codable {
     public let end: Double?
     public var packets = 0
     public var outputBytes: Int64 = 0
+    /// Exact mode: the frames re-encoded at the part's start and end.
+    public var reencodedFrames = 0
 }
 
 public struct SplitReport: Sendable, Codable {
@@ -74,7 +79,7 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     case .at(let times):
         asked = times.map { Timestamp($0).value }.sorted()
     }
-    let starts = try partStarts(source, asked: asked.map { source.origin.value + $0 })
+    let starts = try partStarts(source, asked: asked.map { source.origin.value + $0 }, everyFrame: options.mode == .exact)
 
     var parts: [SplitPart] = []
     for (k, start) in starts.enumerated() {
@@ -86,7 +91,7 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     var report = SplitReport(input: inputPath, container: container.name, parts: parts, dryRun: options.dryRun,
                              warnings: source.plan.warnings)
     if starts.count < asked.count + 1 {
-        report.warnings.append("\(asked.count + 1 - starts.count) point(s) fell in the same stretch between keyframes as another (or before the first): \(starts.count) parts")
+        report.warnings.append("\(asked.count + 1 - starts.count) point(s) fell in the same \(options.mode == .exact ? "frame" : "stretch between keyframes") as another (or before the first): \(starts.count) parts")
     }
     guard !options.dryRun else { return report }
     var cutOptions = CutOptions()
@@ -101,12 +106,13 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     for k in parts.indices {
         let spec = PartSpec(from: Timestamp(starts[k], .microseconds),
                             to: k + 1 < starts.count ? Timestamp(starts[k + 1], .microseconds) : nil,
-                            split: true, first: k == 0)
+                            split: true, first: k == 0, mode: options.mode)
         let written = try source.write(spec, to: parts[k].output, container: container, options: cutOptions) { p in
             progress?(CutProgress(fraction: (Double(k) + (p.fraction ?? 0)) / Double(parts.count), position: p.position))
         }
         parts[k].packets = written.result.packets.reduce(0, +)
         parts[k].outputBytes = written.result.outputBytes
+        parts[k].reencodedFrames = written.reencoded.reduce(0) { $0 + $1.frames }
         report.warnings += written.warnings.map { "part \(k + 1): \($0)" }
         // Every part gets the same tags: what the container cannot hold is said once.
         if k == 0, let w = written.result.tagWarning(container: container) { report.warnings.insert(w, at: 0) }
@@ -117,10 +123,10 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
 }
 
 /// The parts' starts (µs, input timeline): the recording's start, then for
-/// each point the last video keyframe shown at or before it (every point
-/// as asked without video); points in one stretch between keyframes give
-/// one part.
-private func partStarts(_ source: CutSource, asked: [Int64]) throws(MediaError) -> [Int64] {
+/// each point the last video keyframe (or with `everyFrame`, frame) shown
+/// at or before it (every point as asked without video); points in one
+/// stretch between keyframes (one frame) give one part.
+private func partStarts(_ source: CutSource, asked: [Int64], everyFrame: Bool) throws(MediaError) -> [Int64] {
     var keyframes: [Int64] = []
     if let v = source.video, let tb = v.timeBase {
         let file = try InputFile(path: source.input.path, cancellation: source.cancellation,
@@ -128,8 +134,9 @@ private func partStarts(_ source: CutSource, asked: [Int64]) throws(MediaError) 
         file.discardAll(except: [v.index])
         let packet = try Packet()
         while try file.read(into: packet) {
-            guard packet.streamIndex == v.index, packet.isKeyframe, let pts = packet.timing.pts ?? packet.timing.dts,
-                  let us = Timestamp(pts, tb).rescaled(to: .microseconds)?.value else { continue }
+            guard packet.streamIndex == v.index, packet.isKeyframe || everyFrame, let pts = packet.timing.pts ?? packet.timing.dts,
+                  // Rounded up: a frame's start must not fall before the frame.
+                  let us = Timestamp(pts, tb).rescaled(to: .microseconds, rounding: everyFrame ? .up : .nearest)?.value else { continue }
             keyframes.append(us)
         }
         keyframes.sort()

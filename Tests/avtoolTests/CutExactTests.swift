@@ -140,6 +140,47 @@ struct CutExactTests {
         }
     }
 
+    /// `split --mode exact`: each part starts at the frame shown at its
+    /// point, each frame is in one part, and `concat` of the parts gives
+    /// back the source's frames (copied ones bit-identical) and its sync.
+    @Test func splitExactThenConcat() throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch)
+        let run = try Tool.avtool("split", source, scratch.path("part-{n}.mp4"), "--at", "1.3,4.55,7.71", "--mode", "exact", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let parts = try #require(report["parts"] as? [[String: Any]])
+        // 25 fps: the frames shown at 1.3, 4.55 and 7.71 s start at 1.28, 4.52 and 7.68 s.
+        let starts = parts.compactMap { $0["start"] as? Double }
+        #expect(zip(starts, [0, 1.28, 4.52, 7.68]).allSatisfy { abs($0 - $1) < 1e-6 }, "\(starts)")
+        let paths = parts.compactMap { $0["output"] as? String }
+        let original = try CutTests.decoded(source)
+        var frames: [String] = []
+        for (k, p) in paths.enumerated() {
+            let shown = try CutTests.decoded(p)
+            let from = starts[k], to = k + 1 < starts.count ? starts[k + 1] : .infinity
+            let expected = original.filter { $0.pts >= from - 1e-6 && $0.pts < to - 1e-6 }
+            #expect(shown.count == expected.count, "part \(k + 1): \(shown.count) frames, \(expected.count) expected")
+            #expect(abs(shown.first?.pts ?? 1) < 0.0005)
+            frames += shown.map(\.hash)
+            let check = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", p, "-f", "null", "-"])
+            #expect(check.status == 0, "\(p): \(check)")
+            for e in try ClickTrack(p).beepErrors { #expect(e <= 0.001, "\(p): \(e * 1000) ms") }
+        }
+        #expect(frames.count == original.count)
+        // The copied frames (all but the re-encoded) are the source's.
+        let reencoded = parts.reduce(0) { $0 + ($1["reencoded_frames"] as? Int ?? $1["reencodedFrames"] as? Int ?? 0) }
+        #expect(reencoded > 0 && reencoded < original.count)
+        #expect(zip(frames, original.map(\.hash)).filter { $0 != $1 }.count <= reencoded)
+        let joined = scratch.path("joined.mp4")
+        let concat = try Tool.avtool(["concat"] + paths + [joined])
+        try #require(concat.status == 0, "\(concat)")
+        #expect(try CutTests.decoded(joined).count == original.count)
+        let c = try ClickTrack(joined)
+        #expect(c.beeps.count == 10, "beeps \(c.beeps)")
+        for (b, e) in zip(c.beeps, c.beepErrors) { #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash") }
+    }
+
     @Test func refusals() throws {
         let scratch = try Scratch()
         // MPEG-TS input: H.264 without a codec record.

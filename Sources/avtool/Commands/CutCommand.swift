@@ -130,6 +130,11 @@ struct SplitCommand: WritingVerb {
             its video; the container records the offset to the sample). 'avtool concat' of the \
             parts gives back the input's packets and its sync. --dry-run lists the parts and their \
             keyframe times without writing.
+
+            --mode exact starts each part at the frame shown at its point (H.264, HEVC; see \
+            'avtool cut --help'): the frames from there to the next clean keyframe, and an open \
+            GOP at the part's end, are re-encoded, the rest copied; each frame is in exactly one \
+            part, so 'avtool concat' of the parts gives back the input's frames and its sync.
             """
     )
 
@@ -147,6 +152,9 @@ struct SplitCommand: WritingVerb {
 
     @Flag(help: "List the parts (start and end keyframe times) and write nothing.")
     var dryRun = false
+
+    @Option(help: "keyframe: parts start on keyframes, every packet copied; exact: parts start at the frame shown at each point.")
+    var mode: CutMode = .keyframe
 
     @Flag(help: "Leave out video streams.")
     var noVideo = false
@@ -180,6 +188,7 @@ struct SplitCommand: WritingVerb {
         o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
         o.dryRun = dryRun
+        o.mode = mode
         return o
     }
 
@@ -195,6 +204,7 @@ extension SplitReport: VerbReport {
         let list = parts.map { p in
             "  \(p.number): \(fixed(p.start, 3))–\(p.end.map { fixed($0, 3) } ?? "end") s → '\(p.output)'"
                 + (dryRun ? "" : ", \(p.packets) packets, \(formatBytes(p.outputBytes))")
+                + (p.reencodedFrames > 0 ? ", \(p.reencodedFrames) frames re-encoded" : "")
         }
         let head = dryRun ? "would split '\(input)' into \(parts.count) parts (\(container)):"
             : "split '\(input)' into \(parts.count) parts (\(container)) in \(fixed(elapsedSeconds, 2)) s:"
