@@ -17,6 +17,8 @@ public struct CutOptions: Sendable {
     public var overwrite = false
     /// Keyframe (copy only) or exact (re-encode the partial GOPs).
     public var mode = CutMode.keyframe
+    /// Several ranges joined into one output (instead of `from`/`to`).
+    public var keep: [CutRange] = []
 
     public init() {}
 }
@@ -50,6 +52,12 @@ public struct CutReport: Sendable, Codable {
     /// Exact mode: the frames re-encoded, and where their parameter sets are.
     public var reencoded: [ReencodedStretchReport] = []
     public var parameterSets: String?
+    /// `--keep`: each range, where the parts join on the output timeline,
+    /// and how the audio was laid at the joints.
+    public var ranges: [KeptRangeReport]?
+    public var joints: [Double]?
+    public var audio: String?
+    public var packets: Int?
     public var warnings: [String] = []
     public var outputBytes: Int64 = 0
     public var elapsedSeconds: Double = 0
@@ -67,6 +75,16 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
                 cancellation: Cancellation = .shared,
                 progress: ((CutProgress) -> Void)? = nil) throws(MediaError) -> CutReport {
     let container = try resolveContainer(options.container, output: outputPath)
+    if options.keep.count > 1 {
+        return try cutRanges(input: inputPath, output: outputPath, options: options, container: container,
+                             cancellation: cancellation, progress: progress)
+    }
+    var options = options
+    if let only = options.keep.first {
+        options.from = only.from
+        options.to = only.to
+        options.keep = []
+    }
     if let to = options.to, to <= options.from {
         throw MediaError.invalidOption("'to' must be after 'from'", options: ["to", "from"])
     }
@@ -107,6 +125,8 @@ struct PartSpec {
     /// The first part of a split keeps everything before its end.
     var first = false
     var mode = CutMode.keyframe
+    /// Start at the keyframe even where an edit list could hide the frames before `from`.
+    var startAtKeyframe = false
 }
 
 /// What writing one part did.
@@ -171,7 +191,7 @@ final class CutSource {
         // them, at the start of the frame shown at `from`: FFmpeg's demuxer
         // shows a frame an edit starts inside of from the edit's start, which
         // would put the video ahead of the audio by that part of a frame.
-        let editList = container.isISOBMFF && !spec.split
+        let editList = container.isISOBMFF && !spec.split && !spec.startAtKeyframe
         let exact = spec.mode == .exact && video != nil
         let start = spec.first ? origin : (editList || exact ? (found?.frame ?? from) : (keyframe ?? from))
         let coding = try exact ? video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil

@@ -24,7 +24,8 @@ public struct ReencodedStretchReport: Sendable, Codable, Equatable {
 /// for HEVC), size, pixel format, colour, profile and level, no B-frames.
 /// H.264: the new frames' SPS and PPS get an id the source does not use
 /// (x264's `sps-id`) and sit beside the source's in `avcC`, so the sample
-/// entry stays `avc1`. HEVC: x265 cannot number its parameter sets, so
+/// entry stays `avc1`; their VUI timing is the stream's frame rate
+/// (`force-cfr`), which demuxers take each frame's duration from. HEVC: x265 cannot number its parameter sets, so
 /// each stretch carries its own VPS/SPS/PPS in band, the first copied
 /// picture after it the source's, and the sample entry is `hev1` (which
 /// allows parameter sets in band).
@@ -69,7 +70,7 @@ final class StretchCoding {
             }
             settings.codec = "libx264"
             settings.options = [("preset", "medium"), ("crf", "14"),
-                                ("x264-params", "sps-id=\(id):bframes=0:scenecut=0:open-gop=0:keyint=infinite")]
+                                ("x264-params", "sps-id=\(id):bframes=0:scenecut=0:open-gop=0:keyint=infinite:force-cfr=1")]
             if let profile = Self.x264Profile(s.profile) { settings.options.append(("profile", profile)) }
             if let level = s.level { settings.options.append(("level", level == 9 ? "1b" : "\(level / 10).\(level % 10)")) }
             parameterSets = "a second SPS and PPS (id \(id)) beside the source's in avcC"

@@ -150,7 +150,7 @@ public final class OutputFile {
             let src = input.stream
             try MediaError.check(avcodec_parameters_copy(st.pointee.codecpar, src.pointee.codecpar),
                                  "could not copy codec parameters to", path: name, stream: index)
-            st.pointee.codecpar.pointee.codec_tag = container.codecTag(for: input.codecID)
+            st.pointee.codecpar.pointee.codec_tag = container.codecTag(for: input.codecID, inputTag: input.codecTag)
             st.pointee.time_base = src.pointee.time_base
             st.pointee.avg_frame_rate = src.pointee.avg_frame_rate
             st.pointee.r_frame_rate = src.pointee.r_frame_rate
@@ -341,8 +341,13 @@ extension Container {
     /// The codec tag to set before the header: `hvc1` for HEVC in MP4/MOV
     /// (Apple players refuse movenc's default `hev1`), else 0 so the muxer
     /// picks its own.
-    func codecTag(for codec: AVCodecID) -> UInt32 {
-        if isISOBMFF && codec == AV_CODEC_ID_HEVC { return avtool_mktag(0x68, 0x76, 0x63, 0x31) }  // "hvc1"
+    /// HEVC in MP4/MOV: `hvc1` (parameter sets only in the sample entry, as
+    /// Apple's players want), unless the input's is `hev1`, whose pictures
+    /// may carry parameter sets in band that `hvc1` does not allow.
+    func codecTag(for codec: AVCodecID, inputTag: String? = nil) -> UInt32 {
+        if isISOBMFF && codec == AV_CODEC_ID_HEVC {
+            return inputTag == "hev1" ? avtool_mktag(0x68, 0x65, 0x76, 0x31) : avtool_mktag(0x68, 0x76, 0x63, 0x31)
+        }
         return 0
     }
 

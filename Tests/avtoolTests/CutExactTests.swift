@@ -192,3 +192,75 @@ struct CutExactTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.path("a.mp4")) && !FileManager.default.fileExists(atPath: scratch.path("b.ts")))
     }
 }
+
+/// `cut --keep A-B,C-D`: the ranges joined by the concat engine, sync
+/// restarting at every joint.
+@Suite("cut --keep")
+struct CutKeepTests {
+    /// Exact: the output's frames are the source's frames of each range, in
+    /// order (copied ones bit-identical), and every beep stays on its flash.
+    @Test func exactRangesJoinFrameForFrame() throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch)
+        let out = scratch.path("kept.mp4")
+        let ranges: [(Double, Double)] = [(1.3, 3.55), (5.02, 7.7), (8.1, 9.3)]
+        let run = try Tool.avtool("cut", source, out, "--keep", ranges.map { "\($0.0)-\($0.1)" }.joined(separator: ","),
+                                  "--mode", "exact", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let kept = try #require(report["ranges"] as? [[String: Any]])
+        #expect(kept.count == 3)
+        let original = try CutTests.decoded(source)
+        var expected: [String] = []
+        for (a, b) in ranges {
+            let at = try #require(original.last { $0.pts <= a + 0.0005 })
+            expected += original.filter { $0.pts >= at.pts - 1e-6 && $0.pts < b - 0.0005 }.map(\.hash)
+        }
+        let shown = try CutTests.decoded(out).map(\.hash)
+        #expect(shown.count == expected.count, "\(shown.count) frames, \(expected.count) in the ranges")
+        let reencoded = kept.reduce(0) { $0 + ($1["reencoded_frames"] as? Int ?? $1["reencodedFrames"] as? Int ?? 0) }
+        #expect(zip(shown, expected).filter { $0 != $1 }.count <= reencoded)
+        // Joints where each range's frames end (25 fps).
+        let joints = try #require(report["joints"] as? [Double])
+        let counts = ranges.map { r in original.filter { $0.pts >= (original.last { $0.pts <= r.0 + 0.0005 }?.pts ?? 0) - 1e-6 && $0.pts < r.1 - 0.0005 }.count }
+        #expect(joints.count == 3 && abs(joints[1] - Double(counts[0]) / 25) < 0.001 && abs(joints[2] - Double(counts[0] + counts[1]) / 25) < 0.001,
+                "joints \(joints), ranges of \(counts) frames")
+        let check = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+        #expect(check.status == 0, "\(check)")
+        #expect(try CutExactTests.gstreamerFrames(out) == expected.count)
+        let c = try ClickTrack(out)
+        // Beeps at 2, 3 (from 1.28 s), 5, 6, 7 (from 5.0 s) and 9 s (from 8.08 s).
+        #expect(c.beeps.count == 6, "beeps \(c.beeps)")
+        for (b, e) in zip(c.beeps, c.beepErrors) { #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash") }
+    }
+
+    /// Keyframe mode: each range from its keyframe, said in a warning; still in sync.
+    @Test func keyframeRangesStartAtTheirKeyframes() throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch)
+        let out = scratch.path("kept.mkv")
+        let run = try Tool.avtool("cut", source, out, "--keep", "3-4.5,5.5-7.3")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("range 1 starts at the keyframe at 2.400 s"), "\(run.stderr)")
+        let c = try ClickTrack(out)
+        #expect(!c.beeps.isEmpty)
+        for (b, e) in zip(c.beeps, c.beepErrors) { #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash; flashes \(c.flashes), beeps \(c.beeps)") }
+        // No temporary part is left beside the output.
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path(".")).filter { $0.contains("avtool-") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test func badRangesAreRefused() throws {
+        let scratch = try Scratch()
+        let source = try CutTests.clickRecording(scratch)
+        for keep in ["3-2", "1:00", "1-2,x-3", ""] {
+            let r = try Tool.avtool("cut", source, scratch.path("x.mp4"), "--keep", keep)
+            #expect(r.status != 0 && r.stderr.contains("--keep"), "\(keep): \(r)")
+        }
+        let both = try Tool.avtool("cut", source, scratch.path("x.mp4"), "--keep", "1-2", "--from", "1")
+        #expect(both.status != 0 && both.stderr.contains("not both"))
+        let past = try Tool.avtool("cut", source, scratch.path("x.mp4"), "--keep", "1-2,30-40")
+        #expect(past.status != 0 && past.stderr.contains("range 2"), "\(past)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("x.mp4")))
+    }
+}

@@ -53,6 +53,9 @@ struct CutCommand: WritingVerb {
     @Option(help: "How long it is (instead of --to).")
     var duration: String?
 
+    @Option(help: "Several ranges joined into one output, FROM-TO comma-separated (e.g. 0:10-0:25,1:00-1:30); instead of --from/--to.")
+    var keep: String?
+
     @Option(help: "keyframe: copy every packet, video from the keyframe before --from; exact: re-encode the frames up to the next keyframe so the video starts at --from.")
     var mode: CutMode = .keyframe
 
@@ -71,8 +74,15 @@ struct CutCommand: WritingVerb {
             }
         }
         if to != nil && duration != nil { throw ValidationError("give '--to' or '--duration', not both") }
-        if from == nil && to == nil && duration == nil {
-            throw ValidationError("give the part to keep: '--from', '--to' or '--duration'")
+        if let keep {
+            guard from == nil && to == nil && duration == nil else {
+                throw ValidationError("give '--keep' or '--from'/'--to'/'--duration', not both")
+            }
+            guard CutRange.parseList(keep) != nil else {
+                throw ValidationError("'--keep' \(keep) is not a list of ranges like 0:10-0:25,1:00-1:30 (each end after its start)")
+            }
+        } else if from == nil && to == nil && duration == nil {
+            throw ValidationError("give the part to keep: '--from', '--to', '--duration' or '--keep'")
         }
         if duration.flatMap(parsePosition) == .zero { throw ValidationError("'--duration' must be more than 0") }
     }
@@ -88,6 +98,7 @@ struct CutCommand: WritingVerb {
         o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
         o.mode = mode
+        o.keep = keep.flatMap(CutRange.parseList) ?? []
         return o
     }
 
@@ -102,6 +113,16 @@ extension CutMode: ExpressibleByArgument {}
 
 extension CutReport: VerbReport {
     var summary: String {
+        if let ranges, let joints {
+            var s = "cut \(ranges.count) ranges of '\(input)' → '\(output)' (\(container)): \(packets ?? 0) packets, "
+            s += "\(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s; audio \(audio ?? "none")"
+            for (k, r) in ranges.enumerated() {
+                s += "\n  \(k + 1): \(fixed(r.from, 3))–\(fixed(r.to, 3)) s from \(fixed(r.start, 3)) s"
+                if k < joints.count { s += ", at \(fixed(joints[k], 3)) s in the output" }
+                if r.reencodedFrames > 0 { s += ", \(r.reencodedFrames) frames re-encoded" }
+            }
+            return s
+        }
         let packets = streams.reduce(0) { $0 + $1.packets }
         var s = "cut '\(input)' \(fixed(from, 3))–\(to.map { fixed($0, 3) } ?? "end") s → '\(output)' (\(container)): "
         s += "\(packets) packets, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
