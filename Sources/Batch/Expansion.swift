@@ -23,6 +23,10 @@ public struct Job: Sendable, Equatable, Hashable {
         self.options = options
     }
 
+    /// The file that stands for the job's output in the ledger and in the
+    /// checks after a run: the output, or a split's first part (`{n}` = 1).
+    public var firstOutput: String { output.replacingOccurrences(of: "{n}", with: "1") }
+
     /// The arguments after the verb: inputs, output, options.
     public var arguments: [String] {
         inputs + [output] + options.flatMap(\.arguments)
@@ -75,6 +79,15 @@ extension Recipe {
                 options[k].values = options[k].values?.map { Paths.join(base, $0) }
             }
             func make(_ inputs: [String], _ fields: [String: String]) {
+                var fields = fields
+                if step.verb == "split" {
+                    // The part number is the verb's to fill, one file per part.
+                    guard step.output.text.contains("{n}") else {
+                        problem(step.output.line, "split's output '\(step.output.text)' has no {n} for the part number")
+                        return
+                    }
+                    fields["n"] = "{n}"
+                }
                 do {
                     let out = try Template.fill(step.output.text, fields)
                     jobs.append(Job(step: i + 1, line: step.line, verb: step.verb, inputs: inputs,

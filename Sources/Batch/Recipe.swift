@@ -21,7 +21,7 @@ import Yams
 ///     output: out/joined.mp4
 /// ```
 public struct Recipe: Sendable, Equatable {
-    public static let verbs = ["remux", "transcode", "merge", "concat", "fill-silence", "repair", "cut"]
+    public static let verbs = ["remux", "transcode", "merge", "concat", "fill-silence", "repair", "cut", "split"]
 
     /// The recipe file's path, for messages.
     public var file: String

@@ -46,7 +46,7 @@ extension Array where Element == Job {
         return filter { shard?.contains($0) ?? true }.map { job in
             PlannedJob(job: job, decision: .decide(job: job, last: latest[job.output],
                                                    inputs: job.inputs.map(FileSignature.of),
-                                                   output: FileSignature.of(job.output), force: force))
+                                                   output: FileSignature.of(job.firstOutput), force: force))
         }
     }
 }
@@ -174,7 +174,7 @@ public final class Scheduler: @unchecked Sendable {
             return JobResult(job: job, status: .skipped, seconds: 0, detail: "")
         }
         let inputs = job.inputs.map { FileSignature.of($0) ?? FileSignature(path: $0, size: -1, mtimeNs: 0) }
-        runner.removeStaleTemporaries(for: job.output)
+        runner.removeStaleTemporaries(for: job.firstOutput)
         var status: JobResult.Status
         var detail: String
         do {
@@ -188,10 +188,10 @@ public final class Scheduler: @unchecked Sendable {
         }
         let seconds = (clock.now - began).seconds
         // The ledger says done only for an output that exists now.
-        let output = status == .done ? FileSignature.of(job.output) : nil
+        let output = status == .done ? FileSignature.of(job.firstOutput) : nil
         if status == .done, output == nil {
             status = .failed
-            detail = "the verb finished but '\(Paths.display(job.output))' does not exist"
+            detail = "the verb finished but '\(Paths.display(job.firstOutput))' does not exist"
         }
         let entryStatus: LedgerEntry.Status = switch status {
         case .done: .done

@@ -9,6 +9,42 @@ public enum SplitPoints: Sendable, Equatable {
     case every(Duration)
     /// At these times from the start.
     case at([Duration])
+    /// Parts of at most this many bytes (each starting on a keyframe, or a
+    /// frame in exact mode; a single GOP larger than this makes a larger part).
+    case size(Int64)
+    /// A part per chapter.
+    case chapters
+}
+
+/// A byte count as users write it: `2GB`, `700M`, `1.5GiB`, `4000000`.
+/// K, M, G, T (with or without B) count in powers of 1000; Ki, Mi, Gi, Ti
+/// (KiB, …) in powers of 1024. Nil for anything else or for 0.
+public func parseByteCount(_ text: String) -> Int64? {
+    var t = text.trimmingPrefixAndSuffixSpaces
+    var multiplier: Double = 1
+    if t.hasSuffix("B") || t.hasSuffix("b") { t.removeLast() }
+    let binary = t.hasSuffix("i") || t.hasSuffix("I")
+    if binary { t.removeLast() }
+    if let last = t.last, let power = ["k": 1, "m": 2, "g": 3, "t": 4][last.lowercased()] {
+        t.removeLast()
+        multiplier = pow(binary ? 1024 : 1000, Double(power))
+    } else if binary {
+        return nil
+    }
+    guard let n = Double(t), n > 0, n.isFinite, n * multiplier < 9e18 else { return nil }
+    return Int64(n * multiplier)
+}
+
+private extension String {
+    var trimmingPrefixAndSuffixSpaces: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
+
+private func pow(_ base: Double, _ exponent: Double) -> Double {
+    var r = 1.0
+    for _ in 0..<Int(exponent) { r *= base }
+    return r
 }
 
 public struct SplitOptions: Sendable {
@@ -78,8 +114,22 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
         asked = Array(stride(from: step, to: length, by: Int64.Stride(step)))
     case .at(let times):
         asked = times.map { Timestamp($0).value }.sorted()
+    case .chapters:
+        asked = source.input.chapterStarts.map { $0.value - source.origin.value }.filter { $0 > 0 }
+        guard !asked.isEmpty else {
+            throw MediaError.invalid("could not split", path: inputPath,
+                                     message: source.input.chapterCount == 0 ? "it has no chapters" : "it has only one chapter")
+        }
+    case .size:
+        asked = []
     }
-    let starts = try partStarts(source, asked: asked.map { source.origin.value + $0 }, everyFrame: options.mode == .exact)
+    var sizeNote: String?
+    let starts: [Int64]
+    if case .size(let limit) = options.points {
+        (starts, sizeNote) = try sizedPartStarts(source, limit: limit, everyFrame: options.mode == .exact)
+    } else {
+        starts = try partStarts(source, asked: asked.map { source.origin.value + $0 }, everyFrame: options.mode == .exact)
+    }
 
     var parts: [SplitPart] = []
     for (k, start) in starts.enumerated() {
@@ -90,7 +140,9 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     }
     var report = SplitReport(input: inputPath, container: container.name, parts: parts, dryRun: options.dryRun,
                              warnings: source.plan.warnings)
-    if starts.count < asked.count + 1 {
+    if let sizeNote { report.warnings.append(sizeNote) }
+    if case .size = options.points {
+    } else if starts.count < asked.count + 1 {
         report.warnings.append("\(asked.count + 1 - starts.count) point(s) fell in the same \(options.mode == .exact ? "frame" : "stretch between keyframes") as another (or before the first): \(starts.count) parts")
     }
     guard !options.dryRun else { return report }
@@ -147,4 +199,56 @@ private func partStarts(_ source: CutSource, asked: [Int64], everyFrame: Bool) t
         if s > starts.last! { starts.append(s) }
     }
     return starts
+}
+
+/// Part starts for parts of at most `limit` bytes: each part ends at the
+/// last keyframe (or frame) at which the bytes read since its start (every
+/// stream's packets, in file order: what the part will hold) still fit,
+/// less 2 % for the container. A GOP larger than that on its own makes a
+/// larger part, which the returned note names.
+private func sizedPartStarts(_ source: CutSource, limit: Int64, everyFrame: Bool) throws(MediaError) -> ([Int64], String?) {
+    guard let v = source.video, let tb = v.timeBase else {
+        throw MediaError.invalid("could not split", path: source.input.path,
+                                 message: "--size needs a video stream to place the parts on its keyframes")
+    }
+    let file = try InputFile(path: source.input.path, cancellation: source.cancellation,
+                             packetsOnly: source.input.timingsNeedNoProbe, sameAs: source.input)
+    let kept = Set(source.plan.kept.map(\.index))
+    file.discardAll(except: kept)
+    let budget = limit - limit / 50
+    var starts = [source.origin.value]
+    var partStartBytes: Int64 = 0
+    var bytes: Int64 = 0
+    var lastFit: (us: Int64, bytes: Int64)?
+    var oversized = 0
+    let packet = try Packet()
+    while try file.read(into: packet) {
+        defer { bytes += Int64(packet.size) }
+        guard kept.contains(packet.streamIndex) else { continue }
+        guard packet.streamIndex == v.index, packet.isKeyframe || everyFrame, let pts = packet.timing.pts ?? packet.timing.dts,
+              let us = Timestamp(pts, tb).rescaled(to: .microseconds, rounding: everyFrame ? .up : .nearest)?.value,
+              us > starts.last! else { continue }
+        if bytes - partStartBytes > budget {
+            // Ending the part here makes it too big: end it at the last boundary that fit.
+            if let fit = lastFit, fit.us > starts.last! {
+                starts.append(fit.us)
+                partStartBytes = fit.bytes
+            }
+            if bytes - partStartBytes > budget {
+                // One stretch between boundaries holds more than the budget.
+                oversized += 1
+                starts.append(us)
+                partStartBytes = bytes
+                lastFit = nil
+                continue
+            }
+        }
+        lastFit = (us, bytes)
+    }
+    if bytes - partStartBytes > budget, let fit = lastFit, fit.us > starts.last! {
+        starts.append(fit.us)
+        if bytes - fit.bytes > budget { oversized += 1 }
+    }
+    let note = oversized > 0 ? "\(oversized) part(s) are larger than the size asked: a stretch between keyframes holds more than that on its own" : nil
+    return (starts, note)
 }

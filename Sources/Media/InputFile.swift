@@ -188,6 +188,15 @@ public final class InputFile {
 
     public var chapterCount: Int { Int(context.pointee.nb_chapters) }
 
+    /// Each chapter's start on the file's timeline, in microseconds, in order.
+    public var chapterStarts: [Timestamp] {
+        (0..<chapterCount).compactMap { i -> Timestamp? in
+            guard let c = context.pointee.chapters[i], c.pointee.time_base.num > 0, c.pointee.time_base.den > 0 else { return nil }
+            return Timestamp(c.pointee.start, Rational(unchecked: c.pointee.time_base.num, c.pointee.time_base.den))
+                .rescaled(to: .microseconds)
+        }.sorted { $0.value < $1.value }
+    }
+
     /// Size of the file in bytes, if the I/O layer knows it.
     public var size: Int64? {
         guard let pb = context.pointee.pb else { return nil }

@@ -142,7 +142,7 @@ extension CutReport: VerbReport {
 struct SplitCommand: WritingVerb {
     static let configuration = CommandConfiguration(
         commandName: "split",
-        abstract: "Split a recording into parts without re-encoding: --every D or --at T1,T2,…",
+        abstract: "Split a recording into parts without re-encoding: --every D, --at T1,T2,…, --size 2GB or --chapters.",
         discussion: """
             PATTERN names the parts with {n} for the part number, from 1: 'take-{n}.mp4'. Each \
             part starts on a keyframe — the last one at or before each point — and holds every \
@@ -151,6 +151,11 @@ struct SplitCommand: WritingVerb {
             its video; the container records the offset to the sample). 'avtool concat' of the \
             parts gives back the input's packets and its sync. --dry-run lists the parts and their \
             keyframe times without writing.
+
+            --size makes parts of at most that many bytes (2GB, 700MB, 4GiB: K, M, G count in \
+            1000s, Ki, Mi, Gi in 1024s), each ending at the last keyframe that keeps it within the \
+            size, with 2 % left for the container; a stretch between keyframes larger than the size \
+            makes a larger part, and the report says so. --chapters makes a part per chapter.
 
             --mode exact starts each part at the frame shown at its point (H.264, HEVC; see \
             'avtool cut --help'): the frames from there to the next clean keyframe, and an open \
@@ -171,6 +176,12 @@ struct SplitCommand: WritingVerb {
     @Option(help: "Split points, comma-separated (e.g. 1:30,4:00.5).")
     var at: String?
 
+    @Option(help: "Parts of at most this size (e.g. 2GB, 700MB, 4GiB).")
+    var size: String?
+
+    @Flag(help: "A part per chapter.")
+    var chapters = false
+
     @Flag(help: "List the parts (start and end keyframe times) and write nothing.")
     var dryRun = false
 
@@ -186,7 +197,12 @@ struct SplitCommand: WritingVerb {
     @OptionGroup var reporting: ReportingOptions
 
     func validate() throws {
-        guard (every == nil) != (at == nil) else { throw ValidationError("give '--every' or '--at' (one of them)") }
+        guard [every != nil, at != nil, size != nil, chapters].filter({ $0 }).count == 1 else {
+            throw ValidationError("give one of '--every', '--at', '--size' or '--chapters'")
+        }
+        if let size, parseByteCount(size) == nil {
+            throw ValidationError("'--size' \(size) is not a size like 2GB, 700MB or 4GiB")
+        }
         if let every, (parsePosition(every) ?? .zero) <= .zero {
             throw ValidationError("'--every' \(every) is not a length like 10m, 90s or 1:30")
         }
@@ -203,6 +219,8 @@ struct SplitCommand: WritingVerb {
         o.container = containerOptions.container
         if let every, let d = parsePosition(every) { o.points = .every(d) }
         if let at { o.points = .at(at.split(separator: ",").compactMap { parsePosition(String($0)) }) }
+        if let size, let n = parseByteCount(size) { o.points = .size(n) }
+        if chapters { o.points = .chapters }
         drops.apply(to: &o.streams)
         o.streams.video = !noVideo
         o.faststart = !containerOptions.noFaststart
