@@ -199,6 +199,7 @@ final class CutSource {
         var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: "could not cut")
         var edits = options.edits
         edits.chapterWindow = ChapterWindow(start: start, end: to)
+        edits.tags.insert(contentsOf: shiftedTimecodes(start: start), at: 0)
         let streams: [OutputStreamSource] = plan.kept.map { s in
             if let coding, s.index == video?.index { .spliced(s, extradata: coding.record, tag: coding.tag) } else { .copy(s) }
         }
@@ -306,6 +307,31 @@ final class CutSource {
             }
         }
         return part
+    }
+}
+
+extension CutSource {
+    /// The `timecode` tags (the video's, which an MP4/MOV timecode track is
+    /// written from, and the file's) moved on by the frames from the
+    /// video's start to `start`, so the output's first frame keeps the
+    /// label it had; a user's own `timecode` edit comes after and wins.
+    func shiftedTimecodes(start: Timestamp) -> [MetadataEdits.Tag] {
+        guard let v = video, let rate = v.averageFrameRate ?? v.realFrameRate,
+              let videoStart = v.startTime?.rescaled(to: .microseconds),
+              let frames = rescale(start.value &- videoStart.value, from: .microseconds,
+                                   to: Rational(unchecked: rate.denominator, rate.numerator), rounding: .nearest),
+              frames != 0 else { return [] }
+        func shifted(_ text: String?) -> String? {
+            text.flatMap { Timecode($0, rate: rate) }.map { $0.adding(frames: frames).description }
+        }
+        var tags: [MetadataEdits.Tag] = []
+        for (j, s) in plan.kept.enumerated() where s.mediaType == .video {
+            if let t = shifted(s.tag("timecode")) { tags.append(.init(streams: .index(j), key: "timecode", value: t)) }
+        }
+        if let t = shifted(input.metadata.first { $0.key == "timecode" }?.value) {
+            tags.append(.init(streams: nil, key: "timecode", value: t))
+        }
+        return tags
     }
 }
 

@@ -181,6 +181,24 @@ struct CutExactTests {
         for (b, e) in zip(c.beeps, c.beepErrors) { #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash") }
     }
 
+    /// A timecode track keeps labelling the same frames: the output's first
+    /// frame keeps its label (MOV writes the track again from it).
+    @Test(arguments: [CutMode.keyframe, CutMode.exact])
+    func timecodeFollowsTheCut(_ mode: CutMode) throws {
+        let scratch = try Scratch()
+        let out = scratch.path("tc.mov")
+        let run = try Tool.avtool("cut", try Fixtures.path("timecode.mov"), out, "--from", "1.5", "--mode", mode.rawValue)
+        try #require(run.status == 0, "\(run)")
+        // 25 fps from 10:00:00:00: the frame at 1.5 s starts at 1.48 s, frame 37.
+        let streams = try FFprobe(out).streams
+        #expect(streams.contains { FFprobe.string($0, "codec_tag_string") == "tmcd" })
+        for s in streams where ["video"].contains(FFprobe.string(s, "codec_type")) || FFprobe.string(s, "codec_tag_string") == "tmcd" {
+            #expect(FFprobe.tag(s, "timecode") == "10:00:01:12", "\(s)")
+        }
+    }
+
+    enum CutMode: String, CaseIterable { case keyframe, exact }
+
     @Test func refusals() throws {
         let scratch = try Scratch()
         // MPEG-TS input: H.264 without a codec record.
