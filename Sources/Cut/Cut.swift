@@ -282,6 +282,7 @@ final class CutSource {
         if let splicer {
             let actions = smart!.plan.finish()
             try splicer.perform(actions, window: smart!.plan.window)
+            try splicer.flush()
         }
         let result = try session.finish()
         var warnings: [String] = []

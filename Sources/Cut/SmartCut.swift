@@ -38,8 +38,10 @@ final class StretchCoding {
     let tag: String?
     /// Where the new parameter sets are, for the report.
     let parameterSets: String
-    /// The encoder's parameter sets (NAL units).
+    /// The encoder's parameter sets (NAL units) as the output holds them,
+    /// and as the encoder made them.
     let encoderSets: [[UInt8]]
+    private let rawSets: [[UInt8]]
     private var spare: Encoder?
 
     init(stream s: InputStream, container: Container) throws(MediaError) {
@@ -94,9 +96,14 @@ final class StretchCoding {
         } catch {
             throw refuse("its coding cannot be reproduced: \(error.message)")
         }
-        encoderSets = encoder.extradata.withUnsafeBytes { NALStream.annexBUnits($0) }.filter {
+        rawSets = encoder.extradata.withUnsafeBytes { NALStream.annexBUnits($0) }.filter {
             let t = $0.withUnsafeBytes { nal.type($0) }
             return nal.codec == .h264 ? (t == 7 || t == 8) : (32...34).contains(t)
+        }
+        // The new SPS announces the source's reorder depth (see `NALStream.h264SPS`).
+        encoderSets = rawSets.map { u in
+            nal.codec == .h264 && u.first.map({ $0 & 0x1f == 7 }) == true
+                ? NALStream.h264SPS(u, reorder: s.reorderDelay) ?? u : u
         }
         guard !encoderSets.isEmpty else { throw refuse("\(settings.codec) gave no parameter sets") }
         switch nal.codec {
@@ -116,8 +123,8 @@ final class StretchCoding {
             return e
         }
         let e = try Encoder(video: settings, source: stream)
-        let sets = e.extradata.withUnsafeBytes { NALStream.annexBUnits($0) }.filter { u in encoderSets.contains(u) }
-        guard sets.count == encoderSets.count else {
+        let sets = e.extradata.withUnsafeBytes { NALStream.annexBUnits($0) }.filter { u in rawSets.contains(u) }
+        guard sets.count == rawSets.count else {
             throw MediaError.invalid("could not cut exactly", path: stream.file.path, stream: stream.index,
                                      message: "\(settings.codec) gave other parameter sets for the second stretch")
         }
@@ -234,6 +241,9 @@ final class Splicer {
     private var run: StretchRun?
     /// The next copied packet follows a stretch.
     private var resuming = false
+    /// The last copied packet, held back until it is known whether a
+    /// stretch follows it (with the payload to write instead, if rebuilt).
+    private var pending: (Held, [UInt8]?)?
     private let scratch: Packet
     private(set) var stretches: [(from: Int64, until: Int64, frames: Int)] = []
 
@@ -265,24 +275,35 @@ final class Splicer {
                 try encode(stretch)
             case .write(let n):
                 guard let h = held.removeValue(forKey: n) else { continue }
+                try flush()
+                var bytes: [UInt8]? = nil
                 if resuming {
                     resuming = false
-                    if let bytes = h.packet.withData({ coding.resumePayload($0) }) {
-                        let timing = h.packet.timing
-                        try scratch.fill(bytes, keyframe: h.packet.isKeyframe)
-                        scratch.timing = timing
-                        try session.write(scratch, track: track)
-                        continue
-                    }
+                    bytes = h.packet.withData { coding.resumePayload($0) }
                 }
-                try session.write(h.packet, track: track)
+                pending = (h, bytes)
             case .discard(let n):
                 held.removeValue(forKey: n)
             }
         }
     }
 
+    /// Writes the copied packet held back (rebuilt when it follows a stretch).
+    func flush() throws(MediaError) {
+        guard let (h, rebuilt) = pending else { return }
+        pending = nil
+        guard let bytes = rebuilt else {
+            try session.write(h.packet, track: track)
+            return
+        }
+        let timing = h.packet.timing
+        try scratch.fill(bytes, keyframe: h.packet.isKeyframe)
+        scratch.timing = timing
+        try session.write(scratch, track: track)
+    }
+
     private func encode(_ stretch: ReencodedStretch) throws(MediaError) {
+        try flush()
         let range = stretch.from..<max(stretch.until, stretch.from)
         guard let current = run else {
             stretches.append((stretch.from, stretch.until, 0))

@@ -241,3 +241,126 @@ struct BitReader {
         return (1 << zeros) - 1 + rest
     }
 }
+
+/// Writes bits most significant first, and Exp-Golomb codes.
+struct BitWriter {
+    private(set) var bytes: [UInt8] = []
+    private var count = 0
+
+    mutating func bit(_ b: Int) {
+        if count % 8 == 0 { bytes.append(0) }
+        if b != 0 { bytes[bytes.count - 1] |= 0x80 >> UInt8(count % 8) }
+        count += 1
+    }
+
+    mutating func bits(_ v: Int, _ n: Int) {
+        for i in stride(from: n - 1, through: 0, by: -1) { bit((v >> i) & 1) }
+    }
+
+    mutating func ue(_ v: Int) {
+        let x = v + 1
+        let length = Int.bitWidth - x.leadingZeroBitCount
+        bits(0, length - 1)
+        bits(x, length)
+    }
+
+    /// rbsp_trailing_bits: a 1, then zeros to the byte's end.
+    mutating func trailing() {
+        bit(1)
+        while count % 8 != 0 { bit(0) }
+    }
+}
+
+extension NALStream {
+    /// An H.264 SPS NAL unit with its VUI's `max_num_reorder_frames` raised
+    /// to `reorder` (and `max_dec_frame_buffering` to at least that): a
+    /// stretch coded without B-frames then announces the reorder depth of
+    /// the source it sits in, so a decoder that sizes its output queue by
+    /// the active SPS does not drop the frames it holds where the stretch
+    /// begins. Nil when the SPS has no bitstream restriction to change, or
+    /// cannot be read.
+    public static func h264SPS(_ nal: [UInt8], reorder: Int) -> [UInt8]? {
+        guard let header = nal.first, header & 0x1f == 7 else { return nil }
+        var r = BitReader(unescaped(nal.dropFirst()))
+        func ue() -> Int? { r.ue() }
+        func se() -> Int? { r.ue().map { $0 % 2 == 0 ? -($0 / 2) : ($0 + 1) / 2 } }
+        guard let profile = r.bits(8), r.bits(16) != nil, ue() != nil else { return nil }
+        if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
+            guard let chroma = ue() else { return nil }
+            if chroma == 3 { guard r.bit() != nil else { return nil } }
+            guard ue() != nil, ue() != nil, r.bit() != nil, let scaling = r.bit() else { return nil }
+            if scaling == 1 {
+                for i in 0..<(chroma == 3 ? 12 : 8) {
+                    guard let present = r.bit() else { return nil }
+                    guard present == 1 else { continue }
+                    var last = 8, next = 8
+                    for _ in 0..<(i < 6 ? 16 : 64) where next != 0 {
+                        guard let delta = se() else { return nil }
+                        next = (last + delta + 256) % 256
+                        last = next == 0 ? last : next
+                    }
+                }
+            }
+        }
+        guard ue() != nil, let pocType = ue() else { return nil }
+        if pocType == 0 {
+            guard ue() != nil else { return nil }
+        } else if pocType == 1 {
+            guard r.bit() != nil, se() != nil, se() != nil, let n = ue() else { return nil }
+            for _ in 0..<n { guard se() != nil else { return nil } }
+        }
+        guard ue() != nil, r.bit() != nil, ue() != nil, ue() != nil, let frameMbsOnly = r.bit() else { return nil }
+        if frameMbsOnly == 0 { guard r.bit() != nil else { return nil } }
+        guard r.bit() != nil, let cropping = r.bit() else { return nil }
+        if cropping == 1 { for _ in 0..<4 { guard ue() != nil else { return nil } } }
+        guard r.bit() == 1 else { return nil }  // VUI
+        if r.bit() == 1, let idc = r.bits(8), idc == 255 { guard r.bits(32) != nil else { return nil } }
+        if r.bit() == 1 { guard r.bit() != nil else { return nil } }
+        if r.bit() == 1 {
+            guard r.bits(4) != nil, let colour = r.bit() else { return nil }
+            if colour == 1 { guard r.bits(24) != nil else { return nil } }
+        }
+        if r.bit() == 1 { guard ue() != nil, ue() != nil else { return nil } }
+        if r.bit() == 1 { guard r.bits(32) != nil, r.bits(32) != nil, r.bit() != nil else { return nil } }
+        var hrd = false
+        for _ in 0..<2 {
+            guard let present = r.bit() else { return nil }
+            guard present == 1 else { continue }
+            hrd = true
+            guard let cpb = ue(), r.bits(8) != nil else { return nil }
+            for _ in 0...cpb { guard ue() != nil, ue() != nil, r.bit() != nil else { return nil } }
+            guard r.bits(20) != nil else { return nil }
+        }
+        if hrd { guard r.bit() != nil else { return nil } }
+        guard r.bit() != nil, r.bit() == 1 else { return nil }  // pic_struct, bitstream_restriction
+        guard r.bit() != nil, ue() != nil, ue() != nil, ue() != nil, ue() != nil else { return nil }
+        let at = r.position
+        guard let oldReorder = ue(), let oldBuffering = ue() else { return nil }
+        guard reorder > oldReorder else { return nal }
+        // Everything before the two fields as it was, then the new values and the trailing bits.
+        var w = BitWriter()
+        var copy = BitReader(r.bytes)
+        for _ in 0..<at { w.bit(copy.bit() ?? 0) }
+        w.ue(reorder)
+        w.ue(max(oldBuffering, reorder))
+        w.trailing()
+        return [header] + escaped(w.bytes)
+    }
+
+    /// RBSP bytes with emulation prevention added (a 3 after two zeros
+    /// before any byte up to 3).
+    static func escaped(_ rbsp: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(rbsp.count + 4)
+        var zeros = 0
+        for b in rbsp {
+            if zeros >= 2, b <= 3 {
+                out.append(3)
+                zeros = 0
+            }
+            out.append(b)
+            zeros = b == 0 ? zeros + 1 : 0
+        }
+        return out
+    }
+}

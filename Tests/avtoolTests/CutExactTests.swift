@@ -77,6 +77,11 @@ struct CutExactTests {
         let (out, stretches) = try Self.cutAndCheck(try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4"), ext: ext,
                                                     from: 1.3, to: 4.2, scratch)
         #expect(stretches.count == 2)
+        // Both SPS announce the source's reorder depth (2 for its B-frames).
+        let trace = try Tool.run("ffmpeg", ["-v", "trace", "-i", out, "-map", "0:v", "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"])
+        let reorder = trace.stderr.split(separator: "\n").filter { $0.contains("max_num_reorder_frames") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+        #expect(Set(reorder) == [2], "\(reorder)")
         // H.264 keeps avc1 in MP4: the new SPS/PPS sit in avcC beside the source's.
         if ext == "mp4" {
             let v = try #require(try FFprobe(out).streams.first { FFprobe.string($0, "codec_type") == "video" })
