@@ -19,6 +19,9 @@ public struct CutOptions: Sendable {
     public var mode = CutMode.keyframe
     /// Several ranges joined into one output (instead of `from`/`to`).
     public var keep: [CutRange] = []
+    /// Only find where each range will start (keyframes, and in exact mode
+    /// where copying resumes); write nothing.
+    public var dryRun = false
 
     public init() {}
 }
@@ -58,6 +61,7 @@ public struct CutReport: Sendable, Codable {
     public var joints: [Double]?
     public var audio: String?
     public var packets: Int?
+    public var dryRun = false
     public var warnings: [String] = []
     public var outputBytes: Int64 = 0
     public var elapsedSeconds: Double = 0
@@ -75,6 +79,10 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
                 cancellation: Cancellation = .shared,
                 progress: ((CutProgress) -> Void)? = nil) throws(MediaError) -> CutReport {
     let container = try resolveContainer(options.container, output: outputPath)
+    if options.dryRun {
+        return try previewCut(input: inputPath, output: outputPath, options: options, container: container,
+                              cancellation: cancellation)
+    }
     if options.keep.count > 1 {
         return try cutRanges(input: inputPath, output: outputPath, options: options, container: container,
                              cancellation: cancellation, progress: progress)
@@ -309,6 +317,54 @@ final class CutSource {
         }
         return part
     }
+}
+
+/// `--dry-run`: where each range will start — the keyframe before it, the
+/// output's start, and in exact mode where copying resumes (the first clean
+/// keyframe after the start) — found by seeking and reading the video's
+/// packets, nothing written.
+func previewCut(input inputPath: String, output outputPath: String, options: CutOptions, container: Container,
+                cancellation: Cancellation) throws(MediaError) -> CutReport {
+    let ranges = options.keep.isEmpty ? [CutRange(from: options.from, to: options.to ?? .seconds(Int64.max / 2_000_000))] : options.keep
+    if let to = options.to, options.keep.isEmpty, to <= options.from {
+        throw MediaError.invalidOption("'to' must be after 'from'", options: ["to", "from"])
+    }
+    let source = try CutSource(path: inputPath, container: container, streams: options.streams, cancellation: cancellation)
+    let coding = try options.mode == .exact ? source.video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil
+    var previews: [KeptRangeReport] = []
+    for r in ranges {
+        let from = source.absolute(r.from)
+        let to = options.keep.isEmpty && options.to == nil ? nil : source.absolute(r.to)
+        let found = try seekToKeyframe(source.input, stream: source.video, at: from)
+        let editList = container.isISOBMFF && (options.keep.isEmpty || options.mode == .exact)
+        let start = options.mode == .exact || editList ? (found?.frame ?? from) : (found?.keyframe ?? from)
+        var preview = KeptRangeReport(from: r.from.seconds, to: to == nil ? nil : r.to.seconds,
+                                      start: start.seconds - source.origin.seconds, reencodedFrames: 0)
+        preview.keyframe = found.map { $0.keyframe.seconds - source.origin.seconds }
+        if let coding, let v = source.video, let tb = v.timeBase, let f = found {
+            // The first clean keyframe after the start, before the end.
+            let packet = try Packet()
+            let limit = to?.rescaled(to: tb, rounding: .up)?.value ?? .max
+            while try source.input.read(into: packet) {
+                guard packet.streamIndex == v.index, let pts = packet.timing.pts ?? packet.timing.dts else { continue }
+                if pts >= limit && packet.isKeyframe { break }
+                if packet.isKeyframe, pts > f.frameTicks, pts < limit,
+                   packet.withData({ coding.nal.pictureKind($0) }) == .cleanStart {
+                    preview.copiedFrom = Timestamp(pts, tb).rescaled(to: .microseconds).map { $0.seconds - source.origin.seconds }
+                    break
+                }
+            }
+        }
+        previews.append(preview)
+    }
+    var report = CutReport(input: inputPath, output: outputPath, container: container.name, from: ranges[0].from.seconds,
+                           to: options.keep.isEmpty ? options.to?.seconds : ranges.last?.to.seconds,
+                           keyframe: previews[0].keyframe, startsAtFrom: options.mode == .exact || container.isISOBMFF,
+                           start: previews[0].start, streams: [], dropped: source.plan.dropped, warnings: source.plan.warnings)
+    report.mode = options.mode
+    report.ranges = previews
+    report.dryRun = true
+    return report
 }
 
 extension CutSource {

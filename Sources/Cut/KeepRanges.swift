@@ -34,11 +34,16 @@ private extension String {
 /// What `--keep` did with each range.
 public struct KeptRangeReport: Sendable, Codable, Equatable {
     public var from: Double
-    public var to: Double
+    public var to: Double?
     /// Where the range's output starts, from the recording's start: the
     /// frame shown at `from` (exact), or its keyframe.
     public var start: Double
     public var reencodedFrames: Int
+    /// The keyframe at or before `from`.
+    public var keyframe: Double?
+    /// Exact mode, `--dry-run`: where copying resumes (the first clean
+    /// keyframe after the start); nil when the whole range is re-encoded.
+    public var copiedFrom: Double?
 }
 
 /// Several ranges into one output: each range is cut on its own (keyframe

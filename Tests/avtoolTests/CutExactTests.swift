@@ -204,6 +204,26 @@ struct CutExactTests {
 
     enum CutMode: String, CaseIterable { case keyframe, exact }
 
+    /// `--dry-run` names the keyframe, the start and where copying resumes,
+    /// as the real cut then does, and writes nothing.
+    @Test func dryRunPredictsTheCut() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        let out = scratch.path("x.mp4")
+        let dry = try Tool.avtool("cut", source, out, "--from", "1.3", "--mode", "exact", "--dry-run", "--json")
+        try #require(dry.status == 0, "\(dry)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let plan = try #require(try JSONSerialization.jsonObject(with: dry.data) as? [String: Any])
+        let range = try #require((plan["ranges"] as? [[String: Any]])?.first)
+        let real = try Tool.avtool("cut", source, out, "--from", "1.3", "--mode", "exact", "--json")
+        try #require(real.status == 0, "\(real)")
+        let done = try #require(try JSONSerialization.jsonObject(with: real.data) as? [String: Any])
+        let stretch = try #require((done["reencoded"] as? [[String: Any]])?.first)
+        #expect(range["start"] as? Double == done["start"] as? Double)
+        #expect(range["keyframe"] as? Double == done["keyframe"] as? Double)
+        #expect(abs((range["copied_from"] as? Double ?? -1) - (stretch["to"] as? Double ?? -2)) < 1e-5, "\(range) \(stretch)")
+    }
+
     @Test func refusals() throws {
         let scratch = try Scratch()
         // MPEG-TS input: H.264 without a codec record.

@@ -59,6 +59,9 @@ struct CutCommand: WritingVerb {
     @Option(help: "keyframe: copy every packet, video from the keyframe before --from; exact: re-encode the frames up to the next keyframe so the video starts at --from.")
     var mode: CutMode = .keyframe
 
+    @Flag(help: "Show where each range will start (its keyframe; in exact mode, where copying resumes) and write nothing.")
+    var dryRun = false
+
     @Flag(help: "Leave out video streams.")
     var noVideo = false
 
@@ -99,6 +102,7 @@ struct CutCommand: WritingVerb {
         o.overwrite = outputOptions.overwrite
         o.mode = mode
         o.keep = keep.flatMap(CutRange.parseList) ?? []
+        o.dryRun = dryRun
         return o
     }
 
@@ -113,11 +117,24 @@ extension CutMode: ExpressibleByArgument {}
 
 extension CutReport: VerbReport {
     var summary: String {
+        if dryRun, let ranges {
+            var s = "would cut '\(input)' → '\(output)' (\(container), \(mode.rawValue) mode):"
+            for (k, r) in ranges.enumerated() {
+                s += "\n  \(k + 1): \(fixed(r.from, 3))–\(r.to.map { fixed($0, 3) } ?? "end") s"
+                s += r.keyframe.map { ", keyframe at \(fixed($0, 3)) s" } ?? ""
+                s += ", output from \(fixed(r.start, 3)) s"
+                if mode == .exact {
+                    s += r.copiedFrom.map { "; re-encoded to \(fixed($0, 3)) s, copied from there (the last GOP re-encoded too if a frame before the end refers to one after it)" }
+                        ?? "; no clean keyframe in the range: re-encoded throughout"
+                }
+            }
+            return s
+        }
         if let ranges, let joints {
             var s = "cut \(ranges.count) ranges of '\(input)' → '\(output)' (\(container)): \(packets ?? 0) packets, "
             s += "\(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s; audio \(audio ?? "none")"
             for (k, r) in ranges.enumerated() {
-                s += "\n  \(k + 1): \(fixed(r.from, 3))–\(fixed(r.to, 3)) s from \(fixed(r.start, 3)) s"
+                s += "\n  \(k + 1): \(fixed(r.from, 3))–\(r.to.map { fixed($0, 3) } ?? "end") s from \(fixed(r.start, 3)) s"
                 if k < joints.count { s += ", at \(fixed(joints[k], 3)) s in the output" }
                 if r.reencodedFrames > 0 { s += ", \(r.reencodedFrames) frames re-encoded" }
             }
