@@ -27,7 +27,8 @@ public struct CutRange: Sendable, Equatable {
     }
 }
 
-private extension String {
+extension String {
+    /// Without leading and trailing spaces.
     var trimmed: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
 }
 

@@ -20,7 +20,7 @@ public enum SplitPoints: Sendable, Equatable {
 /// K, M, G, T (with or without B) count in powers of 1000; Ki, Mi, Gi, Ti
 /// (KiB, …) in powers of 1024. Nil for anything else or for 0.
 public func parseByteCount(_ text: String) -> Int64? {
-    var t = text.trimmingPrefixAndSuffixSpaces
+    var t = text.trimmed
     var multiplier: Double = 1
     if t.hasSuffix("B") || t.hasSuffix("b") { t.removeLast() }
     let binary = t.hasSuffix("i") || t.hasSuffix("I")
@@ -33,12 +33,6 @@ public func parseByteCount(_ text: String) -> Int64? {
     }
     guard let n = Double(t), n > 0, n.isFinite, n * multiplier < 9e18 else { return nil }
     return Int64(n * multiplier)
-}
-
-private extension String {
-    var trimmingPrefixAndSuffixSpaces: String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
 }
 
 private func pow(_ base: Double, _ exponent: Double) -> Double {
