@@ -25,24 +25,12 @@ public struct NALStream: Sendable, Equatable {
             guard e.count >= 7, e[0] == 1 else { return nil }
             codec = .h264
             lengthSize = Int(e[4] & 3) + 1
-            var sets: [[UInt8]] = []
-            var i = 5
-            for arrayCount in [Int(e[5] & 0x1f), -1] {
-                var n = arrayCount
-                if n < 0 {
-                    guard i < e.count else { return nil }
-                    n = Int(e[i])
-                }
-                i += 1
-                for _ in 0..<n {
-                    guard i + 2 <= e.count else { return nil }
-                    let len = Int(e[i]) << 8 | Int(e[i + 1])
-                    guard i + 2 + len <= e.count else { return nil }
-                    sets.append(Array(e[(i + 2)..<(i + 2 + len)]))
-                    i += 2 + len
-                }
-            }
-            parameterSets = sets
+            var i = 6
+            guard let sps = Self.sets(e, at: &i, count: Int(e[5] & 0x1f)), i < e.count else { return nil }
+            let ppsCount = Int(e[i])
+            i += 1
+            guard let pps = Self.sets(e, at: &i, count: ppsCount) else { return nil }
+            parameterSets = sps + pps
         case "hevc":
             guard e.count >= 23, e[0] == 1 else { return nil }
             codec = .hevc
@@ -53,13 +41,8 @@ public struct NALStream: Sendable, Equatable {
                 guard i + 3 <= e.count else { return nil }
                 let n = Int(e[i + 1]) << 8 | Int(e[i + 2])
                 i += 3
-                for _ in 0..<n {
-                    guard i + 2 <= e.count else { return nil }
-                    let len = Int(e[i]) << 8 | Int(e[i + 1])
-                    guard i + 2 + len <= e.count else { return nil }
-                    sets.append(Array(e[(i + 2)..<(i + 2 + len)]))
-                    i += 2 + len
-                }
+                guard let array = Self.sets(e, at: &i, count: n) else { return nil }
+                sets += array
             }
             parameterSets = sets
         default:
@@ -67,6 +50,21 @@ public struct NALStream: Sendable, Equatable {
         }
         guard lengthSize != 3 else { return nil }
         record = e
+    }
+
+    /// `count` NAL units each after a 16-bit length, from `e[i]` on (as
+    /// `avcC` and `hvcC` list them); `i` ends after the last. Nil when
+    /// they run past the record.
+    private static func sets(_ e: [UInt8], at i: inout Int, count: Int) -> [[UInt8]]? {
+        var out: [[UInt8]] = []
+        for _ in 0..<count {
+            guard i + 2 <= e.count else { return nil }
+            let len = Int(e[i]) << 8 | Int(e[i + 1])
+            guard i + 2 + len <= e.count else { return nil }
+            out.append(Array(e[(i + 2)..<(i + 2 + len)]))
+            i += 2 + len
+        }
+        return out
     }
 
     /// The NAL unit type of a unit (header first).
