@@ -60,6 +60,9 @@ public struct CutReport: Sendable, Codable {
     public var ranges: [KeptRangeReport]?
     public var joints: [Double]?
     public var audio: String?
+    /// How the audio starts at `from`: trimmed by the edit list (MP4/MOV),
+    /// or its first frames re-encoded (Matroska, MPEG-TS), and where copying resumed.
+    public var audioStart: String?
     public var packets: Int?
     public var dryRun = false
     public var warnings: [String] = []
@@ -102,7 +105,7 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
                                        options: ["from"])
     }
     let part = try source.write(PartSpec(from: source.absolute(options.from), to: options.to.map(source.absolute), split: false,
-                                         mode: options.mode),
+                                         mode: options.mode, audioHead: true),
                                 to: outputPath, container: container, options: options, progress: progress)
     var report = CutReport(
         input: inputPath, output: outputPath, container: container.name, from: options.from.seconds,
@@ -118,6 +121,7 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
         ReencodedStretchReport(from: $0.from.seconds - source.origin.seconds, to: $0.to.seconds - source.origin.seconds, frames: $0.frames)
     }
     report.parameterSets = part.parameterSets
+    report.audioStart = part.audioStart
     report.outputBytes = part.result.outputBytes
     report.elapsedSeconds = part.result.elapsed.seconds
     return report
@@ -135,6 +139,9 @@ struct PartSpec {
     var mode = CutMode.keyframe
     /// Start at the keyframe even where an edit list could hide the frames before `from`.
     var startAtKeyframe = false
+    /// Without edit lists, re-encode the audio frames around the start so
+    /// it starts at the sample (`AudioHead`); a joined part leaves that to the concat engine.
+    var audioHead = false
 }
 
 /// What writing one part did.
@@ -149,6 +156,9 @@ struct WrittenPart {
     /// Exact mode: each re-encoded stretch (µs, input timeline) and its frame count.
     var reencoded: [(from: Timestamp, to: Timestamp, frames: Int)] = []
     var parameterSets: String?
+    /// How each audio track starts: trimmed by an edit list, re-encoded
+    /// around the start, or from the whole packet holding it.
+    var audioStart: String?
 }
 
 /// An opened input with the streams a cut or split keeps, and the part
@@ -218,6 +228,8 @@ final class CutSource {
                                      cancellation: cancellation)
         let shift = Timestamp(-start.value, start.timeBase)
         var selections: [CutSelection] = []
+        var heads: [Int: AudioHead] = [:]
+        var headRefusals: [String] = []
         var smart: (track: Int, plan: SmartCutPlan)?
         for (j, s) in plan.kept.enumerated() {
             try session.beginTimeline(track: j, stream: s, shift: shift)
@@ -228,8 +240,11 @@ final class CutSource {
             } else if spec.split {
                 kind = .starting
             } else {
-                // AAC (and any codec with overlapping frames) needs the frame before to decode the first heard.
-                let frame = s.mediaType == .audio && editList && s.frameSize > 0 && s.sampleRate > 0
+                // AAC (and any codec with overlapping frames) needs the frame
+                // before to decode the first heard: trimmed by the edit list,
+                // or decoded for the re-encoded head.
+                let head = s.mediaType == .audio && !editList && spec.audioHead && !spec.first
+                let frame = s.mediaType == .audio && (editList || head) && s.frameSize > 0 && s.sampleRate > 0
                     ? rescale(Int64(s.frameSize), from: Rational(unchecked: 1, s.sampleRate), to: tb, rounding: .up) ?? 0 : 0
                 kind = .timed(preroll: frame)
             }
@@ -237,6 +252,15 @@ final class CutSource {
             let f = spec.first || s.isAttachedPicture ? Int64.min / 2
                 : (start.rescaled(to: tb, rounding: spec.split ? .nearest : .down)?.value ?? 0)
             let t = s.isAttachedPicture ? nil : to.flatMap { $0.rescaled(to: tb, rounding: spec.split ? .nearest : .up)?.value }
+            if s.mediaType == .audio && !editList && spec.audioHead && !spec.first && !spec.split {
+                if let refusal = AudioHead.refusal(s) {
+                    headRefusals.append("stream #\(s.index): \(refusal)")
+                } else if let head = try AudioHead(track: j, stream: s, from: f, to: t, session: session) {
+                    heads[j] = head
+                } else {
+                    headRefusals.append("stream #\(s.index): libavcodec's encoder does not write its codec record")
+                }
+            }
             selections.append(CutSelection(kind, from: f, to: t))
             if coding != nil, s.index == video?.index {
                 smart = (j, SmartCutPlan(from: spec.first ? Int64.min / 2 : (found?.frameTicks ?? f), to: t))
@@ -271,13 +295,19 @@ final class CutSource {
             case .keep(let n):
                 for h in held[j].prefix(n) { try session.write(h.packet, track: j) }
                 held[j].removeAll()
+                if let head = heads[j] {
+                    try head.offer(packet)
+                    break
+                }
                 if subtitles[j], let pts = t.pts, pts < selections[j].from {
                     // A subtitle shown since before the part starts is shown from its start, not before the output's 0.
                     packet.timing = PacketTiming(pts: selections[j].from, dts: selections[j].from,
                                                  duration: max(t.duration &- (selections[j].from &- pts), 0))
                 }
                 try session.write(packet, track: j)
-            case .end: held[j].removeAll()
+            case .end:
+                held[j].removeAll()
+                try heads[j]?.finish()
             }
             sinceProgress += 1
             if sinceProgress >= 256, let progress {
@@ -292,6 +322,7 @@ final class CutSource {
             try splicer.perform(actions, window: smart!.plan.window)
             try splicer.flush()
         }
+        for head in heads.values { try head.finish() }
         let result = try session.finish()
         var warnings: [String] = []
         for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
@@ -311,8 +342,21 @@ final class CutSource {
                 return (a, b, s.frames)
             }
             part.parameterSets = splicer.stretches.isEmpty ? nil : coding?.parameterSets
-            if !container.isISOBMFF, plan.kept.contains(where: { $0.mediaType == .audio }) {
-                part.warnings.append("\(container.name) has no edit lists: the audio starts with the whole packet that holds --from")
+        }
+        if plan.kept.contains(where: { $0.mediaType == .audio }) && !spec.split && !spec.first {
+            if editList {
+                part.audioStart = "whole packets copied; the edit list starts the audio at the first sample"
+            } else if spec.audioHead {
+                let done = heads.values.sorted { $0.track < $1.track }.filter(\.reencoded).map { h in
+                    let resumed = h.rejoin.flatMap { r in h.stream.timeBase.map { Timestamp(r, $0).seconds - origin.seconds } }
+                    let how = h.stream.codecName.hasPrefix("pcm_") ? "trimmed to the start" : "silent before the start"
+                    return "stream #\(h.stream.index): \(h.frames) \(h.stream.codecName) frame(s) re-encoded (\(how))"
+                        + (resumed.map { ", copied from \(fixed($0, 3)) s" } ?? "")
+                }
+                part.audioStart = done.isEmpty ? "whole packets copied (the audio starts on a frame boundary)" : done.joined(separator: "; ")
+                for r in headRefusals {
+                    part.warnings.append("\(container.name) has no edit lists and \(r): the audio starts with the whole packet that holds the start")
+                }
             }
         }
         return part

@@ -11,6 +11,8 @@ public struct AudioEncoderSettings: Sendable {
     public var bitRate: Int64 = 0
     /// MP4/MOV want the AudioSpecificConfig in extradata.
     public var globalHeader = true
+    /// Encoder options (`aac_pns` = `0`, …); one the encoder does not know is refused.
+    public var options: [(String, String)] = []
 
     public init(codec: String, sampleRate: Int32, channels: Int) {
         self.codec = codec
@@ -75,7 +77,13 @@ extension Encoder {
         ctx.pointee.bit_rate = settings.bitRate
         if settings.globalHeader { ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         self.init(context: ctx, source: source, timeBase: Rational(1, settings.sampleRate) ?? .microseconds)
-        try MediaError.check(avcodec_open2(ctx, codec, nil), op)
+        var dict = makeDictionary(settings.options)
+        defer { av_dict_free(&dict) }
+        try MediaError.check(avcodec_open2(ctx, codec, &dict), op)
+        let unknown = entries(of: dict).map(\.key)
+        if !unknown.isEmpty {
+            throw MediaError.invalid(op, message: "unknown option(s) \(unknown.map { "'\($0)'" }.joined(separator: ", "))")
+        }
     }
 
     public var sampleRate: Int32 { context.pointee.sample_rate }

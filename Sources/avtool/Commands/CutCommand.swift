@@ -20,7 +20,10 @@ struct CutCommand: WritingVerb {
             packets, one of them before --from so the first one heard decodes fully — is \
             trimmed to the sample the same way. The output starts where the frame shown at \
             --from starts (within one frame before it), so every player keeps the audio on it. Other containers have no edit lists: the output \
-            starts at the keyframe, and the report says how far before --from that is. At the \
+            starts at the keyframe, and the report says how far before --from that is; their \
+            audio (AAC-LC, PCM) starts at the output's start to the sample: the frames around it \
+            are decoded and encoded again on the source's frame grid, silent before it, and the \
+            source's packets are copied from two frames on. At the \
             end, video keeps every frame shown before --to (and the frames they refer to); audio \
             keeps every packet that starts before --to.
 
@@ -152,6 +155,7 @@ extension CutReport: VerbReport {
             s += startsAtFrom ? "; video from the keyframe at \(fixed(k, 3)) s, shown from \(fixed(start, 3)) s (the frame at --from; edit list)"
                 : "; starts at the keyframe at \(fixed(k, 3)) s"
         }
+        if let audioStart { s += "; audio: \(audioStart)" }
         return s
     }
 }

@@ -1,0 +1,136 @@
+import Media
+import Pipeline
+import Sync
+
+/// Starts a cut's audio at `from` to the sample in a container without
+/// edit lists, following the core's `AudioHeadPlan`: the frames around
+/// `from` decoded and encoded again with the source's codec and settings on
+/// its frame grid (silent before `from`), the source's packets copied from
+/// the rejoin on. AAC-LC (libavcodec's encoder writes the same
+/// AudioSpecificConfig, so the copied and re-encoded frames share one codec
+/// record) and PCM; other codecs keep the whole packet holding `from`.
+final class AudioHead {
+    let track: Int
+    let stream: InputStream
+    private var plan: AudioHeadPlan
+    private let session: MuxSession
+    private let reencoder: AudioReencoder
+    private let timeBase: Rational
+    private let frameTicks: Int64
+    private let to: Int64?
+    /// A packet kept back (a reference to the demuxer's).
+    private final class Kept {
+        let packet: Packet
+        init(_ p: borrowing Packet) throws(MediaError) {
+            packet = try Packet()
+            try packet.reference(p)
+        }
+    }
+    private var preroll: Kept?
+    private var held: [Kept] = []
+    private var started = false
+    private var finished = false
+    /// Re-encoded packets written.
+    private(set) var frames = 0
+
+    /// Why a stream's start cannot be re-encoded, or nil when it can.
+    static func refusal(_ s: InputStream) -> String? {
+        if s.codecName.hasPrefix("pcm_") { return nil }
+        guard s.codecName == "aac" else { return "\(s.codecName) is not re-encoded" }
+        // FF_PROFILE_AAC_LOW: HE-AAC's SBR and PS are not what libavcodec encodes.
+        guard s.profile == nil || s.profile == 1 else { return "\(s.profileName ?? "this AAC profile") is not re-encoded" }
+        return nil
+    }
+
+    /// `from`/`to`: the cut's ticks in the stream's time base. Nil when the
+    /// encoder cannot write frames the source's codec record describes.
+    init?(track: Int, stream s: InputStream, from: Int64, to: Int64?, session: MuxSession) throws(MediaError) {
+        guard Self.refusal(s) == nil, let tb = s.timeBase, s.sampleRate > 0, s.channelCount > 0 else { return nil }
+        var settings = AudioEncoderSettings(codec: s.codecName, sampleRate: s.sampleRate, channels: s.channelCount)
+        let pcm = s.codecName.hasPrefix("pcm_")
+        if !pcm {
+            // A few frames at a rate that keeps them transparent, every band
+            // coded (noise substitution would leave the transform's aliasing
+            // at the rejoin uncancelled).
+            settings.bitRate = max(s.bitRate ?? 0, Int64(s.channelCount) * 96_000)
+            settings.options = [("aac_pns", "0")]
+        }
+        let reencoder = try AudioReencoder(settings: settings, source: s)
+        if !pcm {
+            // Object type, rate and channels (the first two bytes) must be the source's.
+            let mine = reencoder.encoder.extradata, theirs = s.extradata
+            guard mine.count >= 2, theirs.count >= 2, mine.prefix(2) == theirs.prefix(2) else { return nil }
+        }
+        let frameSamples = pcm ? 0 : Int64(max(reencoder.encoder.frameSize, s.frameSize, 1024))
+        self.track = track
+        stream = s
+        self.session = session
+        self.reencoder = reencoder
+        timeBase = tb
+        frameTicks = rescale(frameSamples, from: Rational(unchecked: 1, s.sampleRate), to: tb, rounding: .nearest) ?? 0
+        self.to = to
+        plan = AudioHeadPlan(from: from, overlapping: !pcm)
+    }
+
+    /// Whether anything before `from` was silenced and re-encoded.
+    var reencoded: Bool { frames > 0 }
+    /// Where copying resumed (stream ticks), if it did after a run.
+    var rejoin: Int64? { plan.rejoin }
+
+    /// Takes the next packet of the track (one the cut keeps, pre-roll included).
+    func offer(_ packet: borrowing Packet) throws(MediaError) {
+        let t = packet.timing
+        guard let pts = t.pts ?? t.dts else { return }
+        switch plan.offer(pts: pts, duration: t.duration) {
+        case .drop: break
+        case .preroll:
+            preroll = try Kept(packet)
+        case .decode:
+            try decode(packet)
+        case .decodeAndCopy:
+            try decode(packet)
+            held.append(try Kept(packet))
+        case .copy:
+            try finish()
+            try session.write(packet, track: track)
+        }
+    }
+
+    private func decode(_ packet: borrowing Packet) throws(MediaError) {
+        if !started {
+            started = true
+            let rate = Rational(unchecked: 1, stream.sampleRate)
+            guard let runStart = plan.runStart.flatMap({ rescale($0, from: timeBase, to: rate, rounding: .nearest) }),
+                  let from = rescale(plan.from, from: timeBase, to: rate, rounding: .nearest) else { return }
+            try reencoder.begin(stream)
+            reencoder.start(at: runStart)
+            try reencoder.pad(to: from, emit: write)
+            if let p = preroll { try reencoder.send(p.packet, emit: write) }
+            preroll = nil
+        }
+        try reencoder.send(packet, emit: write)
+    }
+
+    /// Writes a re-encoded packet inside the run, on the stream's time base.
+    private func write(_ packet: borrowing Packet) throws(MediaError) {
+        let rate = reencoder.encoder.timeBase
+        let t = packet.timing
+        guard let pts = t.pts.flatMap({ rescale($0, from: rate, to: timeBase, rounding: .nearest) }),
+              plan.keepsEncoded(pts: pts, frame: frameTicks, to: to) else { return }
+        let duration = rescale(t.duration, from: rate, to: timeBase, rounding: .nearest) ?? 0
+        packet.timing = PacketTiming(pts: pts, dts: pts, duration: duration)
+        frames += 1
+        try session.write(packet, track: track)
+    }
+
+    /// Ends the run: the encoder flushed, its packets and the held copies
+    /// written. Called at the first copied packet and when the track ends.
+    func finish() throws(MediaError) {
+        guard !finished else { return }
+        finished = true
+        if started { try reencoder.finish(emit: write) }
+        for p in held { try session.write(p.packet, track: track) }
+        held.removeAll()
+        preroll = nil
+    }
+}
