@@ -52,12 +52,7 @@ struct BatchVerbTests {
     /// Every file under `dir`, relative.
     func files(_ dir: String) -> [String] {
         (FileManager.default.enumerator(atPath: dir)?.allObjects as? [String] ?? [])
-            .filter { !isDirectory(dir + "/" + $0) }.sorted()
-    }
-
-    func isDirectory(_ p: String) -> Bool {
-        var d: ObjCBool = false
-        return FileManager.default.fileExists(atPath: p, isDirectory: &d) && d.boolValue
+            .filter { !FileManager.default.isDirectory(dir + "/" + $0) }.sorted()
     }
 
     @Test(arguments: [("ios-recordings.yaml", 5, "out/.avtool-ledger.jsonl"),

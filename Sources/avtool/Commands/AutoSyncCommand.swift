@@ -21,8 +21,8 @@ struct AutoSyncCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The video recording, with its own audio track.") var video: String
-    @Argument(help: "The separate audio recording of the same scene.") var audio: String
+    @Argument(help: "The video recording, with its own audio track.", completion: .file()) var video: String
+    @Argument(help: "The separate audio recording of the same scene.", completion: .file()) var audio: String
 
     @Flag(help: "Print the report as JSON (sorted snake_case keys) on stdout.")
     var json = false

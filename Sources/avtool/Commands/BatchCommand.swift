@@ -36,7 +36,7 @@ struct BatchCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The recipe file (YAML).")
+    @Argument(help: "The recipe file (YAML).", completion: .file())
     var recipe: String
 
     @Option(name: [.customShort("j"), .long], help: "How many jobs run at once (default: by cores and verbs).")
@@ -51,13 +51,13 @@ struct BatchCommand: ParsableCommand {
     @Flag(help: "Stop starting jobs after the first failure.")
     var failFast = false
 
-    @Option(help: "The ledger file (default: the recipe's 'ledger:', else .avtool-ledger.jsonl in the outputs' common directory).")
+    @Option(help: "The ledger file (default: the recipe's 'ledger:', else .avtool-ledger.jsonl in the outputs' common directory).", completion: .file())
     var ledger: String?
 
     @Option(help: "Run only part K of N (0 <= K < N) of the jobs, e.g. 3/8.")
     var shard: String?
 
-    @Option(help: "The directory relative paths in the recipe start from (default: the recipe's directory).")
+    @Option(help: "The directory relative paths in the recipe start from (default: the recipe's directory).", completion: .directory)
     var base: String?
 
     @Flag(help: "Fold the shards' ledgers into the main ledger, then exit.")

@@ -41,10 +41,10 @@ struct CutCommand: WritingVerb {
             """
     )
 
-    @Argument(help: "The input media file.")
+    @Argument(help: "The input media file.", completion: .file())
     var input: String
 
-    @Argument(help: "The output file; its extension picks the container.")
+    @Argument(help: "The output file; its extension picks the container.", completion: .file())
     var output: String
 
     @Option(help: "Where the kept part starts (default: the start).")
@@ -185,10 +185,10 @@ struct SplitCommand: WritingVerb {
             """
     )
 
-    @Argument(help: "The input media file.")
+    @Argument(help: "The input media file.", completion: .file())
     var input: String
 
-    @Argument(help: "The parts' names, with {n} for the part number (its extension picks the container).")
+    @Argument(help: "The parts' names, with {n} for the part number (its extension picks the container).", completion: .file())
     var pattern: String
 
     @Option(help: "A part every so long (e.g. 10m, 90s, 1:00:00).")

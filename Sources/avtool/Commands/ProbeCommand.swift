@@ -14,7 +14,7 @@ struct ProbeCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The media file to inspect.")
+    @Argument(help: "The media file to inspect.", completion: .file())
     var input: String
 
     @Flag(help: "Print the report as JSON (sorted snake_case keys) on stdout.")

@@ -32,10 +32,10 @@ struct RemuxCommand: WritingVerb {
             """
     )
 
-    @Argument(help: "The input media file.")
+    @Argument(help: "The input media file.", completion: .file())
     var input: String
 
-    @Argument(help: "The output file; its extension picks the container.")
+    @Argument(help: "The output file; its extension picks the container.", completion: .file())
     var output: String
 
     @Option(help: "Where the output timeline starts: 'zero' shifts the earliest stream to 0, 'keep' keeps the input's timestamps.")

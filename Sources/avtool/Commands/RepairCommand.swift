@@ -30,13 +30,13 @@ struct RepairCommand: WritingVerb {
             """
     )
 
-    @Argument(help: "The damaged recording.")
+    @Argument(help: "The damaged recording.", completion: .file())
     var input: String
 
-    @Argument(help: "The output file; its extension picks the container.")
+    @Argument(help: "The output file; its extension picks the container.", completion: .file())
     var output: String
 
-    @Option(help: "A whole recording from the same device and settings, for an input without its index.")
+    @Option(help: "A whole recording from the same device and settings, for an input without its index.", completion: .file())
     var reference: String?
 
     @OptionGroup var containerOptions: ContainerOptions

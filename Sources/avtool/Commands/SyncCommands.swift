@@ -73,9 +73,9 @@ struct MergeCommand: WritingVerb {
             """
     )
 
-    @Argument(help: "The video recording.") var video: String
-    @Argument(help: "The audio recording.") var audio: String
-    @Argument(help: "The output file (mp4, mov, mkv, …).") var output: String
+    @Argument(help: "The video recording.", completion: .file()) var video: String
+    @Argument(help: "The audio recording.", completion: .file()) var audio: String
+    @Argument(help: "The output file (mp4, mov, mkv, …).", completion: .file()) var output: String
 
     @Option(help: "How to align: start (first frame and first sample at 0) or timestamps (keep the files' clocks).")
     var align: MergeAlignment = .start
@@ -140,10 +140,10 @@ struct ConcatCommand: WritingVerb {
             """
     )
 
-    @Argument(help: "The segments, in order, then the output file.")
+    @Argument(help: "The segments, in order, then the output file.", completion: .file())
     var paths: [String] = []
 
-    @Option(help: "A file listing the segments, one path per line (blank lines and # comments ignored).")
+    @Option(help: "A file listing the segments, one path per line (blank lines and # comments ignored).", completion: .file())
     var list: String?
 
     @OptionGroup var sync: SyncOptions
@@ -196,8 +196,8 @@ struct FillSilenceCommand: WritingVerb {
             """
     )
 
-    @Argument(help: "The file to repair.") var input: String
-    @Argument(help: "The repaired output file.") var output: String
+    @Argument(help: "The file to repair.", completion: .file()) var input: String
+    @Argument(help: "The repaired output file.", completion: .file()) var output: String
 
     @Flag(help: "Also pad audio that ends before the video with silence to the video's end.")
     var toVideoEnd = false

@@ -25,10 +25,10 @@ struct TranscodeCommand: WritingVerb {
             """
     )
 
-    @Argument(help: "The input media file.")
+    @Argument(help: "The input media file.", completion: .file())
     var input: String
 
-    @Argument(help: "The output file; its extension picks the container (mov is the usual choice).")
+    @Argument(help: "The output file; its extension picks the container (mov is the usual choice).", completion: .file())
     var output: String
 
     @Option(help: "Constant quality, 0–51 (lower is better; default \(Int(TranscodeOptions.defaultCRF))).")
@@ -40,10 +40,10 @@ struct TranscodeCommand: WritingVerb {
     @Option(help: "Bit rate as bits per pixel per frame (e.g. 0.1): bpp × width × height × fps.")
     var bpp: Double?
 
-    @Option(help: "x265 preset: \(TranscodeOptions.presets.joined(separator: ", ")).")
+    @Option(help: "x265 preset: \(TranscodeOptions.presets.joined(separator: ", ")).", completion: .list(TranscodeOptions.presets))
     var preset = "medium"
 
-    @Option(help: "x265 tune: \(TranscodeOptions.tunes.joined(separator: ", ")).")
+    @Option(help: "x265 tune: \(TranscodeOptions.tunes.joined(separator: ", ")).", completion: .list(TranscodeOptions.tunes))
     var tune: String?
 
     @Option(name: .customLong("x265-params"), help: "Extra x265 parameters, key=value:key=value.")

@@ -78,3 +78,10 @@ func sha256(_ path: String) throws -> String {
 }
 
 func fileExists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+extension FileManager {
+    func isDirectory(_ path: String) -> Bool {
+        var isDir: ObjCBool = false
+        return fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+    }
+}
