@@ -1,4 +1,5 @@
 import CFFmpeg
+import Glibc
 
 /// The one error type of the FFmpeg boundary: an `AVERROR` code, the
 /// operation that failed, the file and stream it concerns, and a message
@@ -158,4 +159,31 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
 public enum StreamKind: String, Sendable, Hashable {
     case video, audio, subtitles, data
     case coverArt = "cover art"
+}
+
+extension MediaError {
+    /// A stable name for the kind of failure, for programs that read it
+    /// (`--json` errors): `not-found`, `permission-denied`, `no-space`,
+    /// `output-exists`, `codec-unavailable`, `invalid-option`,
+    /// `damaged-input`, `invalid-data`, `unsupported`, `interrupted`, `io-error`.
+    public var category: String {
+        switch code {
+        case avtool_averror(ENOENT), avtool_averror(ENOTDIR): return "not-found"
+        case avtool_averror(EACCES), avtool_averror(EPERM), avtool_averror(EROFS): return "permission-denied"
+        case avtool_averror(ENOSPC), avtool_averror(EDQUOT), avtool_averror(EFBIG): return "no-space"
+        case avtool_averror(EEXIST): return "output-exists"
+        case AVTOOL_AVERROR_ENCODER_NOT_FOUND, AVTOOL_AVERROR_DECODER_NOT_FOUND: return "codec-unavailable"
+        case AVTOOL_AVERROR_EXIT: return "interrupted"
+        default: break
+        }
+        if remedy == .overwrite { return "output-exists" }
+        if operation == "invalid option" { return "invalid-option" }
+        switch remedy {
+        case .salvage, .repair, .reference: return "damaged-input"
+        default: break
+        }
+        if code == AVTOOL_AVERROR_INVALIDDATA { return "invalid-data" }
+        if code == AVTOOL_AVERROR_EINVAL { return "unsupported" }
+        return "io-error"
+    }
 }

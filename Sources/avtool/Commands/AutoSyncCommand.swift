@@ -37,7 +37,7 @@ struct AutoSyncCommand: ParsableCommand {
         (verbose ? LibraryLogLevel.warning : .quiet).apply()
         Signals.install()
         let line = ProgressLine(quiet: quiet)
-        let report = try reportingFailures { () throws(MediaError) in
+        let report = try reportingFailures(json: json) { () throws(MediaError) in
             defer { line.finish() }
             return try estimateSync(video: video, audio: audio) { f in
                 line.update(fraction: f, position: nil)

@@ -33,7 +33,7 @@ struct ProbeCommand: ParsableCommand {
     func run() throws {
         (verbose ? LibraryLogLevel.warning : .quiet).apply()
         Signals.install()
-        let report = try reportingFailures { () throws(MediaError) in
+        let report = try reportingFailures(json: json) { () throws(MediaError) in
             try probe(path: input, gapTolerance: gapTolerance)
         }
         Terminal.output(json ? jsonText(report) : report.text)

@@ -33,8 +33,19 @@ struct ReportingOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Also print FFmpeg's own warnings on stderr.")
     var verbose = false
 
-    @Flag(help: "Print the report as JSON on stdout.")
+    @Flag(help: "Print the report as JSON on stdout (a failure too: {\"error\": {\"code\": …}}).")
     var json = false
+
+    @Option(help: "Machine-readable progress: 'json' writes JSON Lines (percent, output time, speed, ETA, bytes written) at least once a second on stderr, or on --progress-fd.")
+    var progress: ProgressFormat?
+
+    @Option(name: .customLong("progress-fd"), help: "The file descriptor --progress lines go to (default: 2, stderr).")
+    var progressFd: Int32?
+
+    /// The `--progress json` emitter, nil without it.
+    func progressJSON(fields: [(String, String)] = []) -> ProgressJSON? {
+        progress == .json ? ProgressJSON(fd: progressFd ?? 2, fields: fields) : nil
+    }
 
     func applyLogLevel() {
         (verbose ? LibraryLogLevel.warning : .quiet).apply()

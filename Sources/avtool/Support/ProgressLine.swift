@@ -10,8 +10,13 @@ final class ProgressLine {
     private var lastDraw: ContinuousClock.Instant
     private var drawn = false
 
-    init(quiet: Bool) {
-        enabled = !quiet && Terminal.stderrIsTerminal
+    /// `--progress json` lines, written beside (or instead of) the terminal line.
+    let json: ProgressJSON?
+
+    init(quiet: Bool, json: ProgressJSON? = nil) {
+        // JSON lines on stderr and a redrawn line there would mix.
+        enabled = !quiet && Terminal.stderrIsTerminal && json == nil
+        self.json = json
         start = clock.now
         lastDraw = start
     }
@@ -22,6 +27,7 @@ final class ProgressLine {
     ///   - fraction: 0…1 if known.
     ///   - position: media seconds done, for the speed (× real time).
     func update(fraction: Double?, position: Double?, detail: String = "") {
+        json?.update(fraction: fraction, position: position)
         guard enabled else { return }
         let now = clock.now
         guard (now - lastDraw).seconds >= 0.2 else { return }

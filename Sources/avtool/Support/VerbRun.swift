@@ -16,11 +16,18 @@ extension ReportingOptions {
         applyLogLevel()
         Signals.install()
         output?.armTimeout()
-        let line = ProgressLine(quiet: quiet)
-        let report = try reportingFailures { () throws(MediaError) in
-            defer { line.finish() }
-            return try work(line)
+        let line = ProgressLine(quiet: quiet, json: progressJSON())
+        let report: any VerbReport
+        do {
+            report = try reportingFailures(json: json) { () throws(MediaError) in
+                defer { line.finish() }
+                return try work(line)
+            }
+        } catch {
+            line.json?.end(ok: false)
+            throw error
         }
+        line.json?.end(ok: true)
         if json {
             Terminal.output(jsonText(report))
         } else if !quiet {
