@@ -107,10 +107,11 @@ struct BatchCommand: ParsableCommand {
         var settings = Scheduler.Settings(jobs: self.jobs)
         settings.failFast = failFast
         settings.shard = shard
-        let display = BatchDisplay(quiet: reporting.quiet || reporting.json)
+        let display = BatchDisplay(quiet: reporting.quiet || reporting.json || reporting.progress != nil,
+                                   json: reporting.progressJSON())
         let started = ContinuousClock.now
         let results = Scheduler(runner: VerbRunner(), ledger: ledger, settings: settings, observer: display.show).run(plan)
-        display.finish()
+        display.finish(ok: !Cancellation.shared.isCancelled && !results.contains { $0.status == .failed })
         let summary = BatchSummary(results: results, seconds: (ContinuousClock.now - started).seconds,
                                    ledger: writePath, shard: shard?.description)
         if reporting.json {
@@ -297,14 +298,19 @@ final class BatchDisplay: Sendable {
     private let live: Bool
     private let lastDraw = Locked<ContinuousClock.Instant?>(nil)
 
-    init(quiet: Bool) {
+    /// `--progress json`: the batch's percent and each running job's, and a line per job started and finished.
+    private let json: ProgressJSON?
+
+    init(quiet: Bool, json: ProgressJSON? = nil) {
         self.quiet = quiet
+        self.json = json
         live = !quiet && Terminal.stderrIsTerminal
     }
 
     var show: @Sendable (BatchEvent) -> Void { { [self] in handle($0) } }
 
     private func handle(_ event: BatchEvent) {
+        if let json { report(event, json) }
         guard !quiet else { return }
         switch event {
         case .started:
@@ -333,8 +339,28 @@ final class BatchDisplay: Sendable {
         }
     }
 
-    func finish() {
+    func finish(ok: Bool) {
         if live { Terminal.status("\r\u{1B}[K") }
+        json?.end(ok: ok)
+    }
+
+    private func report(_ event: BatchEvent, _ json: ProgressJSON) {
+        let q = ProgressJSON.quoted
+        switch event {
+        case .started(let job, _):
+            json.event([("event", q("job")), ("status", q("started")), ("output", q(job.output))])
+        case .progress(let done, let total, let running, _):
+            let overall = total > 0 ? (Double(done) + running.reduce(0) { $0 + $1.fraction }) / Double(total) : 1
+            let jobs = running.map { "{\"output\":\(q($0.job.output)),\"percent\":\(ProgressJSON.number($0.fraction * 100, 2))}" }
+            json.update(fraction: overall, position: nil,
+                        fragment: ",\"done\":\(done),\"total\":\(total),\"jobs\":[\(jobs.joined(separator: ","))]")
+        case .finished(let r, let done, let total):
+            json.event([("event", q("job")), ("status", q(r.status.rawValue)), ("output", q(r.job.output)),
+                        ("seconds", ProgressJSON.number(r.seconds, 3)), ("detail", q(r.detail)),
+                        ("done", "\(done)"), ("total", "\(total)")])
+            json.update(fraction: total > 0 ? Double(done) / Double(total) : 1, position: nil,
+                        fragment: ",\"done\":\(done),\"total\":\(total),\"jobs\":[]")
+        }
     }
 
 }

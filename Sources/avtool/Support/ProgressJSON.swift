@@ -25,6 +25,8 @@ final class ProgressJSON: @unchecked Sendable {
         var position: Double?
         var lastLine: ContinuousClock.Instant?
         var ended = false
+        /// More `,"key":value` pairs for the next lines (a batch's running jobs).
+        var fragment = ""
     }
 
     /// - Parameter fields: more `"key":value` pairs every line carries (a batch job's output).
@@ -36,8 +38,9 @@ final class ProgressJSON: @unchecked Sendable {
     }
 
     /// New state from the work; a line if half a second passed since the last.
-    func update(fraction: Double?, position: Double?) {
+    func update(fraction: Double?, position: Double?, fragment: String? = nil) {
         let line = lock.withLock { s -> Bool in
+            if let fragment { s.fragment = fragment }
             if let f = fraction, f.isFinite { s.percent = max(s.percent ?? 0, min(max(f, 0), 1) * 100) }
             if let p = position, p.isFinite { s.position = p }
             guard !s.ended else { return false }
@@ -87,9 +90,26 @@ final class ProgressJSON: @unchecked Sendable {
             }
             line += ",\"elapsed_s\":\(Self.number(elapsed, 3))"
             if let w = Self.bytesWritten() { line += ",\"bytes_written\":\(w)" }
-            return line + extra + "}\n"
+            return line + s.fragment + extra + "}\n"
         }
         guard let text else { return }
+        write(text)
+    }
+
+    /// A line of its own (`{"event":"job",…}`), between the progress lines.
+    func event(_ fields: [(String, String)]) {
+        let done = lock.withLock { $0.ended }
+        guard !done else { return }
+        write("{" + fields.map { "\(Self.quoted($0.0)):\($0.1)" }.joined(separator: ",") + "}\n")
+    }
+
+    private let writing = Locked(())
+
+    private func write(_ text: String) {
+        writing.withLock { _ in writeAll(text) }
+    }
+
+    private func writeAll(_ text: String) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
