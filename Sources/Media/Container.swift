@@ -65,6 +65,12 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the container can hold `codec`: `true`/`false` when libavformat
     /// knows (`avformat_query_codec`), `nil` when it cannot tell.
+    /// The same for a codec by its FFmpeg name (`hevc`, `aac`); nil when unknown.
+    public func canHold(codecNamed name: String) -> Bool? {
+        guard let descriptor = avcodec_descriptor_get_by_name(name) else { return nil }
+        return canHold(descriptor.pointee.id)
+    }
+
     func canHold(_ codec: AVCodecID) -> Bool? {
         guard let format = outputFormat else { return false }
         let r = avformat_query_codec(format, codec, FF_COMPLIANCE_NORMAL)

@@ -33,6 +33,17 @@ public func parseDuration(_ text: String) -> Duration? {
     return .microseconds(negative ? -micro : micro)
 }
 
+/// An offset between two recordings as written on the command line: a
+/// duration with its unit (`120ms`, `-0.5s`, `+40us`, `1m`). A bare number
+/// other than 0 is refused (`nil`): `250` could as well mean milliseconds
+/// as seconds, and the wrong guess puts the audio far away.
+public func parseOffset(_ text: String) -> Duration? {
+    let t = text.filter { $0 != " " && $0 != "\t" }
+    guard let d = parseDuration(t) else { return nil }
+    guard d == .zero || t.last.map({ $0.isLetter }) == true else { return nil }
+    return d
+}
+
 /// A position in a recording as written on the command line: a duration
 /// (`90`, `90s`, `250ms`, `1.5m`) or clock time (`1:30`, `1:30.250`,
 /// `01:02:03.5`: hours, minutes, seconds), exactly, to the microsecond.

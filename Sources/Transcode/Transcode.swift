@@ -59,6 +59,14 @@ public func transcode(input inputPath: String, output outputPath: String, option
                       progress: ((TranscodeProgress) -> Void)? = nil) throws(MediaError) -> TranscodeReport {
     try options.validate()
     let container = try resolveContainer(options.container, output: outputPath)
+    if container.canHold(codecNamed: "hevc") == false {
+        // Refused before the input is even opened, with the reason (WebM:
+        // VP8/VP9/AV1 and Vorbis/Opus only), not as the muxer's bare EINVAL.
+        throw MediaError.invalid("could not transcode", path: outputPath,
+                                 message: "\(container.name) cannot hold HEVC, which transcode writes"
+                                    + (container.name == "webm" ? " (WebM holds VP8, VP9 and AV1 video, Vorbis and Opus audio)" : ""),
+                                 hint: "write .mov, .mp4 or .mkv")
+    }
     let input = try InputFile(path: inputPath, cancellation: cancellation)
     // Every decision that can fail is made before the output exists.
     let plan = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)

@@ -38,3 +38,16 @@ struct ParsePositionTests {
         #expect(parsePosition(text) == nil, "\(text)")
     }
 }
+
+@Suite("parseOffset")
+struct ParseOffsetTests {
+    @Test func unitsAreRequired() {
+        #expect(parseOffset("250ms") == .milliseconds(250))
+        #expect(parseOffset("-0.5s") == .milliseconds(-500))
+        #expect(parseOffset("+40us") == .microseconds(40))
+        #expect(parseOffset("0") == .zero)
+        #expect(parseOffset("250") == nil)
+        #expect(parseOffset("-1.5") == nil)
+        #expect(parseOffset("abc") == nil)
+    }
+}

@@ -95,6 +95,12 @@ struct BatchCommand: ParsableCommand {
         }
         let plan = jobs.planned(ledger: entries, force: force, shard: shard)
         if dryRun { return printPlan(plan) }
+        if !reporting.quiet && !reporting.json {
+            // Why each job is left alone, as --dry-run says it.
+            for p in plan {
+                if case .skip(let reason) = p.decision { Terminal.error("skip  \(p.job.title)  (\(reason))") }
+            }
+        }
 
         Signals.install()
         for dir in Set(plan.filter(\.decision.runs).map { Paths.directory(of: $0.job.output) }) {

@@ -101,8 +101,12 @@ struct MergeCommand: WritingVerb {
     @OptionGroup var reporting: ReportingOptions
 
     func validate() throws {
-        if let offset, parseDuration(offset) == nil {
-            throw ValidationError("'--offset' \(offset) is not a duration like 120ms, -0.5s or 1.25")
+        if let offset, parseOffset(offset) == nil {
+            if let d = parseDuration(offset) {
+                let n = offset.trimmingPrefix("+")
+                throw ValidationError("'--offset' \(offset) has no unit: write \(n)ms or \(n)s (\(n) would be read as \(fixed(d.seconds, 3)) seconds)")
+            }
+            throw ValidationError("'--offset' \(offset) is not a duration like 120ms, -0.5s or 1.25s")
         }
         if syncByAudio && offset != nil {
             throw ValidationError("'--sync-by-audio' and '--offset' cannot be used together")
@@ -116,7 +120,7 @@ struct MergeCommand: WritingVerb {
         var o = assemblyOptions(containerOptions, outputOptions, sync)
         o.end = end
         o.fill = !noFill
-        let shift = offset.flatMap(parseDuration) ?? .zero
+        let shift = offset.flatMap(parseOffset) ?? .zero
         return try merge(video: video, audio: audio, output: output, alignment: align, offset: shift,
                          syncByAudio: syncByAudio, keepOriginalAudio: keepOriginalAudio, options: o) { p in
             line.update(fraction: p.fraction, position: p.position, detail: "")
