@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "avtool", targets: ["avtool"]),
+        // The verbs as a Swift library (Examples/MergePair uses it): the functions the CLI calls.
+        .library(name: "AVToolKit", targets: ["AVToolKit"]),
         // The fuzz target (scripts/fuzz.sh builds it with libFuzzer); built
         // normally it replays inputs: avtool-fuzz FILE…
         .executable(name: "avtool-fuzz", targets: ["avtool-fuzz"]),
@@ -45,10 +47,12 @@ let package = Package(
         // through a `JobRunner` the CLI supplies, so a recipe's options are checked and run by
         // the very code that parses the command line.
         .target(name: "Batch", dependencies: [.product(name: "Yams", package: "Yams")]),
+        // The library product: every verb's function, options, report and error, re-exported.
+        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut"]),
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Batch",
+                "AVToolKit", "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Batch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
