@@ -19,9 +19,12 @@ let package = Package(
     ],
     targets: [
         // FFmpeg 5.1 through pkg-config, plus a shim for the macros Swift cannot import.
+        // libavfilter is installed (the system set) but not linked: nothing here uses it,
+        // and loading it (with the libraries it needs: flite, libplacebo, …) costs
+        // memory in every run.
         .systemLibrary(
             name: "CFFmpeg",
-            pkgConfig: "libavformat libavcodec libavutil libavfilter libswresample libswscale",
+            pkgConfig: "libavformat libavcodec libavutil libswresample libswscale",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                               "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
         ),

@@ -17,7 +17,6 @@
 #include <libavutil/pixdesc.h>
 #include <libavutil/samplefmt.h>
 #include <libavutil/tx.h>
-#include <libavfilter/avfilter.h>
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 

@@ -11,7 +11,7 @@ public enum LibraryVersions {
     public static var libraries: [(name: String, version: String)] {
         func text(_ v: UInt32) -> String { "\(v >> 16).\((v >> 8) & 0xff).\(v & 0xff)" }
         return [("libavformat", text(avformat_version())), ("libavcodec", text(avcodec_version())),
-                ("libavutil", text(avutil_version())), ("libavfilter", text(avfilter_version())),
+                ("libavutil", text(avutil_version())),
                 ("libswresample", text(swresample_version())), ("libswscale", text(swscale_version()))]
     }
 

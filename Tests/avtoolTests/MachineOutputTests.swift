@@ -29,8 +29,9 @@ struct MachineOutputTests {
         let times = lines.compactMap { $0["elapsed_s"] as? Double }
         let total = try #require(times.last)
         #expect(total > 2, "the transcode took \(total) s: too short to check the rate")
-        // No gap of more than a second (and a little) between lines.
-        for (a, b) in zip(times, times.dropFirst()) { #expect(b - a <= 1.25, "\(a) → \(b)") }
+        // About a line a second: no gap of more than 1.5 s (the emitter aims at 0.75 s;
+        // the margin is for a machine loaded by the tests running beside this one).
+        for (a, b) in zip(times, times.dropFirst()) { #expect(b - a <= 1.5, "\(a) → \(b)") }
         for l in progress {
             for key in ["percent", "out_time_s", "speed", "elapsed_s", "bytes_written"] {
                 #expect(l[key] != nil, "\(key) missing in \(l)")

@@ -60,13 +60,15 @@ final class ProgressJSON: @unchecked Sendable {
         if first { emit(event: "end", status: ok ? "ok" : "error", force: true) }
     }
 
-    /// Repeats the state each second until the end.
+    /// Repeats the state until the end, so a line comes at least once a second.
     private func tick() {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1000)) { [self] in
+        // Checked four times a second, a line when 0.75 s passed: a loaded
+        // machine's late wake-ups still leave lines less than a second apart.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(250)) { [self] in
             let due = lock.withLock { s -> Bool? in
                 guard !s.ended else { return nil }
                 guard let last = s.lastLine else { return true }
-                return clock.now - last >= .milliseconds(900)
+                return clock.now - last >= .milliseconds(750)
             }
             guard let due else { return }
             if due { emit(event: "progress") }
