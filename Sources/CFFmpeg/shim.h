@@ -19,6 +19,7 @@
 #include <libavutil/tx.h>
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
+#include <malloc.h>
 
 // Swift cannot import function-like or compound macros; these constants and
 // helpers stand in for them.

@@ -13,6 +13,8 @@ public final class InputFile {
     private let identity: FileIdentity?
     /// The bytes of an input opened from memory; closed after the context.
     let memory: MemoryInput?
+    /// A file read through a custom I/O context (`HollowFileInput`), kept open with it.
+    private let customIO: HollowFileInput?
 
     /// Opens and probes `path`. Errors name the path and FFmpeg's reason.
     /// `packetsOnly` skips the probe that decodes the first frames
@@ -28,6 +30,7 @@ public final class InputFile {
         self.path = path
         self.cancellation = cancellation
         memory = nil
+        customIO = nil
         let now = try Self.checkReadable(path)
         identity = earlier?.identity ?? now
         context = try Self.open(url: path, io: nil, name: path, probe: !packetsOnly, format: format,
@@ -44,17 +47,35 @@ public final class InputFile {
         path = name
         self.cancellation = cancellation
         self.memory = memory
+        customIO = nil
         identity = nil
         context = try Self.open(url: nil, io: memory.context, name: name, probe: !packetsOnly, format: format,
                                 cancellation: cancellation)
     }
 
+    /// Opens a file whose media data is not to be read (`HollowFileInput`)
+    /// with `format`'s demuxer, without the probe: its packets carry their
+    /// sizes, timing and flags, their payloads are not the file's.
+    public init(hollow: HollowFileInput, name: String, format: String, cancellation: Cancellation = Cancellation()) throws(MediaError) {
+        path = name
+        self.cancellation = cancellation
+        memory = nil
+        customIO = hollow
+        identity = nil
+        // No parser may look at the payloads (they are not the file's): the
+        // packets are what the index says, nothing inferred.
+        context = try Self.open(url: nil, io: hollow.context, name: name, probe: false, format: format,
+                                flags: AVFMT_FLAG_NOPARSE | AVFMT_FLAG_NOFILLIN, cancellation: cancellation)
+    }
+
     /// `avformat_open_input` + `avformat_find_stream_info` (if `probe`).
     private static func open(url: String?, io: UnsafeMutablePointer<AVIOContext>?, name: String, probe: Bool,
-                             format: String? = nil, cancellation: Cancellation) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
+                             format: String? = nil, flags: Int32 = 0,
+                             cancellation: Cancellation) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         guard let ctx = avformat_alloc_context() else {
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not open input", path: name)
         }
+        ctx.pointee.flags |= flags
         ctx.pointee.interrupt_callback = cancellation.interruptCallback
         var options: OpaquePointer? = nil
         av_dict_set(&options, "format_whitelist", allowedFormats, 0)

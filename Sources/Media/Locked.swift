@@ -1,3 +1,4 @@
+import CFFmpeg
 import Glibc
 
 /// A value behind a pthread mutex. Used instead of Synchronization's `Mutex`
@@ -23,4 +24,11 @@ public final class Locked<Value>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
+}
+
+/// Gives memory freed so far back to the system (`malloc_trim`): after a
+/// phase whose allocations are all released, so the next one's peak is
+/// not added to the last one's.
+public func releaseFreedMemory() {
+    malloc_trim(0)
 }

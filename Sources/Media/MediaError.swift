@@ -76,6 +76,9 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     public static let interrupted = MediaError(code: AVTOOL_AVERROR_EXIT, operation: "interrupted")
     public static let noSpace = MediaError(code: AVTOOL_AVERROR_ENOSPC, operation: "no space")
 
+    /// FFmpeg's EINVAL: an argument (or a muxer option) that cannot work.
+    public var isInvalidArgument: Bool { code == AVTOOL_AVERROR_EINVAL }
+
     /// Matches on the code only.
     public static func ~= (pattern: MediaError, error: any Error) -> Bool {
         (error as? MediaError)?.code == pattern.code

@@ -55,14 +55,23 @@ public final class MemoryOutput {
     private var position = 0
     let context: UnsafeMutablePointer<AVIOContext>
 
-    public init(limit: Int = 1 << 30) throws(MediaError) {
+    /// Only counts: the bytes written are dropped, positions and the size
+    /// are kept (a trial write whose size is what is wanted).
+    public let countsOnly: Bool
+    /// The end of what was written (the file's size had it been kept).
+    public private(set) var size = 0
+
+    public init(limit: Int = 1 << 30, countsOnly: Bool = false) throws(MediaError) {
         self.limit = limit
+        self.countsOnly = countsOnly
         context = try makeIOContext(writable: true, read: nil, write: { opaque, buffer, size in
             Unmanaged<MemoryOutput>.fromOpaque(opaque!).takeUnretainedValue().write(buffer!, Int(size))
         }, seek: { opaque, offset, whence in
             Unmanaged<MemoryOutput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence)
         })
         context.pointee.opaque = Unmanaged.passUnretained(self).toOpaque()
+        // Counting, payloads go straight to the callback: not copied into the buffer first.
+        if countsOnly { context.pointee.direct = 1 }
     }
 
     deinit { freeIOContext(context) }
@@ -71,6 +80,11 @@ public final class MemoryOutput {
         guard size > 0 else { return 0 }
         let end = position + size
         guard end <= limit else { return AVTOOL_AVERROR_ENOSPC }
+        if countsOnly {
+            position = end
+            self.size = max(self.size, end)
+            return Int32(size)
+        }
         if end > bytes.count { bytes.append(contentsOf: repeatElement(0, count: end - bytes.count)) }
         bytes.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: position).copyMemory(from: buffer, byteCount: size) }
         position = end
@@ -78,11 +92,78 @@ public final class MemoryOutput {
     }
 
     private func seek(_ offset: Int64, _ whence: Int32) -> Int64 {
-        guard let target = seekTarget(offset, whence, position: position, size: bytes.count) else {
-            return whence & AVSEEK_SIZE != 0 ? Int64(bytes.count) : Int64(AVTOOL_AVERROR_EINVAL)
+        let length = countsOnly ? size : bytes.count
+        guard let target = seekTarget(offset, whence, position: position, size: length) else {
+            return whence & AVSEEK_SIZE != 0 ? Int64(length) : Int64(AVTOOL_AVERROR_EINVAL)
         }
         guard target <= Int64(limit) else { return Int64(AVTOOL_AVERROR_EINVAL) }
         position = Int(target)
+        return target
+    }
+}
+
+/// A file read through a custom `AVIOContext` that leaves the byte ranges
+/// in `holes` unread: a read inside one returns at once, the buffer left as
+/// it was. Demuxing an MP4/MOV this way with its media data as the hole
+/// gives every packet's size, timing and flags, read from the index alone,
+/// with no payload read from the disk: what a trial write needs.
+public final class HollowFileInput {
+    private let fd: Int32
+    private let fileSize: Int64
+    private let holes: [Range<Int64>]
+    private var position: Int64 = 0
+    let context: UnsafeMutablePointer<AVIOContext>
+
+    public init(path: String, holes: [Range<Int64>]) throws(MediaError) {
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw MediaError.posix(errno, "could not open input", path: path) }
+        var st = stat()
+        fstat(fd, &st)
+        fileSize = Int64(st.st_size)
+        self.holes = holes.sorted { $0.lowerBound < $1.lowerBound }
+        do {
+            context = try makeIOContext(writable: false, read: { opaque, buffer, size in
+                Unmanaged<HollowFileInput>.fromOpaque(opaque!).takeUnretainedValue().read(buffer!, Int(size))
+            }, write: nil, seek: { opaque, offset, whence in
+                Unmanaged<HollowFileInput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence)
+            })
+        } catch {
+            close(fd)
+            throw error
+        }
+        context.pointee.opaque = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit {
+        freeIOContext(context)
+        close(fd)
+    }
+
+    private func read(_ buffer: UnsafeMutablePointer<UInt8>, _ size: Int) -> Int32 {
+        let n = Int64(min(max(size, 0), Int(clamping: fileSize - position)))
+        guard n > 0 else { return AVTOOL_AVERROR_EOF }
+        var at = position
+        let end = position + n
+        while at < end {
+            if let hole = holes.first(where: { $0.contains(at) }) {
+                at = min(hole.upperBound, end)
+                continue
+            }
+            let next = holes.first { $0.lowerBound > at }?.lowerBound ?? end
+            let want = min(next, end) - at
+            let got = pread(fd, buffer + Int(at - position), Int(want), off_t(at))
+            guard got > 0 else { return got == 0 ? AVTOOL_AVERROR_EOF : avtool_averror(errno) }
+            at += Int64(got)
+        }
+        position = end
+        return Int32(n)
+    }
+
+    private func seek(_ offset: Int64, _ whence: Int32) -> Int64 {
+        guard let target = seekTarget(offset, whence, position: Int(position), size: Int(fileSize)) else {
+            return whence & AVSEEK_SIZE != 0 ? fileSize : Int64(AVTOOL_AVERROR_EINVAL)
+        }
+        position = min(target, fileSize)
         return target
     }
 }

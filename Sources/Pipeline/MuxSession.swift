@@ -84,7 +84,7 @@ public final class MuxSession {
     /// timescale of `audioSampleRate`, see `muxerOptions`).
     public init(_ destination: MuxDestination, container: Container, streams: [OutputStreamSource],
                 metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(), faststart: Bool = true,
-                audioSampleRate: Int32? = nil, cancellation: Cancellation) throws(MediaError) {
+                audioSampleRate: Int32? = nil, reservedIndex: Int? = nil, cancellation: Cancellation) throws(MediaError) {
         name = destination.name
         self.container = container
         self.cancellation = cancellation
@@ -107,7 +107,7 @@ public final class MuxSession {
             output = try OutputFile(path: staged.temporary, reportingAs: staged.target, container: container,
                                     streams: streams, metadataSource: metadataSource, edits: edits,
                                     options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate,
-                                                          metadataKeys: keys),
+                                                          metadataKeys: keys, reservedIndex: reservedIndex),
                                     cancellation: cancellation)
         } else {
             output = try OutputFile(memory: memory!, name: name, container: container, streams: streams,
@@ -187,6 +187,9 @@ public final class MuxSession {
         try output.write(packet)
         return mapped
     }
+
+    /// Bytes written to the output so far (buffered ones included).
+    public var bytesWritten: Int64 { output.bytesWritten }
 
     /// The output time of the last packet written, in seconds (0 before any).
     public var position: Double {

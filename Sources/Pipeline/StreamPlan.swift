@@ -15,11 +15,15 @@ public struct DroppedStream: Sendable, Codable {
 /// millisecond (48 samples), the sample rate keeps it on the sample.
 /// `metadataKeys` writes the file's tags as QuickTime metadata keys (`mdta`:
 /// any key, as phones write them) instead of the fixed `udta`/iTunes set.
+/// `reservedIndex`: bytes kept free after the header for the index (movenc's
+/// `moov_size`), which is then written there at the end, in one pass,
+/// instead of faststart's second pass over the whole file.
 package func muxerOptions(_ container: Container, faststart: Bool, audioSampleRate: Int32? = nil,
-                          metadataKeys: Bool = false) -> [(String, String)] {
+                          metadataKeys: Bool = false, reservedIndex: Int? = nil) -> [(String, String)] {
     var options: [(String, String)] = []
     guard container.isISOBMFF else { return options }
-    let flags = (faststart ? "+faststart" : "") + (metadataKeys ? "+use_metadata_tags" : "")
+    if let reservedIndex { options.append(("moov_size", String(reservedIndex))) }
+    let flags = (faststart && reservedIndex == nil ? "+faststart" : "") + (metadataKeys ? "+use_metadata_tags" : "")
     if !flags.isEmpty { options.append(("movflags", flags)) }
     if let rate = audioSampleRate, rate >= 1000 { options.append(("movie_timescale", String(rate))) }
     return options

@@ -16,6 +16,9 @@ public struct RemuxOptions: Sendable {
     /// Keep every complete packet of a damaged or cut-off input (instead of
     /// refusing it) and report what was lost.
     public var salvage = false
+    /// Added to the index's reservation (tests: a negative one forces the
+    /// fallback to a second pass).
+    package var indexReservationAdjustment = 0
 
     public init() {}
 }
@@ -72,6 +75,9 @@ public struct RemuxReport: Sendable, Codable {
     public var elapsedSeconds: Double = 0
     /// With `salvage`: what was kept of a damaged or cut-off input.
     public var salvage: SalvageReport?
+    /// MP4/MOV with faststart: how the index came to be in front — reserved
+    /// and written in one pass, or moved there by a second pass.
+    public var indexPlacement: String?
 
     public var corrections: TimelineCorrections { streams.reduce(TimelineCorrections()) { $0 + $1.corrections } }
 }
@@ -84,8 +90,90 @@ public func remux(input inputPath: String, output outputPath: String, options: R
                   progress: ((RemuxProgress) -> Void)? = nil) throws(MediaError) -> RemuxReport {
     let container = try resolveContainer(options.container, output: outputPath)
     let input = try InputFile(path: inputPath, cancellation: cancellation)
-    return try remux(input, to: .file(outputPath, overwrite: options.overwrite, inputs: [inputPath]),
-                     container: container, options: options, cancellation: cancellation, progress: progress)
+    let destination = MuxDestination.file(outputPath, overwrite: options.overwrite, inputs: [inputPath])
+    let reservation = options.faststart && container.isISOBMFF ? try indexReservation(input, container: container, options: options) : nil
+    // The trial's memory (its demuxer's and its muxer's indexes) back to the system before the real write.
+    releaseFreedMemory()
+    guard let reserved = reservation else {
+        var report = try remux(input, to: destination, container: container, options: options, cancellation: cancellation,
+                               progress: progress)
+        if options.faststart && container.isISOBMFF { report.indexPlacement = "moved to the front in a second pass" }
+        return report
+    }
+    do {
+        var report = try remux(input, to: destination, container: container, options: options, reservedIndex: reserved,
+                               cancellation: cancellation, progress: progress)
+        report.indexPlacement = "written in front in one pass (\(reserved) bytes reserved)"
+        return report
+    } catch where error.isInvalidArgument && error.operation == "could not finish" {
+        // The index outgrew its reservation (the trial and the real write
+        // disagreed): written again, the index moved to the front after.
+        let again = try InputFile(path: inputPath, cancellation: cancellation, sameAs: input)
+        var report = try remux(again, to: destination, container: container, options: options, cancellation: cancellation,
+                               progress: progress)
+        report.indexPlacement = "moved to the front in a second pass (the \(reserved) bytes reserved for it were too few)"
+        return report
+    }
+}
+
+/// The exact size of the index (`moov`) the remux of `input` will write,
+/// plus the 8 bytes of the smallest `free` box, for a one-pass write with
+/// the index in front (`moov_size`); nil when it cannot be known before:
+/// only an MP4/MOV input whose index lists every packet, of codecs whose
+/// payloads the MP4 muxer does not read, can be measured. It is measured by
+/// a trial remux of the same streams, with the same timelines and tags, of
+/// the input read without its media data (`HollowFileInput`: sizes, timing
+/// and flags come from the index) into an output that only counts
+/// (`MemoryOutput(countsOnly:)`): what the trial writes after its media
+/// data is the index.
+package func indexReservation(_ input: InputFile, container: Container, options: RemuxOptions) throws(MediaError) -> Int? {
+    guard !options.salvage, input.formatName.hasPrefix("mov"),
+          let boxes = TopLevelBoxes(path: input.path), !boxes.hasFragments, !boxes.cutShort, !boxes.mediaData.isEmpty else { return nil }
+    let plan = try planStreams(input, container: container, selection: options.streams)
+    guard !plan.kept.isEmpty, plan.kept.allSatisfy({ s in
+        payloadBlind(s) && (s.isAttachedPicture || s.indexedPackets != nil)
+    }) else { return nil }
+    let hollow = try HollowFileInput(path: input.path, holes: boxes.mediaData.map { Int64($0.lowerBound)..<Int64($0.upperBound) })
+    let trialInput = try InputFile(hollow: hollow, name: input.path, format: "mov")
+    guard trialInput.streams.count == input.streams.count else { return nil }
+    let sink = try MemoryOutput(limit: Int.max, countsOnly: true)
+    let session = try MuxSession(.memory(sink, name: input.path), container: container, streams: plan.kept.map { .copy($0) },
+                                 metadataSource: input, edits: options.edits, faststart: false,
+                                 audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
+                                 cancellation: Cancellation())
+    let header = Int(session.bytesWritten)
+    try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
+    var source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
+                                  operation: "could not measure the index of")
+    try source.run { (packet, j) throws(MediaError) in try session.write(packet, track: j) }
+    let result = try session.finish()
+    // What went into the media data; cover art goes into the index ('covr').
+    let payload = zip(plan.kept, result.payloadBytes).reduce(Int64(0)) { $0 + ($1.0.isAttachedPicture ? 0 : $1.1) }
+    let written = max(Int(result.outputBytes), sink.size)
+    var index = written - header - Int(payload)
+    guard index > 0 else { return nil }
+    // Past 4 GiB the real offsets (larger by the reservation) may need
+    // 64-bit chunk offsets where the trial's did not: 4 bytes more a chunk,
+    // at most one chunk a packet.
+    if Int64(sink.size) + Int64(index) + (1 << 24) >= Int64(UInt32.max) { index += 4 * result.packets.reduce(0, +) }
+    return index + 8
+}
+
+/// Codecs whose payloads the MP4 muxer writes without looking into them
+/// (it converts Annex B H.264/HEVC, merges E-AC-3 frames, reads MPEG-2 and
+/// VC-1 headers, takes DNxHD's header from the first packet): for them a
+/// trial write of the packets' sizes and timing alone gives the real index.
+private func payloadBlind(_ s: InputStream) -> Bool {
+    if s.isAttachedPicture { return true }
+    switch s.codecName {
+    case "h264", "hevc":
+        // avcC/hvcC (version 1), not Annex B start codes.
+        return s.extradata.first == 1
+    case "aac", "alac", "mp3", "opus", "flac", "ac3", "mov_text", "tmcd", "bin_data":
+        return true
+    default:
+        return s.codecName.hasPrefix("pcm_")
+    }
 }
 
 /// The same stream copy from an opened input into memory (nothing touches
@@ -101,12 +189,14 @@ public func remux(_ input: InputFile, into memory: MemoryOutput, container: Cont
 /// remux.c's shape: plan the streams, open the output with exactly those,
 /// copy every packet, finish.
 private func remux(_ input: InputFile, to destination: MuxDestination, container: Container, options: RemuxOptions,
+                   reservedIndex: Int? = nil,
                    cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport {
     let plan = try planStreams(input, container: container, selection: options.streams)
     var source = try PacketSource(input, kept: plan.kept, salvage: options.salvage, operation: "could not remux")
     let session = try MuxSession(destination, container: container, streams: plan.kept.map { .copy($0) },
                                  metadataSource: input, edits: options.edits, faststart: options.faststart,
                                  audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
+                                 reservedIndex: reservedIndex.map { $0 + options.indexReservationAdjustment },
                                  cancellation: cancellation)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
     try copyPackets(from: &source, to: session, progress: progress)
