@@ -2,12 +2,15 @@
 # remux-bench.sh — wall time / peak RSS of `avtool remux` vs `ffmpeg -c copy` vs `cp`
 # on a large (>= 1 GB) H.264 + AAC MP4.
 #
-# Usage: bench/remux-bench.sh [--avtool PATH] [--runs N] [--size-gb G] [--workdir DIR]
+# Usage: bench/remux-bench.sh [--avtool PATH] [--runs N] [--size-gb G] [--workdir DIR] [--input FILE]
 #   --avtool PATH   avtool binary (default <repo>/.build/release/avtool; built with
 #                   `swift build -c release --product avtool` if missing)
 #   --runs N        timed runs per command (default 5); the median is reported
 #   --size-gb G     minimum input size in GiB, may be fractional (default 1)
 #   --workdir DIR   scratch dir; the generated input is cached here (default <repo>/.bench)
+#   --input FILE    time this file instead of the generated one (e.g. the 1-hour,
+#                   277,000-packet recording bench/cut-bench.sh makes: many small
+#                   packets, where per-packet costs show)
 #
 # Output: a table of medians on stdout, followed by one JSON line (last line) with
 #   input_bytes, runs, avtool_s, ffmpeg_s, cp_s, ratio_ffmpeg, ratio_cp,
@@ -32,6 +35,7 @@ AVTOOL_EXPLICIT=0
 RUNS=5
 SIZE_GB=1
 WORKDIR="$REPO_ROOT/.bench"
+INPUT_GIVEN=""
 
 usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
@@ -45,6 +49,8 @@ while [[ $# -gt 0 ]]; do
         --size-gb=*) SIZE_GB="${1#*=}"; shift ;;
         --workdir)  [[ $# -ge 2 ]] || die "--workdir needs a value"; WORKDIR="$2"; shift 2 ;;
         --workdir=*) WORKDIR="${1#*=}"; shift ;;
+        --input)    [[ $# -ge 2 ]] || die "--input needs a value"; INPUT_GIVEN="$2"; shift 2 ;;
+        --input=*)  INPUT_GIVEN="${1#*=}"; shift ;;
         -h|--help)  usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -115,7 +121,11 @@ generate_input() {
 }
 
 GEN_SECONDS=0
-if [[ -f "$INPUT" && -f "$INPUT.params" && "$(cat "$INPUT.params")" == "$INPUT_PARAMS" \
+if [[ -n "$INPUT_GIVEN" ]]; then
+    [[ -f "$INPUT_GIVEN" ]] || die "--input $INPUT_GIVEN: no such file"
+    INPUT="$INPUT_GIVEN"
+    log "using the given input $INPUT"
+elif [[ -f "$INPUT" && -f "$INPUT.params" && "$(cat "$INPUT.params")" == "$INPUT_PARAMS" \
       && $(file_size "$INPUT") -ge $TARGET_BYTES ]]; then
     log "using cached input $INPUT"
 else
