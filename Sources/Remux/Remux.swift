@@ -91,9 +91,14 @@ public func remux(input inputPath: String, output outputPath: String, options: R
     let container = try resolveContainer(options.container, output: outputPath)
     let input = try InputFile(path: inputPath, cancellation: cancellation)
     let destination = MuxDestination.file(outputPath, overwrite: options.overwrite, inputs: [inputPath])
-    let reservation = options.faststart && container.isISOBMFF ? try indexReservation(input, container: container, options: options) : nil
-    // The trial's memory (its demuxer's and its muxer's indexes) back to the system before the real write.
-    releaseFreedMemory()
+    var reservation: Int?
+    if options.faststart && container.isISOBMFF {
+        // A trial that fails for any reason leaves the two-pass way; the
+        // real write then meets (and reports) whatever stopped it.
+        reservation = (try? indexReservation(input, container: container, options: options, cancellation: cancellation)) ?? nil
+        // The trial's memory (its demuxer's and its muxer's indexes) back to the system before the real write.
+        releaseFreedMemory()
+    }
     guard let reserved = reservation else {
         var report = try remux(input, to: destination, container: container, options: options, cancellation: cancellation,
                                progress: progress)
@@ -126,7 +131,8 @@ public func remux(input inputPath: String, output outputPath: String, options: R
 /// and flags come from the index) into an output that only counts
 /// (`MemoryOutput(countsOnly:)`): what the trial writes after its media
 /// data is the index.
-package func indexReservation(_ input: InputFile, container: Container, options: RemuxOptions) throws(MediaError) -> Int? {
+package func indexReservation(_ input: InputFile, container: Container, options: RemuxOptions,
+                              cancellation: Cancellation = Cancellation()) throws(MediaError) -> Int? {
     guard !options.salvage, input.formatName.hasPrefix("mov"),
           let boxes = TopLevelBoxes(path: input.path), !boxes.hasFragments, !boxes.cutShort, !boxes.mediaData.isEmpty else { return nil }
     let plan = try planStreams(input, container: container, selection: options.streams)
@@ -134,13 +140,13 @@ package func indexReservation(_ input: InputFile, container: Container, options:
         payloadBlind(s) && (s.isAttachedPicture || s.indexedPackets != nil)
     }) else { return nil }
     let hollow = try HollowFileInput(path: input.path, holes: boxes.mediaData.map { Int64($0.lowerBound)..<Int64($0.upperBound) })
-    let trialInput = try InputFile(hollow: hollow, name: input.path, format: "mov")
+    let trialInput = try InputFile(hollow: hollow, name: input.path, format: "mov", cancellation: cancellation)
     guard trialInput.streams.count == input.streams.count else { return nil }
     let sink = try MemoryOutput(limit: Int.max, countsOnly: true)
     let session = try MuxSession(.memory(sink, name: input.path), container: container, streams: plan.kept.map { .copy($0) },
                                  metadataSource: input, edits: options.edits, faststart: false,
                                  audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
-                                 cancellation: Cancellation())
+                                 cancellation: cancellation)
     let header = Int(session.bytesWritten)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
     var source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
@@ -149,13 +155,12 @@ package func indexReservation(_ input: InputFile, container: Container, options:
     let result = try session.finish()
     // What went into the media data; cover art goes into the index ('covr').
     let payload = zip(plan.kept, result.payloadBytes).reduce(Int64(0)) { $0 + ($1.0.isAttachedPicture ? 0 : $1.1) }
-    let written = max(Int(result.outputBytes), sink.size)
-    var index = written - header - Int(payload)
+    var index = sink.size - header - Int(payload)
     guard index > 0 else { return nil }
-    // Past 4 GiB the real offsets (larger by the reservation) may need
+    // Near 4 GiB the real offsets (larger by the reservation) may need
     // 64-bit chunk offsets where the trial's did not: 4 bytes more a chunk,
     // at most one chunk a packet.
-    if Int64(sink.size) + Int64(index) + (1 << 24) >= Int64(UInt32.max) { index += 4 * result.packets.reduce(0, +) }
+    if abs(Int64(sink.size) - Int64(UInt32.max)) < Int64(index) + (1 << 24) { index += 4 * result.packets.reduce(0, +) }
     return index + 8
 }
 
