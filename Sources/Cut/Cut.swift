@@ -234,6 +234,8 @@ final class CutSource {
         for (j, s) in plan.kept.enumerated() {
             try session.beginTimeline(track: j, stream: s, shift: shift)
             let tb = s.timeBase ?? .microseconds
+            // Without edit lists, the audio's first frames are re-encoded to start at the sample.
+            let wantsHead = s.mediaType == .audio && !editList && spec.audioHead && !spec.first && !spec.split
             let kind: CutSelection.Kind
             if s.mediaType == .video && !s.isAttachedPicture {
                 kind = spec.split ? .videoPart : .video
@@ -243,8 +245,7 @@ final class CutSource {
                 // AAC (and any codec with overlapping frames) needs the frame
                 // before to decode the first heard: trimmed by the edit list,
                 // or decoded for the re-encoded head.
-                let head = s.mediaType == .audio && !editList && spec.audioHead && !spec.first
-                let frame = s.mediaType == .audio && (editList || head) && s.frameSize > 0 && s.sampleRate > 0
+                let frame = s.mediaType == .audio && (editList || wantsHead) && s.frameSize > 0 && s.sampleRate > 0
                     ? rescale(Int64(s.frameSize), from: Rational(unchecked: 1, s.sampleRate), to: tb, rounding: .up) ?? 0 : 0
                 kind = .timed(preroll: frame)
             }
@@ -252,7 +253,7 @@ final class CutSource {
             let f = spec.first || s.isAttachedPicture ? Int64.min / 2
                 : (start.rescaled(to: tb, rounding: spec.split ? .nearest : .down)?.value ?? 0)
             let t = s.isAttachedPicture ? nil : to.flatMap { $0.rescaled(to: tb, rounding: spec.split ? .nearest : .up)?.value }
-            if s.mediaType == .audio && !editList && spec.audioHead && !spec.first && !spec.split {
+            if wantsHead {
                 if let refusal = AudioHead.refusal(s) {
                     headRefusals.append("stream #\(s.index): \(refusal)")
                 } else if let head = try AudioHead(track: j, stream: s, from: f, to: t, session: session) {

@@ -77,13 +77,7 @@ extension Encoder {
         ctx.pointee.bit_rate = settings.bitRate
         if settings.globalHeader { ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         self.init(context: ctx, source: source, timeBase: Rational(1, settings.sampleRate) ?? .microseconds)
-        var dict = makeDictionary(settings.options)
-        defer { av_dict_free(&dict) }
-        try MediaError.check(avcodec_open2(ctx, codec, &dict), op)
-        let unknown = entries(of: dict).map(\.key)
-        if !unknown.isEmpty {
-            throw MediaError.invalid(op, message: "unknown option(s) \(unknown.map { "'\($0)'" }.joined(separator: ", "))")
-        }
+        try Self.open(ctx, codec, options: settings.options, operation: op)
     }
 
     public var sampleRate: Int32 { context.pointee.sample_rate }

@@ -72,7 +72,13 @@ public final class Encoder {
             ctx.pointee.chroma_sample_location = p.chroma_location
         }
         if settings.globalHeader { ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        var dict = makeDictionary(settings.options)
+        try Self.open(ctx, codec, options: settings.options, operation: op)
+    }
+
+    /// `avcodec_open2` with `options`; one the codec does not know is refused, named.
+    static func open(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ codec: UnsafePointer<AVCodec>,
+                     options: [(String, String)], operation op: String) throws(MediaError) {
+        var dict = makeDictionary(options)
         defer { av_dict_free(&dict) }
         try MediaError.check(avcodec_open2(ctx, codec, &dict), op)
         let unknown = entries(of: dict).map(\.key)

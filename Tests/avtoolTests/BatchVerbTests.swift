@@ -9,10 +9,7 @@ struct BatchVerbTests {
     /// The sample tree of `recipes/make-samples.sh` in a scratch directory.
     func samples() throws -> Scratch {
         let s = try Scratch()
-        _ = try Fixtures.path("clicks_video.mp4")
-        let r = try Tool.run(Tool.repo.appendingPathComponent("recipes/make-samples.sh").path,
-                             [s.url.path, Fixtures.directory.path])
-        try #require(r.status == 0, "\(r)")
+        try Fixtures.batchSamples(in: s)
         return s
     }
 

@@ -55,10 +55,7 @@ struct MachineOutputTests {
     /// A batch: the batch's percent, a line per job started and finished.
     @Test func batchProgress() throws {
         let scratch = try Scratch()
-        _ = try Fixtures.path("clicks_video.mp4")
-        let made = try Tool.run(Tool.repo.appendingPathComponent("recipes/make-samples.sh").path,
-                                [scratch.url.path, Fixtures.directory.path])
-        try #require(made.status == 0, "\(made)")
+        try Fixtures.batchSamples(in: scratch)
         let run = try Tool.avtool("batch", Tool.repo.appendingPathComponent("recipes/remux-to-mp4.yaml").path,
                                   "--base", scratch.url.path, "--progress", "json")
         try #require(run.status == 0, "\(run)")

@@ -35,10 +35,7 @@ struct RoughEdgeTests {
     /// A second batch run says why each job was left alone, without --dry-run.
     @Test func batchSaysWhyJobsAreSkipped() throws {
         let scratch = try Scratch()
-        _ = try Fixtures.path("clicks_video.mp4")
-        let made = try Tool.run(Tool.repo.appendingPathComponent("recipes/make-samples.sh").path,
-                                [scratch.url.path, Fixtures.directory.path])
-        try #require(made.status == 0, "\(made)")
+        try Fixtures.batchSamples(in: scratch)
         let recipe = Tool.repo.appendingPathComponent("recipes/remux-to-mp4.yaml").path
         let first = try Tool.avtool("batch", recipe, "--base", scratch.url.path)
         try #require(first.status == 0, "\(first)")

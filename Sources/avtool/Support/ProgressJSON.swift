@@ -108,17 +108,7 @@ final class ProgressJSON: @unchecked Sendable {
     private let writing = Locked(())
 
     private func write(_ text: String) {
-        writing.withLock { _ in writeAll(text) }
-    }
-
-    private func writeAll(_ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n <= 0 { return }
-            offset += n
-        }
+        writing.withLock { _ in Terminal.write(fd, text) }
     }
 
     /// Bytes this process has written so far (`wchar` of /proc/self/io).

@@ -8,7 +8,8 @@ enum Terminal {
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
-    private static func write(_ fd: Int32, _ text: String) {
+    /// All of `text` to `fd` (write(2) until done or it fails).
+    static func write(_ fd: Int32, _ text: String) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

@@ -42,6 +42,14 @@ enum Fixtures {
         return .success(())
     }()
 
+    /// The sample folders the example recipes expect (`recipes/make-samples.sh`), in `scratch`.
+    static func batchSamples(in scratch: Scratch) throws {
+        _ = try path("clicks_video.mp4")
+        let r = try Tool.run(Tool.repo.appendingPathComponent("recipes/make-samples.sh").path,
+                             [scratch.url.path, directory.path])
+        try #require(r.status == 0, "\(r)")
+    }
+
     static func real(_ name: String) throws -> String {
         try fetchedReal.get()
         let p = realDirectory.appendingPathComponent(name).path
