@@ -91,6 +91,9 @@ struct SegmentSpec {
     var drift: Double?
     /// Also copy the video file's own audio, as a second audio track.
     var keepOriginalAudio = false
+    /// A file with audio and no video is assembled as audio alone
+    /// (fill-silence on an .m4a); otherwise a missing video is an error.
+    var allowsAudioOnly = false
 }
 
 /// A silence insertion or removal, in output seconds and samples.
@@ -105,7 +108,8 @@ public struct AssemblyReport: Sendable, Codable {
     public var inputs: [String]
     public var output: String
     public var container: String
-    public var videoCodec = ""
+    /// `nil` for audio alone.
+    public var videoCodec: String?
     public var audioCodec: String?
     /// `copied` (packets unchanged, silence as whole codec frames) or `re-encoded`.
     public var audioMode: String?
@@ -179,6 +183,11 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         segments.append(try Segment(spec, open: open, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
+    if segments[0].video == nil, options.end != nil {
+        let s = segments[0].main.stream
+        throw MediaError.invalidOption("'\(s.file.path)' has audio only: there is no video end to pad to",
+                                       options: ["to-video-end"])
+    }
     if let o = segments[0].original, container.canHold(o.stream) == false {
         throw MediaError.invalid("could not keep the original audio", path: o.stream.file.path, stream: o.stream.index,
                                  message: "\(container.name) cannot hold audio codec '\(o.stream.codecName)'",
@@ -216,7 +225,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
 private func readOnce(_ segments: [Segment]) -> String? {
     for seg in segments {
         var files = seg.audio.map { [$0.file] } ?? []
-        if segments.count > 1 { files.append(seg.video.file) }
+        if segments.count > 1, let v = seg.video { files.append(v.file) }
         if let f = files.first(where: { !$0.canBeReadAgain }) { return f.path }
     }
     return nil

@@ -13,7 +13,8 @@ final class AssemblyRun {
     private let verb: String
     private let session: MuxSession
     private var plan: AssemblyPlan
-    private let video: CopyWriter
+    /// `nil` for audio alone.
+    private let video: CopyWriter?
     private let audio: (any AudioTrackWriter)?
     private let original: CopyWriter?
     /// Where the segments land, when the copied-audio scan placed them
@@ -34,7 +35,7 @@ final class AssemblyRun {
         self.verb = verb
         self.layout = layout
         self.progress = progress
-        totalDuration = segments.compactMap { $0.video.stream.duration?.seconds }.reduce(0, +)
+        totalDuration = segments.compactMap { $0.main.stream.duration?.seconds }.reduce(0, +)
 
         var reencoder: AudioReencoder?
         if case .reencode(let settings, _)? = handling, let a = first.audio {
@@ -43,31 +44,31 @@ final class AssemblyRun {
             reencoder!.longestFillSeconds = options.longestFillSeconds
         }
         let sampleRate = reencoder?.encoder.sampleRate ?? first.audio?.stream.sampleRate ?? 0
-        var sources: [OutputStreamSource] = [.copy(first.video.stream)]
+        var sources: [OutputStreamSource] = first.video.map { [.copy($0.stream)] } ?? []
+        let audioTrack = sources.count
         if let a = first.audio { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(a.stream)) }
         // The original audio follows as a track that is not the default.
         let originalTrack = sources.count
         if let o = first.original { sources.append(.copy(o.stream, isDefault: false)) }
-        session = try MuxSession(destination, container: container, streams: sources, metadataSource: first.video.file,
+        session = try MuxSession(destination, container: container, streams: sources, metadataSource: first.main.file,
                                  edits: options.edits,
                                  faststart: options.faststart, audioSampleRate: first.audio == nil ? nil : sampleRate,
                                  cancellation: cancellation)
-        video = CopyWriter(track: 0, session: session)
+        video = first.video == nil ? nil : CopyWriter(track: 0, session: session)
         original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
-        plan = layout?.plan ?? AssemblyPlan(videoTimeBase: first.video.stream.timeBase!, sampleRate: sampleRate,
-                                            end: options.end, segments: segments.count)
+        plan = layout?.plan ?? AssemblyPlan(segments, sampleRate: sampleRate, end: options.end)
         switch handling {
         case .copy(let silence)?:
-            audio = try AudioCopyTrack(track: 1, session: session, silence: silence, sampleRate: sampleRate,
+            audio = try AudioCopyTrack(track: audioTrack, session: session, silence: silence, sampleRate: sampleRate,
                                        toleranceSamples: copyTolerance(first.audio!.stream, options: options),
                                        fill: options.fill, longestFillSeconds: options.longestFillSeconds)
         case .reencode?:
-            audio = AudioReencodeTrack(reencoder!, track: 1, session: session)
+            audio = AudioReencodeTrack(reencoder!, track: audioTrack, session: session)
         case nil:
             audio = nil
         }
         if let a = first.audio {
-            try session.beginTimeline(track: 1, stream: a.stream, retimedIn: plan.sampleTimeBase)
+            try session.beginTimeline(track: audioTrack, stream: a.stream, retimedIn: plan.sampleTimeBase)
         }
         report = AssemblyReport(segments, handling: handling, container: container, output: destination.name,
                                 sampleRate: first.audio == nil ? nil : sampleRate)
@@ -98,7 +99,9 @@ final class AssemblyRun {
         let seg = segments[k]
         let placement: SegmentPlacement
         if let layout { placement = layout.placements[k] } else { placement = try place(seg, index: k, in: &plan, verb: verb) }
-        try session.beginTimeline(track: video.track, stream: seg.video.stream, shift: placement.videoShiftTimestamp)
+        if let v = seg.video, let video {
+            try session.beginTimeline(track: video.track, stream: v.stream, shift: placement.videoShiftTimestamp)
+        }
         report.jointsSeconds.append(Timestamp(placement.joint, plan.videoTimeBase).seconds)
         if let a = seg.audio, let audio {
             try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,
@@ -110,11 +113,15 @@ final class AssemblyRun {
             try session.beginTimeline(track: original.track, stream: o.stream,
                                       shift: placement.videoShift(in: o.stream.timeBase!))
         }
-        var state = SegmentState(placement: placement, audioEnded: seg.audio == nil, videoEnd: placement.joint)
+        var state = SegmentState(placement: placement, videoEnded: seg.video == nil, audioEnded: seg.audio == nil,
+                                 videoEnd: placement.joint)
         while try writeNext(seg, &state) {}
         let videoEnd = layout?.videoEnds[k] ?? state.videoEnd
         if seg.audio != nil, let audio {
             try audio.endSegment()
+            // Audio alone: the output ends where its audio does (on the
+            // plan's time base, which is then the samples').
+            if seg.video == nil { state.videoEnd = audio.summary.end ?? placement.joint }
             let end = audio.summary.end ?? placement.jointSamples
             if let target = plan.padEnd(videoEnd: videoEnd, audioEnd: end) {
                 try audio.pad(to: target, startingAt: placement.jointSamples)
@@ -125,9 +132,9 @@ final class AssemblyRun {
 
     /// Writes the segment's earliest pending packet; false when all are written.
     private func writeNext(_ seg: Segment, _ state: inout SegmentState) throws(MediaError) -> Bool {
-        let hasVideo = try seg.video.peek()
+        let hasVideo = try seg.video?.peek() ?? false
         let hasAudio = try seg.audio?.peek() ?? false
-        if !hasVideo && !state.videoEnded {
+        if !hasVideo && !state.videoEnded {  // (never for audio alone: ended from the start)
             state.videoEnded = true
             // The video's end is known: from here the audio may be cut there.
             if layout == nil, seg.audio != nil { audio?.limit = plan.audioLimit(videoEnd: state.videoEnd) }
@@ -136,7 +143,7 @@ final class AssemblyRun {
             state.audioEnded = true
             if hasVideo { state.videoCut = plan.videoCut(audioEnd: audio?.summary.end ?? 0) }
         }
-        let videoTime = hasVideo ? state.placement.videoTime(seg.video.packet.timing) : nil
+        let videoTime = hasVideo ? state.placement.videoTime(seg.video!.packet.timing) : nil
         let audioAt = hasAudio ? audioPosition(seg, state.placement) : nil
         let audioTime = audioAt.map { Timestamp($0, plan.sampleTimeBase) }
         if let o = seg.original, let original, try o.peek(),
@@ -158,6 +165,7 @@ final class AssemblyRun {
         } else if let a = seg.audio {
             try audio!.send(a.packet, at: audioAt)
             a.consume()
+            if seg.video == nil, let t = audioTime { reportProgress(t) }
         }
         return true
     }
@@ -168,19 +176,24 @@ final class AssemblyRun {
     }
 
     private func writeVideo(_ seg: Segment, _ state: inout SegmentState) throws(MediaError) {
-        defer { seg.video.consume() }
+        guard let v = seg.video, let video else { return }
+        defer { v.consume() }
         // Output positions on the video time base, for ends and cuts.
-        let t = state.placement.video(seg.video.packet.timing)
+        let t = state.placement.video(v.packet.timing)
         if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return }
         if let e = t.end { state.videoEnd = max(state.videoEnd, e) }
         if layout == nil, let d = t.dts { plan.wroteVideo(dts: d) }
-        try video.send(seg.video.packet)
-        if let progress, let pts = t.pts {
-            let position = Timestamp(pts, plan.videoTimeBase).seconds - Timestamp(plan.videoStart ?? 0, plan.videoTimeBase).seconds
-            if position - lastProgress >= 0.25 {
-                lastProgress = position
-                progress(AssemblyProgress(position: position, duration: totalDuration > 0 ? totalDuration : nil))
-            }
+        try video.send(v.packet)
+        if let pts = t.pts { reportProgress(Timestamp(pts, plan.videoTimeBase)) }
+    }
+
+    /// Progress at output time `t` (at most every quarter second of output).
+    private func reportProgress(_ t: Timestamp) {
+        guard let progress else { return }
+        let position = t.seconds - Timestamp(plan.videoStart ?? 0, plan.videoTimeBase).seconds
+        if position - lastProgress >= 0.25 {
+            lastProgress = position
+            progress(AssemblyProgress(position: position, duration: totalDuration > 0 ? totalDuration : nil))
         }
     }
 
@@ -194,21 +207,22 @@ final class AssemblyRun {
             report.repairs = a.repairs.map {
                 AudioRepairReport(atSeconds: Timestamp($0.position, plan.sampleTimeBase).seconds, samples: $0.samples)
             }
-            if let s = a.start, let e = a.end, let vs = plan.videoStart {
+            if let s = a.start, let e = a.end, let vs = plan.videoStart, video != nil {
                 report.skew = AVSkew(video: TrackExtent(start: Timestamp(vs, plan.videoTimeBase),
                                                         end: Timestamp(plan.videoEnd, plan.videoTimeBase)),
                                      audio: TrackExtent(start: Timestamp(s, plan.sampleTimeBase),
                                                         end: Timestamp(e, plan.sampleTimeBase)),
                                      sampleRate: plan.sampleRate)
             }
-            report.audioPackets = result.packets[1]
+            report.audioPackets = result.packets[audio.track]
         }
         if let o = plan.offsetSamples {
             report.offsetSamples = o
             report.offsetMilliseconds = Double(o) * 1000 / Double(plan.sampleRate)
         }
-        report.videoPackets = result.packets[0]
-        report.corrections = result.corrections[0] + (audio == nil ? TimelineCorrections() : result.corrections[1])
+        report.videoPackets = video == nil ? 0 : result.packets[0]
+        report.corrections = [video?.track, audio?.track].compactMap { $0 }
+            .reduce(TimelineCorrections()) { $0 + result.corrections[$1] }
         report.outputBytes = result.outputBytes
         if let w = result.tagWarning(container: session.container) { report.warnings.append(w) }
         report.durationSeconds = plan.duration?.seconds
@@ -220,23 +234,33 @@ final class AssemblyRun {
 /// readers are peeked, not consumed). The copied-audio scan and the run
 /// place segments through this one function, so they agree.
 func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: String) throws(MediaError) -> SegmentPlacement {
-    let vs = seg.video.stream
-    guard try seg.video.peek() else {
-        throw MediaError.invalid("could not \(verb)", path: vs.file.path, stream: vs.index,
-                                 message: "the video stream has no packets")
-    }
     var audio: SegmentAudioTiming?
     if let a = seg.audio {
         let first = try a.peek() ? a.packet.timing.pts : nil
         audio = SegmentAudioTiming(timeBase: a.stream.timeBase!, startTime: a.stream.startTime, firstPTS: first,
                                    duration: a.stream.duration)
     }
-    let video = SegmentVideoTiming(timeBase: vs.timeBase!, startTime: vs.startTime, first: seg.video.packet.timing,
+    var video: SegmentVideoTiming?
+    if let v = seg.video {
+        let vs = v.stream
+        guard try v.peek() else {
+            throw MediaError.invalid("could not \(verb)", path: vs.file.path, stream: vs.index,
+                                     message: "the video stream has no packets")
+        }
+        video = SegmentVideoTiming(timeBase: vs.timeBase!, startTime: vs.startTime, first: v.packet.timing,
                                    reorderDelay: vs.reorderDelay, duration: vs.duration)
+    } else if audio?.firstPTS == nil {
+        let s = seg.main.stream
+        throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
+                                 message: "the audio stream has no packets")
+    }
     do {
-        return try plan.begin(video: video, audio: audio, alignment: seg.spec.alignment, offset: Timestamp(seg.spec.offset))
+        if let video {
+            return try plan.begin(video: video, audio: audio, alignment: seg.spec.alignment, offset: Timestamp(seg.spec.offset))
+        }
+        return try plan.begin(audioOnly: audio!)
     } catch {
-        let s = seg.audio?.stream ?? vs
+        let s = seg.audio?.stream ?? seg.main.stream
         switch error {
         case .overflow:
             throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index, message: "timestamps overflow")
@@ -244,6 +268,18 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
             throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
                                      message: "the offset puts the audio entirely outside the video",
                                      remedy: .checkOffset)
+        }
+    }
+}
+
+extension AssemblyPlan {
+    /// The plan for these segments: on the first one's video time base, or
+    /// in samples for audio alone.
+    init(_ segments: [Segment], sampleRate: Int32, end: EndPolicy?) {
+        if let v = segments[0].video {
+            self.init(videoTimeBase: v.stream.timeBase!, sampleRate: sampleRate, end: end, segments: segments.count)
+        } else {
+            self.init(audioOnlySampleRate: sampleRate)
         }
     }
 }
@@ -272,7 +308,7 @@ extension AssemblyReport {
         }
         let first = segments[0]
         self.init(inputs: inputs, output: output, container: container.name)
-        videoCodec = first.video.stream.codecName
+        videoCodec = first.video?.stream.codecName
         switch handling {
         case .reencode(let settings, let reason)?:
             audioCodec = settings.codec

@@ -33,8 +33,7 @@ struct PlannedLayout {
 func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: AssemblyOptions, verb: String,
                      open: InputOpener, cancellation: Cancellation) throws(MediaError) -> CopiedAudioScan {
     let stream = segments[0].audio!.stream
-    var plan = AssemblyPlan(videoTimeBase: segments[0].video.stream.timeBase!, sampleRate: stream.sampleRate,
-                            end: options.end, segments: segments.count)
+    var plan = AssemblyPlan(segments, sampleRate: stream.sampleRate, end: options.end)
     var assembler = AudioAssembler(sampleRate: stream.sampleRate, frameSize: silence.quantum,
                                    toleranceSamples: copyTolerance(stream, options: options))
     var layout = PlannedLayout(placements: [], videoEnds: [], plan: plan)
@@ -43,7 +42,8 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         var videoEnd = placement.joint
         var limit: Int64?
         if segments.count > 1 {
-            let f = try timingsOpening(seg.video.stream.file, open: open, cancellation: cancellation)
+            // (Several segments all have video.)
+            let f = try timingsOpening(seg.video!.stream.file, open: open, cancellation: cancellation)
             videoEnd = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open, cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd)
             layout.placements.append(placement)
@@ -136,7 +136,7 @@ private func timingsOpening(_ file: InputFile, open: InputOpener,
 /// cannot seek is read whole.
 private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentPlacement, plan: inout AssemblyPlan,
                           open: InputOpener, cancellation: Cancellation) throws(MediaError) -> Int64 {
-    let stream = seg.video.stream
+    let stream = seg.video!.stream
     let reader = try StreamReader(file: file, stream: stream.index)
     let enough = 2 * stream.reorderDelay + 32
     var from = stream.duration.flatMap { d in stream.startTime.map { $0.value.addingReportingOverflow(d.value).partialValue } }

@@ -182,10 +182,14 @@ func mainStream(_ file: InputFile, _ type: MediaType, role: String) throws(Media
 /// Opened readers for one segment.
 struct Segment {
     let spec: SegmentSpec
-    let video: StreamReader
+    /// `nil` only for audio alone (`SegmentSpec.allowsAudioOnly`).
+    let video: StreamReader?
     let audio: StreamReader?
     /// The video file's own audio, copied beside (`keepOriginalAudio`).
     let original: StreamReader?
+
+    /// The stream the segment's timeline and metadata come from: its video, else its audio.
+    var main: StreamReader { video ?? audio! }
 
     init(_ spec: SegmentSpec, open: InputOpener, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
@@ -193,7 +197,9 @@ struct Segment {
         // A file cut off is refused before anything is written (its index or
         // Matroska segment says so); 'avtool repair' keeps what it holds.
         if let cut = vf.cutOffError("could not use \(spec.name)") { throw cut }
-        let vs = try mainStream(vf, .video, role: spec.name)
+        let audioOnly = spec.allowsAudioOnly && spec.audioPath == spec.videoPath
+            && !vf.streams.contains { $0.mediaType == .video && !$0.isAttachedPicture }
+        let vs = audioOnly ? nil : try mainStream(vf, .video, role: spec.name)
         if spec.keepOriginalAudio {
             let s = try mainStream(vf, .audio, role: spec.name)
             original = try StreamReader(file: try InputFile(path: vf.path, cancellation: cancellation, sameAs: vf), stream: s.index)
@@ -204,7 +210,7 @@ struct Segment {
         if let ap = spec.audioPath {
             let af = ap == spec.videoPath ? vf : try open(ap, cancellation)
             if af !== vf, let cut = af.cutOffError("could not use \(spec.name == "VIDEO" ? "AUDIO" : spec.name)") { throw cut }
-            if spec.requiresAudio || af.streams.contains(where: { $0.mediaType == .audio }) {
+            if spec.requiresAudio || audioOnly || af.streams.contains(where: { $0.mediaType == .audio }) {
                 let role = spec.name == "VIDEO" ? "AUDIO" : spec.name
                 let s = try mainStream(af, .audio, role: role)
                 guard s.sampleRate > 0 else {
@@ -215,13 +221,13 @@ struct Segment {
             }
         }
         // Streams of one file share its opening: it is read once.
-        if let s = audioStream, s.file === vf {
+        if let s = audioStream, let vs, s.file === vf {
             let shared = try SharedInput(file: vf, streams: [vs.index, s.index])
             let reopen = { () throws(MediaError) -> InputFile in try open(spec.videoPath, cancellation) }
             video = try StreamReader(shared: shared, stream: vs.index, reopen: reopen)
             audio = try StreamReader(shared: shared, stream: s.index, reopen: reopen)
         } else {
-            video = try StreamReader(file: vf, stream: vs.index)
+            video = try vs.map { s throws(MediaError) in try StreamReader(file: vf, stream: s.index) }
             audio = try audioStream.map { s throws(MediaError) in try StreamReader(file: s.file, stream: s.index) }
         }
     }
@@ -231,8 +237,7 @@ struct Segment {
 func checkCompatible(_ segments: [Segment], container: Container) throws(MediaError) {
     let first = segments[0]
     // Audio the container cannot hold is re-encoded; video is always copied.
-    let s = first.video.stream
-    if container.canHold(s) == false {
+    if let s = first.video?.stream, container.canHold(s) == false {
         throw MediaError.invalid("could not write", path: s.file.path, stream: s.index,
                                  message: "\(container.name) cannot hold video codec '\(s.codecName)'",
                                  hint: "choose a container that holds it (mov, mkv) or convert it with 'avtool transcode'")
@@ -243,7 +248,8 @@ func checkCompatible(_ segments: [Segment], container: Container) throws(MediaEr
                                message: "\(what) differs from the first segment's (\(b), not \(a))",
                                hint: "segments must share codec parameters to be joined without re-encoding")
         }
-        let a = first.video.stream, b = seg.video.stream
+        // Only a single segment may be audio alone.
+        let a = first.video!.stream, b = seg.video!.stream
         if a.codecName != b.codecName { throw mismatch(b, "video codec", a.codecName, b.codecName) }
         if a.width != b.width || a.height != b.height {
             throw mismatch(b, "video size", "\(a.width)x\(a.height)", "\(b.width)x\(b.height)")
@@ -255,7 +261,7 @@ func checkCompatible(_ segments: [Segment], container: Container) throws(MediaEr
         switch (first.audio?.stream, seg.audio?.stream) {
         case (nil, nil): break
         case (let x?, nil):
-            throw MediaError.invalid("could not concatenate", path: seg.video.stream.file.path,
+            throw MediaError.invalid("could not concatenate", path: b.file.path,
                                      message: "it has no audio but the first segment has \(x.codecName) audio")
         case (nil, let y?):
             throw MediaError.invalid("could not concatenate", path: y.file.path, stream: y.index,

@@ -57,15 +57,17 @@ public func concat(_ inputs: [String], output: String, options: AssemblyOptions,
 }
 
 /// `avtool fill-silence IN OUT`: the file's own audio with its gaps filled
-/// (and, with `toVideoEnd`, a short tail padded to the video's end).
+/// (and, with `toVideoEnd`, a short tail padded to the video's end). A file
+/// with audio and no video (an .m4a) is filled as audio alone.
 public func fillSilence(input: String, output: String, toVideoEnd: Bool, options: AssemblyOptions,
                         cancellation: Cancellation = .shared,
                         progress: ((AssemblyProgress) -> Void)? = nil) throws(MediaError) -> AssemblyReport {
     var options = options
     options.end = toVideoEnd ? .longest : nil
     options.fill = true
-    return try assemble([SegmentSpec(videoPath: input, audioPath: input, alignment: .timestamps, name: "input")],
-                        output: output, options: options, verb: "fill silence in",
+    var spec = SegmentSpec(videoPath: input, audioPath: input, alignment: .timestamps, name: "input")
+    spec.allowsAudioOnly = true
+    return try assemble([spec], output: output, options: options, verb: "fill silence in",
                         cancellation: cancellation, progress: progress)
 }
 
@@ -77,8 +79,9 @@ public func fillSilence(memory bytes: [UInt8], container: Container, toVideoEnd:
     options.container = container
     options.end = toVideoEnd ? .longest : nil
     options.fill = true
-    return try assemble([SegmentSpec(videoPath: "input", audioPath: "input", alignment: .timestamps, name: "input")],
-                        to: .memory(limit: limit), options: options, verb: "fill silence in",
+    var spec = SegmentSpec(videoPath: "input", audioPath: "input", alignment: .timestamps, name: "input")
+    spec.allowsAudioOnly = true
+    return try assemble([spec], to: .memory(limit: limit), options: options, verb: "fill silence in",
                         open: InputOpener { name, c, light throws(MediaError) in
                             try InputFile(memory: MemoryInput(bytes), name: name, cancellation: c, packetsOnly: light)
                         },

@@ -135,6 +135,13 @@ public struct AssemblyPlan: Hashable, Sendable {
         splice = SplicePlan(timeBase: videoTimeBase)
     }
 
+    /// A plan for audio alone (fill-silence on an .m4a): one segment, times
+    /// in samples on both time bases, both ends left as they are.
+    public init(audioOnlySampleRate sampleRate: Int32) {
+        let tb = Rational.perSecond(max(sampleRate, 1))!
+        self.init(videoTimeBase: tb, sampleRate: sampleRate, end: nil, segments: 1)
+    }
+
     /// From the first joint to the latest video end; `nil` before any segment.
     public var duration: Timestamp? {
         videoStart.map { Timestamp(videoEnd.minus($0), videoTimeBase) }
@@ -183,6 +190,21 @@ public struct AssemblyPlan: Hashable, Sendable {
         return SegmentPlacement(timeBase: tb, videoTimeBase: videoTimeBase, sampleTimeBase: sampleTimeBase,
                                 videoShift: shift, joint: joint, jointSamples: jointSamples, audioShift: audioShift,
                                 audioAnchor: anchor, offsetSamples: offsetSamples)
+    }
+
+    /// Places audio that has no video (a plan made by
+    /// `init(audioOnlySampleRate:)`): its first sample (the stream's start,
+    /// else its first PTS) lands at 0, as a first segment's video does, and
+    /// every later packet keeps its distance from it. There is no offset
+    /// (`offsetSamples` stays `nil`).
+    public mutating func begin(audioOnly audio: SegmentAudioTiming) throws(AssemblyPlanError) -> SegmentPlacement {
+        let first = audio.firstPTS.flatMap { rescale($0, from: audio.timeBase, to: sampleTimeBase) }
+        let anchor = audio.startTime?.rescaled(to: sampleTimeBase)?.value ?? first ?? 0
+        guard anchor != .min else { throw .overflow }
+        videoStart = videoStart ?? 0
+        return SegmentPlacement(timeBase: videoTimeBase, videoTimeBase: videoTimeBase, sampleTimeBase: sampleTimeBase,
+                                videoShift: 0, joint: 0, jointSamples: 0, audioShift: -anchor,
+                                audioAnchor: anchor, offsetSamples: 0)
     }
 
     /// Records a video packet's DTS on the output timeline (`videoTimeBase`,

@@ -61,6 +61,32 @@ struct AssemblyPlanTests {
         #expect(p.offsetSamples == 24_000)
     }
 
+    @Test("audio alone: its start lands at 0, its packets keep their distances, its end is the output's")
+    func audioOnly() throws {
+        var plan = AssemblyPlan(audioOnlySampleRate: 48_000)
+        #expect(plan.end == nil)
+        #expect(plan.videoTimeBase == a48)
+        // MPEG-TS audio starting at 1.5 s (135,000 on 90 kHz).
+        let p = try plan.begin(audioOnly: audio(v90, start: 135_000, pts: 135_000))
+        #expect(p.joint == 0 && p.jointSamples == 0)
+        #expect(p.audioAnchor == 72_000)
+        #expect(p.audioShift == -72_000)
+        #expect(p.audioPosition(pts: 135_000, timeBase: v90) == 0)
+        // A packet 2 s later (after a hole) stays 2 s later.
+        #expect(p.audioPosition(pts: 315_000, timeBase: v90) == 96_000)
+        plan.end(p, videoEnd: 480_000)
+        #expect(plan.duration == Timestamp(480_000, a48))
+        #expect(plan.offsetSamples == nil)
+        // An .m4a with encoder priming: the stream starts at 0, the first packet at −1024.
+        var m4a = AssemblyPlan(audioOnlySampleRate: 44_100)
+        let q = try m4a.begin(audioOnly: audio(Rational(unchecked: 1, 44_100), start: 0, pts: -1024))
+        #expect(q.audioShift == 0)
+        #expect(q.audioPosition(pts: -1024, timeBase: Rational(unchecked: 1, 44_100)) == -1024)
+        // No start and no PTS: from 0.
+        var bare = AssemblyPlan(audioOnlySampleRate: 8000)
+        #expect(try bare.begin(audioOnly: audio(ms, start: nil, pts: nil)).audioShift == 0)
+    }
+
     @Test("Matroska's missing first DTS is inferred from the reorder delay, as TrackTimeline does")
     func inferredFirstDTS() throws {
         #expect(TrackTimeline.inferredFirstDTS(pts: 80, duration: 40, reorderDelay: 2) == 0)

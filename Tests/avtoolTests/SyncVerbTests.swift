@@ -144,6 +144,72 @@ struct SyncVerbTests {
         #expect(c.audioSeconds - before.audioSeconds > 0.9)
     }
 
+    /// Every beep of an audio-only click track within 1 ms of its whole
+    /// second, counted from the first beep (`origin`: where the input's
+    /// first beep sounds; an extraction to Matroska may drop the priming
+    /// trim and move the whole track).
+    func expectBeepsOnTheSecond(_ c: ClickTrack, _ expected: [Int], origin: Double = 0,
+                                sourceLocation: SourceLocation = #_sourceLocation) {
+        let beeps = c.beeps.map { $0 - origin }
+        #expect(beeps.map { Int($0.rounded()) } == expected, "beeps \(c.beeps)", sourceLocation: sourceLocation)
+        for b in beeps {
+            #expect(abs(b - b.rounded()) <= Self.syncLimit, "beep at \(b) s", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func fillSilenceOnAudioAloneReencodesAHoleOfPartFrames() throws {
+        let scratch = try Scratch()
+        // The microphone stopped 4.3 → 4.8 s, in 1000-sample frames: not whole AAC frames.
+        let input = try Fixtures.path("clicks_audio_gap.m4a")
+        let out = scratch.path("fixed.m4a")
+        let run = try Tool.avtool("fill-silence", input, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("\"audio_mode\" : \"re-encoded\""), "\(run.stdout)")
+        #expect(!run.stdout.contains("video_codec"), "\(run.stdout)")
+        let probe = try FFprobe(out)
+        #expect(probe.streams.map { FFprobe.string($0, "codec_type") } == ["audio"])
+        let c = try ClickTrack(out, audioOnly: true)
+        expectBeepsOnTheSecond(c, Array(0...9))
+        // Before: the beeps after the hole play half a second early when decoded end to end.
+        let before = try ClickTrack(input, audioOnly: true)
+        #expect(before.beeps.map { Int($0.rounded()) } != Array(0...9) || before.audioSeconds < 9.6, "\(before.beeps)")
+        #expect(abs(c.audioSeconds - 10) < 0.05, "\(c.audioSeconds) s")
+    }
+
+    @Test(arguments: ["m4a", "mka"])
+    func fillSilenceOnAudioAloneCopiesWholeFrames(_ ext: String) throws {
+        let scratch = try Scratch()
+        // The audio of a recording with a hole of whole AAC frames (4.2 → 5.2 s), on its own.
+        let input = scratch.path("gap.\(ext)")
+        let extract = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.path("clicks_av_gap.mp4"),
+                                              "-map", "0:a", "-c", "copy", input])
+        try #require(extract.status == 0, "\(extract)")
+        let out = scratch.path("fixed.\(ext)")
+        let run = try Tool.avtool("fill-silence", input, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(run.stdout)")
+        let c = try ClickTrack(out, audioOnly: true)
+        let before = try ClickTrack(input, audioOnly: true)
+        // The hole swallowed the beep at 5 s; every other beep is on its second.
+        expectBeepsOnTheSecond(c, [0, 1, 2, 3, 4, 6, 7, 8, 9], origin: try #require(before.beeps.first))
+        #expect(c.beeps.first == before.beeps.first)
+        #expect(c.audioSeconds - before.audioSeconds > 0.9, "\(before.audioSeconds) → \(c.audioSeconds) s")
+        // The packets are the input's, with silent frames in the hole: no timestamp jump left.
+        let list = try PacketList(out)
+        let times = list.packets.compactMap(\.pts).sorted().map { list.seconds($0, stream: 0) }
+        let widest = zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? 0
+        #expect(widest < 0.025, "a step of \(widest) s between packets")
+    }
+
+    @Test func fillSilenceOnAudioAloneRefusesToVideoEnd() throws {
+        let scratch = try Scratch()
+        let out = scratch.path("fixed.m4a")
+        let run = try Tool.avtool("fill-silence", try Fixtures.path("clicks_audio_gap.m4a"), out, "--to-video-end")
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("audio only"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     @Test func concatThreeSegmentsWithDifferentOffsets() throws {
         let scratch = try Scratch()
         let segs = try ["clicks_seg1.mp4", "clicks_seg2.mp4", "clicks_seg3.mkv"].map { try Fixtures.path($0) }

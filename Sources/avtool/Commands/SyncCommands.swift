@@ -194,8 +194,8 @@ struct FillSilenceCommand: WritingVerb {
         discussion: """
             Finds the places where the audio's timestamps jump beyond --tolerance and fills each \
             with exactly the missing samples of silence (overlaps are trimmed); with \
-            --to-video-end a short audio tail is padded to the video's end too. Video is \
-            stream-copied; the audio is copied with silent frames of its own codec when they fit \
+            --to-video-end a short audio tail is padded to the video's end too. A file with audio \
+            only (an .m4a with a hole) works the same way. Video is stream-copied; the audio is copied with silent frames of its own codec when they fit \
             every gap to the sample, else re-encoded once. Reports what it did.
             """
     )
@@ -221,9 +221,10 @@ struct FillSilenceCommand: WritingVerb {
 
 extension AssemblyReport: VerbReport {
     var summary: String {
-        var s = "wrote '\(output)' (\(container)): video \(videoCodec) copied"
+        var s = "wrote '\(output)' (\(container)):"
+        if let videoCodec { s += " video \(videoCodec) copied" }
         if let audioCodec, let audioMode {
-            s += ", audio \(audioCodec) \(audioMode)"
+            s += "\(videoCodec == nil ? "" : ",") audio \(audioCodec) \(audioMode)"
             if let reencodeReason { s += " (\(reencodeReason))" }
         }
         if let originalAudioCodec { s += ", original audio \(originalAudioCodec) copied as a second track" }

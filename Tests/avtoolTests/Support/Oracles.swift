@@ -141,15 +141,10 @@ struct ClickTrack {
     let audioSeconds: Double
     let sampleRate: Double
 
-    init(_ path: String) throws {
-        let v = try Tool.run("ffprobe", ["-v", "error", "-f", "lavfi", "-i", "movie=\(path),signalstats",
-                                         "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG",
-                                         "-of", "csv=p=0"])
-        flashes = v.stdout.split(separator: "\n").compactMap { line -> Double? in
-            let f = line.split(separator: ",")
-            guard f.count >= 2, let t = Double(f[0]), let y = Double(f[1]), y > 128 else { return nil }
-            return t
-        }
+    /// The flashes of `path`'s video and the beeps of its audio; with
+    /// `audioOnly`, the beeps alone (no flashes).
+    init(_ path: String, audioOnly: Bool = false) throws {
+        flashes = audioOnly ? [] : try Self.flashes(path)
         let probe = try FFprobe(path)
         let audio = try #require(probe.streams.first { FFprobe.string($0, "codec_type") == "audio" })
         let start = FFprobe.double(audio, "start_time") ?? 0
@@ -176,6 +171,18 @@ struct ClickTrack {
         }
         beeps = onsets
         audioSeconds = Double(count) / sampleRate
+    }
+
+    /// The times of the video's white frames (luma average above half).
+    static func flashes(_ path: String) throws -> [Double] {
+        let v = try Tool.run("ffprobe", ["-v", "error", "-f", "lavfi", "-i", "movie=\(path),signalstats",
+                                         "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG",
+                                         "-of", "csv=p=0"])
+        return v.stdout.split(separator: "\n").compactMap { line -> Double? in
+            let f = line.split(separator: ",")
+            guard f.count >= 2, let t = Double(f[0]), let y = Double(f[1]), y > 128 else { return nil }
+            return t
+        }
     }
 
     /// For each beep, its distance (s) to the nearest flash.
