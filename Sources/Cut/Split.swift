@@ -175,17 +175,10 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
 private func partStarts(_ source: CutSource, asked: [Int64], everyFrame: Bool) throws(MediaError) -> [Int64] {
     var keyframes: [Int64] = []
     if let v = source.video, let tb = v.timeBase {
-        let file = try InputFile(path: source.input.path, cancellation: source.cancellation,
-                                 packetsOnly: source.input.timingsNeedNoProbe, sameAs: source.input)
-        file.discardAll(except: [v.index])
-        let packet = try Packet()
-        while try file.read(into: packet) {
-            guard packet.streamIndex == v.index, packet.isKeyframe || everyFrame, let pts = packet.timing.pts ?? packet.timing.dts,
-                  // Rounded up: a frame's start must not fall before the frame.
-                  let us = Timestamp(pts, tb).rescaled(to: .microseconds, rounding: everyFrame ? .up : .nearest)?.value else { continue }
-            keyframes.append(us)
+        keyframes = try PresentationTimes(of: v, everyFrame: everyFrame, cancellation: source.cancellation).times.compactMap {
+            // Rounded up: a frame's start must not fall before the frame.
+            Timestamp($0, tb).rescaled(to: .microseconds, rounding: everyFrame ? .up : .nearest)?.value
         }
-        keyframes.sort()
     }
     var starts = [source.origin.value]
     for p in asked {

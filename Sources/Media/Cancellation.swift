@@ -5,8 +5,14 @@ import Synchronization
 /// libavformat's interrupt callback inside blocking reads and writes.
 public final class Cancellation: Sendable {
     private let state = Atomic<Int32>(0)
+    /// A flag whose stop is this one's too (work split into parts that also
+    /// stop one another).
+    private let parent: Cancellation?
 
-    public init() {}
+    public init() { parent = nil }
+
+    /// A flag set by its own `cancel` or by `parent`'s.
+    public init(parent: Cancellation) { self.parent = parent }
 
     /// The process-wide flag that the CLI's signal handlers set.
     public static let shared = Cancellation()
@@ -16,9 +22,12 @@ public final class Cancellation: Sendable {
         _ = state.compareExchange(expected: 0, desired: max(reason, 1), ordering: .sequentiallyConsistent)
     }
 
-    public var isCancelled: Bool { state.load(ordering: .relaxed) != 0 }
-    /// The value given to `cancel(reason:)`, or 0.
-    public var reason: Int32 { state.load(ordering: .relaxed) }
+    public var isCancelled: Bool { state.load(ordering: .relaxed) != 0 || parent?.isCancelled == true }
+    /// The value given to `cancel(reason:)` (this flag's, else its parent's), or 0.
+    public var reason: Int32 {
+        let own = state.load(ordering: .relaxed)
+        return own != 0 ? own : parent?.reason ?? 0
+    }
 
     /// Throws `MediaError.interrupted` once cancelled.
     public func check() throws(MediaError) {

@@ -16,6 +16,10 @@ public enum OutputStreamSource {
     /// given (four characters), the sample entry's tag: an exact-mode cut's
     /// video, whose re-encoded frames bring parameter sets of their own.
     case spliced(InputStream, extradata: [UInt8], tag: String?)
+    /// Packets encoded elsewhere with the settings of `Encoder` (a chunked
+    /// transcode's chunks): its parameters and its source's metadata, with
+    /// the global header the chunks carry.
+    case chunks(Encoder, extradata: [UInt8])
 }
 
 /// A media file being written (`avformat_alloc_output_context2`, `avio_open2`,
@@ -163,15 +167,7 @@ public final class OutputFile {
         case let .spliced(input, extradata, tag):
             try addStream(.copy(input), to: st, index: index)
             let par = st.pointee.codecpar!
-            av_freep(&par.pointee.extradata)
-            par.pointee.extradata_size = 0
-            guard let buffer = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
-                throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not add a stream to", path: name, stream: index)
-            }
-            let bytes = buffer.assumingMemoryBound(to: UInt8.self)
-            bytes.update(from: extradata, count: extradata.count)
-            par.pointee.extradata = bytes
-            par.pointee.extradata_size = Int32(extradata.count)
+            try replaceExtradata(of: par, with: extradata, index: index)
             if let tag, tag.utf8.count == 4 {
                 let c = Array(tag.utf8)
                 par.pointee.codec_tag = avtool_mktag(CChar(bitPattern: c[0]), CChar(bitPattern: c[1]),
@@ -190,7 +186,24 @@ public final class OutputFile {
                 // The source's codec library is not this stream's.
                 av_dict_set(&st.pointee.metadata, "encoder", nil, 0)
             }
+        case let .chunks(encoder, extradata):
+            try addStream(.encoded(encoder), to: st, index: index)
+            try replaceExtradata(of: st.pointee.codecpar!, with: extradata, index: index)
         }
+    }
+
+    /// The codec's global header replaced by `extradata`.
+    private func replaceExtradata(of par: UnsafeMutablePointer<AVCodecParameters>, with extradata: [UInt8],
+                                  index: Int) throws(MediaError) {
+        av_freep(&par.pointee.extradata)
+        par.pointee.extradata_size = 0
+        guard let buffer = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not add a stream to", path: name, stream: index)
+        }
+        let bytes = buffer.assumingMemoryBound(to: UInt8.self)
+        bytes.update(from: extradata, count: extradata.count)
+        par.pointee.extradata = bytes
+        par.pointee.extradata_size = Int32(extradata.count)
     }
 
     /// Disposition, metadata and stream side data (rotation lives there in

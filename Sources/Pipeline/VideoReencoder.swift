@@ -21,6 +21,15 @@ public final class VideoReencoder: Reencoder {
     public private(set) var framesEncoded = 0
     /// Called every few decoded frames with the count and the frame's time.
     public var progress: ((Int, Timestamp) -> Void)?
+    /// Only frames shown in this chunk are encoded (a chunked transcode);
+    /// the others are decoded and let go. `nil`: every frame.
+    public var window: ChunkPlan.Chunk?
+    /// A frame after the window has been decoded: the window is complete
+    /// (frames come out of the decoder in presentation order).
+    public private(set) var isPastWindow = false
+    /// The first frame encoded in the window, and the count of decoded frames left out.
+    public private(set) var firstInWindow: Int64?
+    public private(set) var framesOutsideWindow = 0
 
     /// Opens the decoder for `stream` and the encoder with `settings` (its
     /// time base is set here: the stream's, or 1/`frameRate` for a constant
@@ -66,6 +75,13 @@ public final class VideoReencoder: Reencoder {
         while case .ready = try decoder.receive(into: frame) {
             framesDecoded += 1
             let (pts, duration) = frameTimes.frame(timestamp: frame.bestEffortTimestamp, duration: frame.duration)
+            if let window, !window.contains(pts) {
+                if window.isPast(pts) { isPastWindow = true }
+                framesOutsideWindow += 1
+                frame.unref()
+                continue
+            }
+            if window != nil, firstInWindow == nil { firstInWindow = pts }
             frame.clearPictureType()
             if rateConverter != nil {
                 try submitHeld(rateConverter!.add(pts: pts, duration: duration), emit)

@@ -43,6 +43,8 @@ public struct TranscodeReport: Sendable, Codable {
     public var durationSeconds: Double?
     public var elapsedSeconds = 0.0
     public var corrections = TimelineCorrections()
+    /// A chunked transcode: its chunks and seams.
+    public var chunks: ChunkJoin?
 
     /// Output size over input size.
     public var sizeRatio: Double { inputBytes > 0 ? Double(outputBytes) / Double(inputBytes) : 0 }
@@ -150,45 +152,38 @@ struct TranscodePlan {
         streams = try planStreams(input, container: container, selection: selection) {
             $0.index == v.index || audio[$0.index] != nil
         }
-        warnings = streams.warnings
-        // HDR stays HDR: 10-bit, and the mastering display / light levels go to x265.
-        var metadata: HDRMetadata?
-        if v.hasHDRTransfer {
-            metadata = v.containerHDRMetadata
-            if metadata == nil { metadata = try firstFrameHDRMetadata(v, cancellation: cancellation) }
-        }
-        hdr = metadata != nil
-        let tenBit = options.tenBit || v.hasHDRTransfer
-        if tenBit && !options.tenBit { warnings.append("stream #\(v.index): HDR input, encoded as Main10") }
-        let target = outputSize(input: (v.width, v.height), requested: options.size)
-        let fps = options.frameRate ?? v.averageFrameRate ?? v.realFrameRate
-        var settings = VideoEncoderSettings(width: target.width, height: target.height,
-                                            pixelFormat: tenBit ? "yuv420p10le" : "yuv420p", timeBase: v.timeBase!)
-        settings.frameRate = fps
-        settings.sampleAspectRatio = v.sampleAspectRatio
-        settings.globalHeader = container.isISOBMFF || container.muxer == "matroska"
-        settings.options = encoderOptions(options, width: target.width, height: target.height,
-                                          fps: fps.map { Double($0.numerator) / Double($0.denominator) } ?? 30,
-                                          hdr: metadata)
-        videoSettings = settings
+        let videoPlan = try VideoPlan(v, options: options,
+                                      globalHeader: container.isISOBMFF || container.muxer == "matroska",
+                                      cancellation: cancellation)
+        warnings = streams.warnings + videoPlan.warnings
+        hdr = videoPlan.hdr
+        videoSettings = videoPlan.settings
         frameRate = options.frameRate
     }
 
     /// The report of a finished transcode.
     func report(input: InputFile, output: String, video encoded: VideoReencoder, audio encoders: [Int: AudioReencoder],
                 result: MuxResult) -> TranscodeReport {
+        var report = report(input: input, output: output, audio: encoders, result: result)
+        report.framesDecoded = encoded.framesDecoded
+        report.framesEncoded = encoded.framesEncoded
+        report.framesDropped = encoded.framesDropped
+        report.framesDuplicated = Int(encoded.framesDuplicated)
+        return report
+    }
+
+    /// The report of a finished transcode, the video's frame counts aside
+    /// (a join's come from its chunks).
+    func report(input: InputFile, output: String, audio encoders: [Int: AudioReencoder],
+                result: MuxResult) -> TranscodeReport {
         var report = TranscodeReport(
             input: input.path, output: output, container: container.name, videoStream: video.index,
-            encoder: encoded.encoder.codecName, width: videoSettings.width, height: videoSettings.height,
+            encoder: videoSettings.codec, width: videoSettings.width, height: videoSettings.height,
             pixelFormat: videoSettings.pixelFormat,
             copiedStreams: streams.kept.filter { $0.index != video.index && encoders[$0.index] == nil }.map(\.index),
             dropped: streams.dropped, warnings: warnings + (result.tagWarning(container: container).map { [$0] } ?? []))
         report.frameRate = frameRate.map { "\($0.numerator)/\($0.denominator)" }
         report.hdr = hdr
-        report.framesDecoded = encoded.framesDecoded
-        report.framesEncoded = encoded.framesEncoded
-        report.framesDropped = encoded.framesDropped
-        report.framesDuplicated = Int(encoded.framesDuplicated)
         report.audio = streams.kept.filter { $0.mediaType == .audio }.map { s in
             if let a = encoders[s.index] {
                 return AudioOutcome(stream: s.index, action: "encoded", codec: a.encoder.codecName,
@@ -204,6 +199,37 @@ struct TranscodePlan {
         report.durationSeconds = input.duration.map(\.seconds)
         report.elapsedSeconds = result.elapsed.seconds
         return report
+    }
+}
+
+/// How the main video stream is encoded: size, bit depth, HDR metadata,
+/// x265 options. A transcode and every chunk of a chunked one decide it here.
+struct VideoPlan {
+    let settings: VideoEncoderSettings
+    let hdr: Bool
+    var warnings: [String] = []
+
+    init(_ v: InputStream, options: TranscodeOptions, globalHeader: Bool, cancellation: Cancellation) throws(MediaError) {
+        // HDR stays HDR: 10-bit, and the mastering display / light levels go to x265.
+        var metadata: HDRMetadata?
+        if v.hasHDRTransfer {
+            metadata = v.containerHDRMetadata
+            if metadata == nil { metadata = try firstFrameHDRMetadata(v, cancellation: cancellation) }
+        }
+        hdr = metadata != nil
+        let tenBit = options.tenBit || v.hasHDRTransfer
+        if tenBit && !options.tenBit { warnings.append("stream #\(v.index): HDR input, encoded as Main10") }
+        let target = outputSize(input: (v.width, v.height), requested: options.size)
+        let fps = options.frameRate ?? v.averageFrameRate ?? v.realFrameRate
+        var settings = VideoEncoderSettings(width: target.width, height: target.height,
+                                            pixelFormat: tenBit ? "yuv420p10le" : "yuv420p", timeBase: v.timeBase!)
+        settings.frameRate = fps
+        settings.sampleAspectRatio = v.sampleAspectRatio
+        settings.globalHeader = globalHeader
+        settings.options = encoderOptions(options, width: target.width, height: target.height,
+                                          fps: fps.map { Double($0.numerator) / Double($0.denominator) } ?? 30,
+                                          hdr: metadata)
+        self.settings = settings
     }
 }
 

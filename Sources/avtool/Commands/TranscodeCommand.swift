@@ -22,14 +22,42 @@ struct TranscodeCommand: WritingVerb {
             (64 kb/s per channel unless --audio-bitrate); --audio pcm writes 16-bit PCM (mov). \
             HDR10 input stays HDR: Main10, with its mastering-display and light-level metadata. \
             Audio-only input is refused (use 'avtool remux').
+
+            Chunks: --chunks N cuts the video at keyframes into N chunks of about equal duration, \
+            encodes them with several x265 encoders at once (--jobs, default one per core) and \
+            joins them; each chunk starts with an IDR at a source keyframe, frames keep the \
+            source's timestamps, the audio is copied or encoded once over the whole file. On a \
+            cluster, 'transcode IN --chunk K/N --chunk-dir DIR' encodes chunk K (an array task; \
+            a chunk already in DIR's ledger is not encoded again) and 'transcode --join DIR OUT' \
+            joins them, refusing a missing chunk or one encoded with other settings. With --crf \
+            every chunk is encoded to the same quality; with --bitrate or --bpp each chunk meets \
+            the average on its own (the whole file's average holds, the distribution between \
+            chunks is not optimised across them). --fps cannot be combined with chunks.
             """
     )
 
-    @Argument(help: "The input media file.", completion: .file())
-    var input: String
+    @Argument(help: "The input media file (omitted with --join).", completion: .file())
+    var input: String?
 
-    @Argument(help: "The output file; its extension picks the container (mov is the usual choice).", completion: .file())
-    var output: String
+    @Argument(help: "The output file; its extension picks the container (mov is the usual choice). Omitted with --chunk.",
+              completion: .file())
+    var output: String?
+
+    @Option(help: "Encode in N chunks at keyframes, several at once, then join them (mp4, mov, mkv).")
+    var chunks: Int?
+
+    @Option(help: "Encode only chunk K of N into --chunk-dir (one task of a cluster job): K/N, e.g. 3/16.")
+    var chunk: String?
+
+    @Option(name: .customLong("chunk-dir"), help: "Where the chunks and their ledger go (--chunk, --join; with --chunks, kept and reused).",
+            completion: .directory)
+    var chunkDir: String?
+
+    @Option(help: "Join the chunks in DIR into OUTPUT (after every --chunk task).", completion: .directory)
+    var join: String?
+
+    @Option(help: "With --chunks: encoders run at once (default: one per core).")
+    var jobs: Int?
 
     @Option(help: "Constant quality, 0–51 (lower is better; default \(Int(TranscodeOptions.defaultCRF))).")
     var crf: Double?
@@ -92,6 +120,52 @@ struct TranscodeCommand: WritingVerb {
             throw ValidationError("'--size' \(size) is not WxH (e.g. 1280x720 or 1280x-1)")
         }
         do { try options.validate() } catch { throw ValidationError(error.commandLineMessage) }
+        try validateChunking()
+    }
+
+    /// What each way of running asks for: IN OUT; IN OUT --chunks N;
+    /// IN --chunk K/N --chunk-dir DIR; --join DIR OUT.
+    private func validateChunking() throws {
+        let modes = [chunks != nil ? "'--chunks'" : nil, chunk != nil ? "'--chunk'" : nil, join != nil ? "'--join'" : nil]
+            .compactMap { $0 }
+        if modes.count > 1 { throw ValidationError("\(modes.joined(separator: " and ")) cannot be used together") }
+        if let chunks, chunks < 1 || chunks > 4096 { throw ValidationError("'--chunks' must be between 1 and 4096") }
+        if let jobs, jobs < 1 { throw ValidationError("'--jobs' must be at least 1") }
+        if jobs != nil && chunks == nil { throw ValidationError("'--jobs' goes with '--chunks'") }
+        if let chunk {
+            guard let (k, n) = Self.parseChunk(chunk) else {
+                throw ValidationError("'--chunk' \(chunk) is not K/N with 1 ≤ K ≤ N (e.g. 3/16)")
+            }
+            _ = (k, n)
+            guard chunkDir != nil else { throw ValidationError("'--chunk' needs '--chunk-dir DIR' for the chunks") }
+            guard input != nil, output == nil else {
+                throw ValidationError("'--chunk' takes the input only: avtool transcode IN --chunk K/N --chunk-dir DIR")
+            }
+        } else if join != nil {
+            guard input != nil, output == nil else {
+                throw ValidationError("'--join' takes the output only: avtool transcode --join DIR OUT")
+            }
+            if chunkDir != nil { throw ValidationError("'--join' names the chunk directory itself; drop '--chunk-dir'") }
+            // The video's settings are the chunks' (their manifest), not the join's.
+            let videoOptions = [crf != nil ? "--crf" : nil, bitrate != nil ? "--bitrate" : nil, bpp != nil ? "--bpp" : nil,
+                                preset != "medium" ? "--preset" : nil, tune != nil ? "--tune" : nil,
+                                x265Params != nil ? "--x265-params" : nil, keyint != nil ? "--keyint" : nil,
+                                tenBit ? "--10bit" : nil, size != nil ? "--size" : nil, fps != nil ? "--fps" : nil]
+                .compactMap { $0 }
+            if !videoOptions.isEmpty {
+                throw ValidationError("\(videoOptions.joined(separator: ", ")) belong to the '--chunk' tasks: the join uses the chunks' settings")
+            }
+        } else {
+            guard input != nil, output != nil else { throw ValidationError("Missing expected argument '<output>'") }
+            if chunkDir != nil && chunks == nil { throw ValidationError("'--chunk-dir' goes with '--chunks', '--chunk' or '--join'") }
+        }
+    }
+
+    /// `K/N` with 1 ≤ K ≤ N ≤ 4096.
+    static func parseChunk(_ text: String) -> (Int, Int)? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), k >= 1, k <= n, n <= 4096 else { return nil }
+        return (k, n)
     }
 
     var options: TranscodeOptions {
@@ -125,9 +199,31 @@ struct TranscodeCommand: WritingVerb {
     }
 
     func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
-        try transcode(input: input, output: output, options: options) { p in
+        let show = { (p: TranscodeProgress) in
             line.update(fraction: p.fraction, position: p.position, detail: "\(p.frames) frames")
         }
+        if let chunk, let (k, n) = Self.parseChunk(chunk), let input, let chunkDir {
+            return try transcodeChunk(input: input, number: k, of: n, directory: chunkDir, options: options, progress: show)
+        }
+        if let join, let dirOutput = input {
+            return try joinChunks(directory: join, output: dirOutput, options: options, progress: show)
+        }
+        guard let input, let output else { throw MediaError.invalidOption("an input and an output are needed", options: []) }
+        if let chunks {
+            return try transcode(input: input, output: output, chunks: chunks, directory: chunkDir, jobs: jobs,
+                                 options: options, progress: show)
+        }
+        return try transcode(input: input, output: output, options: options, progress: show)
+    }
+}
+
+extension ChunkReport: VerbReport {
+    var summary: String {
+        let range = "\(startSeconds.map { fixed($0, 3) } ?? "start")–\(endSeconds.map { fixed($0, 3) } ?? "end") s"
+        if status == "done-before" {
+            return "chunk \(number)/\(count) of '\(input)' (\(range)) was already in '\(directory)': \(frames) frames, not encoded again"
+        }
+        return "encoded chunk \(number)/\(count) of '\(input)' (\(range)) into '\(directory)': \(frames) frames, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
     }
 }
 
@@ -142,6 +238,10 @@ extension TranscodeReport: VerbReport {
             if a.silenceInserted > 0 { s += " (\(a.silenceInserted) samples of silence filled)" }
         }
         if !copiedStreams.isEmpty { s += ", copied streams " + copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
+        if let c = chunks {
+            s += "; \(c.count) chunks joined (seams at " + c.seamsSeconds.map { fixed($0, 3) + " s" }.joined(separator: ", ")
+                + "; join \(fixed(c.joinSeconds, 2)) s)"
+        }
         s += "; \(formatBytes(outputBytes)) (\(fixed(sizeRatio * 100, 2))% of input)"
         s += " in \(fixed(elapsedSeconds, 2)) s"
         if elapsedSeconds > 0 { s += ", \(fixed(Double(framesEncoded) / elapsedSeconds, 2)) fps" }
