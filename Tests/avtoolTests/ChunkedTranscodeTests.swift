@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+
+/// `avtool transcode --chunks N`, `--chunk K/N --chunk-dir DIR` and
+/// `--join DIR OUT`, checked against a single-pass transcode with the same
+/// settings and against the source: ffprobe's frame counts and packet
+/// timestamps, ffmpeg's psnr filter per frame, `ffmpeg -xerror`, GStreamer,
+/// and the click track's flashes and beeps.
+@Suite("chunked transcode")
+struct ChunkedTranscodeTests {
+    static let settings = ["--preset", "ultrafast", "--crf", "26"]
+
+    func transcode(_ input: String, _ output: String, _ extra: [String] = []) throws -> Run {
+        try Tool.avtool(["transcode", input, output, "--json"] + Self.settings + extra)
+    }
+
+    func countFrames(_ path: String) throws -> Int {
+        let r = try Tool.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                         "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", path])
+        return Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// The video's packet PTS, sorted (presentation order), in seconds.
+    func videoTimes(_ path: String) throws -> [Double] {
+        let list = try PacketList(path)
+        let v = try FFprobe(path).streams.firstIndex { FFprobe.string($0, "codec_type") == "video" }!
+        return list.packets.filter { $0.stream == v }.compactMap(\.pts).sorted().map { list.seconds($0, stream: v) }
+    }
+
+    /// Per-frame PSNR of `output` against `source` (frames paired in order), with each frame's time.
+    func framePSNR(_ output: String, _ source: String, in scratch: Scratch) throws -> [(t: Double, psnr: Double)] {
+        let stats = scratch.path("psnr-\(UUID().uuidString).log")
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output, "-i", source, "-lavfi",
+                                        "[0:v]setpts=N/TB/25[a];[1:v]setpts=N/TB/25[b];[a][b]psnr=stats_file=\(stats)",
+                                        "-f", "null", "-"])
+        try #require(r.status == 0, "\(r)")
+        let times = try videoTimes(output)
+        let lines = try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n")
+        return zip(times, lines).map { t, line in
+            let v = line.split(separator: " ").first { $0.hasPrefix("psnr_avg:") }.map { Double($0.dropFirst(9)) ?? 100 } ?? -1
+            return (t, min(v ?? 100, 100))
+        }
+    }
+
+    func mean(_ v: [Double]) -> Double { v.isEmpty ? 0 : v.reduce(0, +) / Double(v.count) }
+
+    func seams(_ run: Run) throws -> [Double] {
+        let json = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        let chunks = json?["chunks"] as? [String: Any]
+        return chunks?["seams_seconds"] as? [Double] ?? []
+    }
+
+    @Test func chunksJoinAsTheSinglePassWould() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        let single = scratch.path("single.mp4"), chunked = scratch.path("chunked.mp4")
+        try #require(try transcode(input, single).status == 0)
+        let run = try transcode(input, chunked, ["--chunks", "3"])
+        try #require(run.status == 0, "\(run)")
+        let seams = try seams(run)
+        #expect(seams.count == 2, "\(run.stdout)")
+        // Every frame once, at the source's time.
+        #expect(try countFrames(chunked) == countFrames(input))
+        #expect(try videoTimes(chunked) == videoTimes(single))
+        #expect(try videoTimes(chunked).count == videoTimes(input).count)
+        // The audio is the source's, copied once.
+        #expect(try PacketList(chunked).payloads[1] == PacketList(input).payloads[1])
+        // Quality and size as the single pass's, at the seams too.
+        let a = try framePSNR(chunked, input, in: scratch), b = try framePSNR(single, input, in: scratch)
+        try #require(a.count == b.count && a.count == 300)
+        #expect(abs(mean(a.map(\.psnr)) - mean(b.map(\.psnr))) <= 0.2, "\(mean(a.map(\.psnr))) vs \(mean(b.map(\.psnr)))")
+        for s in seams {
+            let near = { (frames: [(t: Double, psnr: Double)]) in mean(frames.filter { abs($0.t - s) <= 1 }.map(\.psnr)) }
+            #expect(abs(near(a) - near(b)) <= 0.5, "seam at \(s) s: \(near(a)) vs \(near(b)) dB")
+        }
+        let sizes = try [chunked, single].map { try FileManager.default.attributesOfItem(atPath: $0)[.size] as! Int }
+        #expect(abs(Double(sizes[0]) / Double(sizes[1]) - 1) <= 0.03, "\(sizes)")
+        // Other decoders: ffmpeg stopping at the first error, and GStreamer.
+        let strict = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", chunked, "-f", "null", "-"])
+        #expect(strict.status == 0 && strict.stderr.isEmpty, "\(strict.stderr)")
+        let gst = try GstDiscoverer(chunked)
+        #expect(gst.ok && gst.videoStreams == 1 && gst.audioStreams == 1, "\(gst.output.prefix(300))")
+        // The temporary chunk directory is gone.
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path("."))
+        #expect(!left.contains { $0.contains("chunks") }, "\(left)")
+    }
+
+    /// x265's default open GOPs: the leading frames of each CRA follow it in
+    /// decode order but belong to the chunk before.
+    @Test func openGOPSourceLosesAndRepeatsNoFrame() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("hevc_aac.mp4")
+        let out = scratch.path("out.mov")
+        let run = try transcode(input, out, ["--chunks", "3"])
+        try #require(run.status == 0, "\(run)")
+        #expect(try seams(run).count == 2)
+        #expect(try countFrames(out) == countFrames(input))
+        let source = try videoTimes(input), ours = try videoTimes(out)
+        #expect(ours == source)
+        // The same frames in the same places: a frame lost or repeated would
+        // pair every later frame with its neighbour (measured: below 26 dB
+        // on this source, against 37 dB and more in place).
+        let frames = try framePSNR(out, input, in: scratch)
+        #expect(frames.count == source.count)
+        let worst = frames.map(\.psnr).min() ?? 0
+        #expect(worst >= 30, "worst frame \(worst) dB")
+    }
+
+    @Test(arguments: ["mp4", "mkv"])
+    func clickTrackStaysInSync(_ ext: String) throws {
+        let scratch = try Scratch()
+        let av = scratch.path("clicks.mp4")
+        let mux = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.path("clicks_video.mp4"),
+                                          "-i", try Fixtures.path("clicks_audio.m4a"), "-map", "0:v", "-map", "1:a",
+                                          "-c", "copy", av])
+        try #require(mux.status == 0, "\(mux)")
+        let out = scratch.path("out.\(ext)")
+        let run = try transcode(av, out, ["--chunks", "4"])
+        try #require(run.status == 0, "\(run)")
+        #expect(try seams(run).count >= 3)
+        #expect(try countFrames(out) == countFrames(av))
+        let c = try ClickTrack(out)
+        #expect(c.flashes.map { Int($0.rounded()) } == Array(0...9), "flashes \(c.flashes)")
+        #expect(c.beeps.map { Int($0.rounded()) } == Array(0...9), "beeps \(c.beeps)")
+        for (b, e) in zip(c.beeps, c.beepErrors) {
+            #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash")
+        }
+    }
+
+    @Test func variableFrameRateAndRotationAsTheSinglePass() throws {
+        let scratch = try Scratch()
+        for (name, ext) in [("h264_vfr.mkv", "mkv"), ("rotated90.mp4", "mp4")] {
+            let input = try Fixtures.path(name)
+            let single = scratch.path("single-\(name).\(ext)"), chunked = scratch.path("chunked-\(name).\(ext)")
+            try #require(try transcode(input, single).status == 0)
+            let run = try transcode(input, chunked, ["--chunks", "3"])
+            try #require(run.status == 0, "\(run)")
+            #expect(try seams(run).count >= 1, "\(name)")
+            #expect(try videoTimes(chunked) == videoTimes(single), "\(name)")
+            let a = try FFprobe(chunked).stream(0), b = try FFprobe(single).stream(0)
+            #expect(FFprobe.rotation(a) == FFprobe.rotation(b), "\(name)")
+            for key in ["color_primaries", "color_transfer", "color_space", "profile", "pix_fmt", "sample_aspect_ratio"] {
+                #expect(FFprobe.string(a, key) == FFprobe.string(b, key), "\(name) \(key)")
+            }
+        }
+    }
+
+    /// A cluster's way: one task per chunk, then the join; a rerun redoes
+    /// only what is missing; the join refuses a missing chunk or one of
+    /// other settings, naming it.
+    @Test func tasksLedgerAndJoin() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        let dir = scratch.path("chunks")
+        func task(_ k: Int, _ extra: [String] = [], into d: String? = nil) throws -> Run {
+            try Tool.avtool(["transcode", input, "--chunk", "\(k)/3", "--chunk-dir", d ?? dir, "--json"] + Self.settings + extra)
+        }
+        try #require(try task(1).status == 0)
+        try #require(try task(3).status == 0)
+        let out = scratch.path("joined.mp4")
+        var join = try Tool.avtool("transcode", "--join", dir, out)
+        #expect(join.status != 0)
+        #expect(join.stderr.contains("chunk 2 of 3 is missing"), "\(join.stderr)")
+        #expect(join.stderr.contains("--chunk 2/3"), "\(join.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        // A task with other settings is refused by the directory's manifest.
+        let other = try task(2, ["--crf", "30"])
+        #expect(other.status != 0)
+        #expect(other.stderr.contains("another transcode"), "\(other.stderr)")
+        // A chunk of other settings slipped in is named by the join.
+        let elsewhere = scratch.path("elsewhere")
+        try #require(try Tool.avtool(["transcode", input, "--chunk", "2/3", "--chunk-dir", elsewhere,
+                                      "--preset", "ultrafast", "--crf", "30"]).status == 0)
+        for suffix in ["packets", "json"] {
+            try FileManager.default.copyItem(atPath: elsewhere + "/chunk-0002-of-0003.\(suffix)",
+                                             toPath: dir + "/chunk-0002-of-0003.\(suffix)")
+        }
+        join = try Tool.avtool("transcode", "--join", dir, out)
+        #expect(join.status != 0)
+        #expect(join.stderr.contains("chunk 2 of 3 was encoded with other settings"), "\(join.stderr)")
+        for suffix in ["packets", "json"] { try FileManager.default.removeItem(atPath: dir + "/chunk-0002-of-0003.\(suffix)") }
+        // The rerun of every task encodes only chunk 2.
+        let first = dir + "/chunk-0001-of-0003.packets"
+        let before = try FileManager.default.attributesOfItem(atPath: first)[.modificationDate] as! Date
+        let rerun1 = try task(1), rerun2 = try task(2)
+        #expect(rerun1.stdout.contains("\"status\" : \"done-before\""), "\(rerun1.stdout)")
+        #expect(rerun2.stdout.contains("\"status\" : \"encoded\""), "\(rerun2.stdout)")
+        #expect(try FileManager.default.attributesOfItem(atPath: first)[.modificationDate] as! Date == before)
+        join = try Tool.avtool("transcode", "--join", dir, out, "--json")
+        try #require(join.status == 0, "\(join)")
+        // The same file as all chunks on one machine.
+        let local = scratch.path("local.mp4")
+        try #require(try transcode(input, local, ["--chunks", "3"]).status == 0)
+        #expect(try PacketList(out).payloads == PacketList(local).payloads)
+        #expect(try countFrames(out) == 300)
+    }
+
+    @Test func refusedUpFront() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        let ts = try Tool.avtool("transcode", input, scratch.path("o.ts"), "--chunks", "2")
+        #expect(ts.status != 0 && ts.stderr.contains("MP4, MOV or Matroska"), "\(ts.stderr)")
+        let fps = try Tool.avtool("transcode", input, scratch.path("o.mp4"), "--chunks", "2", "--fps", "30")
+        #expect(fps.status != 0 && fps.stderr.contains("--fps"), "\(fps.stderr)")
+        let join = try Tool.avtool("transcode", "--join", scratch.path("d"), scratch.path("o.mp4"), "--crf", "20")
+        #expect(join.status == 64 && join.stderr.contains("belong to the '--chunk' tasks"), "\(join.stderr)")
+        let bad = try Tool.avtool("transcode", input, "--chunk", "4/3", "--chunk-dir", scratch.path("d"))
+        #expect(bad.status == 64, "\(bad.stderr)")
+        let empty = try Tool.avtool("transcode", "--join", scratch.path("nothing"), scratch.path("o.mp4"))
+        #expect(empty.status != 0 && empty.stderr.contains("not a chunk directory"), "\(empty.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path(".")).isEmpty)
+    }
+}
