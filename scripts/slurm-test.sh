@@ -111,4 +111,50 @@ rerun=$("$AVTOOL" batch "$repo/recipes/ios-recordings.yaml" --base "$work/media"
 [[ $rerun == "$jobs 0" ]] || { echo "FAIL: rerun did work: skipped/done = $rerun"; fail=1; }
 echo "slurm: $jobs jobs in $shards array tasks, $(python3 -c "print(round($ended-$started,1))") s wall (submission to merge)"
 ls "$work"/avtool-*.log >/dev/null 2>&1 && echo "task logs: $(ls "$work"/avtool-*.log | wc -l)"
+
+# A chunked transcode of one recording as a 3-task array: task 2 is killed
+# while it encodes, the join refuses (naming chunk 2), the rerun of the whole
+# array encodes chunk 2 only, then the join makes the output.
+long=$work/long.mp4
+ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=640x360:rate=25:duration=45 -f lavfi -i sine=frequency=440:duration=45 \
+    -c:v libx264 -preset veryfast -g 25 -pix_fmt yuv420p -c:a aac "$long"
+chunks=$work/long.chunks
+opts=(--preset fast)
+array=$(sbatch --parsable --array=1-3 "$repo/recipes/slurm/transcode-chunks.sbatch" "$long" "$chunks" "${opts[@]}")
+killed=
+for _ in $(seq 480); do
+    state=$(squeue -h -j "${array}_2" -o %T 2>/dev/null || true)
+    if [[ $state == RUNNING && -s $chunks/chunk-0002-of-0003.packets.partial ]]; then
+        # Killed mid-encode: what it had written must not count as a chunk.
+        scancel "${array}_2" && killed=1
+        break
+    fi
+    [[ -z $state ]] && break
+    sleep 0.25
+done
+for _ in $(seq 600); do [[ -z $(squeue -h -j "$array" 2>/dev/null) ]] && break; sleep 0.5; done
+[[ -n $killed ]] || { echo "FAIL: chunk task 2 was never seen running"; fail=1; }
+records() { ls "$chunks"/*.json 2>/dev/null | xargs -n1 basename | tr '\n' ' '; }
+echo "after the kill: $(records)"
+[[ ! -e $chunks/chunk-0002-of-0003.json ]] || { echo "FAIL: the killed chunk is in the ledger"; fail=1; }
+stamp() { stat -c %Y.%s "$chunks"/chunk-000"$1"-of-0003.packets 2>/dev/null; }
+before1=$(stamp 1); before3=$(stamp 3)
+[[ -n $before1 && -n $before3 ]] || { echo "FAIL: chunks 1 and 3 missing after the first run"; fail=1; }
+if "$AVTOOL" transcode --join "$chunks" "$work/long-h265.mp4" 2>"$work/join-refused.txt"; then
+    echo "FAIL: the join went ahead without chunk 2"; fail=1
+else
+    grep -q "chunk 2 of 3 is missing" "$work/join-refused.txt" || { echo "FAIL: the join did not name chunk 2: $(cat "$work/join-refused.txt")"; fail=1; }
+fi
+started=$(date +%s.%N)
+"$repo/recipes/slurm/submit-transcode-chunks.sh" --wait "$long" "$work/long-h265.mp4" 3 "$chunks" -- "${opts[@]}" || fail=1
+ended=$(date +%s.%N)
+[[ $(stamp 1) == "$before1" && $(stamp 3) == "$before3" ]] || { echo "FAIL: the rerun encoded chunk 1 or 3 again"; fail=1; }
+[[ -e $chunks/chunk-0002-of-0003.json ]] || { echo "FAIL: the rerun did not encode chunk 2"; fail=1; }
+frames() { ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
+if [[ -f $work/long-h265.mp4 && $(frames "$work/long-h265.mp4") == "$(frames "$long")" ]] &&
+    ffmpeg -nostdin -v error -xerror -i "$work/long-h265.mp4" -f null - 2>/dev/null; then
+    echo "chunked transcode: 3 tasks, task 2 killed, rerun encoded chunk 2 only, joined: $(frames "$long") frames, $(python3 -c "print(round($ended-$started,1))") s wall (rerun + join)"
+else
+    echo "FAIL: the joined output is missing, loses frames or does not decode"; fail=1
+fi
 exit $fail
