@@ -13,6 +13,12 @@ public struct Job: Sendable, Equatable, Hashable {
     public var output: String
     /// Defaults for the verb, then the step's own (a step's value wins).
     public var options: [OptionSetting]
+    /// Whether the output is the verb's last argument (a chunk task names
+    /// its chunk directory instead).
+    public var passesOutput = true
+    /// Whether the inputs are arguments (a join finds its source in the
+    /// chunk directory; the ledger still watches it).
+    public var passesInputs = true
 
     public init(step: Int, line: Int, verb: String, inputs: [String], output: String, options: [OptionSetting]) {
         self.step = step
@@ -29,8 +35,11 @@ public struct Job: Sendable, Equatable, Hashable {
 
     /// The arguments after the verb: inputs, output, options.
     public var arguments: [String] {
-        inputs + [output] + options.flatMap(\.arguments)
+        files + options.flatMap(\.arguments)
     }
+
+    /// The file arguments: inputs, then the output where the verb takes it.
+    public var files: [String] { (passesInputs ? inputs : []) + (passesOutput ? [output] : []) }
 
     /// What the options say, independent of file names: a stable digest of
     /// the verb and option arguments (FNV-1a, 64 bits, hex).

@@ -118,12 +118,13 @@ public struct ChunkJoin: Sendable, Codable {
 }
 
 /// The chunk directory's files.
-enum ChunkFiles {
-    static let manifest = "manifest.json"
+public enum ChunkFiles {
+    public static let manifest = "manifest.json"
     static func name(_ number: Int, of count: Int) -> String {
         "chunk-" + padded(number) + "-of-" + padded(count)
     }
-    static func media(_ number: Int, of count: Int) -> String { name(number, of: count) + ".packets" }
+    /// Chunk `number`'s packets (`chunk-0003-of-0008.packets`).
+    public static func media(_ number: Int, of count: Int) -> String { name(number, of: count) + ".packets" }
     static func record(_ number: Int, of count: Int) -> String { name(number, of: count) + ".json" }
     private static func padded(_ n: Int) -> String {
         let s = String(n)

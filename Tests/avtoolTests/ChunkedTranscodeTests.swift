@@ -195,6 +195,45 @@ struct ChunkedTranscodeTests {
         #expect(try countFrames(out) == 300)
     }
 
+    /// A recipe's `chunks: N`: whole on one machine; sharded, the chunks are
+    /// spread over the shards and `--merge-ledgers` joins them.
+    @Test func batchRecipeSpreadsChunksOverShards() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(atPath: try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4"),
+                                         toPath: scratch.path("talk.mp4"))
+        let recipe = scratch.path("chunks.yaml")
+        try """
+            version: 1
+            steps:
+              - verb: transcode
+                inputs: talk.mp4
+                output: out/{stem}.mp4
+                options: {chunks: 3, preset: ultrafast, crf: 26}
+            """.write(toFile: recipe, atomically: true, encoding: .utf8)
+        var done: [String] = []
+        for k in 0..<2 {
+            let r = try Tool.avtool(["batch", recipe, "--shard", "\(k)/2", "--json"])
+            try #require(r.status == 0, "\(r)")
+            let json = try JSONSerialization.jsonObject(with: r.data) as? [String: Any]
+            let jobs = json?["jobs"] as? [[String: Any]] ?? []
+            done += jobs.filter { $0["status"] as? String == "done" }.compactMap { $0["output"] as? String }
+        }
+        #expect(done.count == 3 && done.allSatisfy { $0.contains("chunk-000") && $0.hasSuffix("-of-0003.packets") }, "\(done)")
+        let out = scratch.path("out/talk.mp4")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let merge = try Tool.avtool("batch", recipe, "--merge-ledgers")
+        try #require(merge.status == 0, "\(merge)")
+        #expect(try countFrames(out) == 300)
+        // The same file as the transcode run whole.
+        let whole = scratch.path("whole.mp4")
+        try #require(try transcode(scratch.path("talk.mp4"), whole, ["--chunks", "3"]).status == 0)
+        #expect(try PacketList(out).payloads == PacketList(whole).payloads)
+        // Nothing left to do on a rerun.
+        let again = try Tool.avtool(["batch", recipe, "--shard", "0/2", "--json"])
+        let json = try JSONSerialization.jsonObject(with: again.data) as? [String: Any]
+        #expect(json?["done"] as? Int == 0, "\(again.stdout)")
+    }
+
     @Test func refusedUpFront() throws {
         let scratch = try Scratch()
         let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")

@@ -32,7 +32,10 @@ struct BatchCommand: ParsableCommand {
             transcode runs alone because x265 already uses every core. -j N runs N jobs of any verb.
 
             --shard K/N (0 <= K < N, as SLURM_ARRAY_TASK_ID) runs one of N disjoint parts of the \
-            jobs and writes its own ledger beside the main one; --merge-ledgers folds them in.
+            jobs and writes its own ledger beside the main one; --merge-ledgers folds them in. \
+            A transcode with 'chunks: N' runs whole on one machine; sharded, its N chunks are \
+            spread over the shards like files (in OUT.chunks, or 'chunk-dir:') and \
+            --merge-ledgers joins them once every shard has ended.
             """
     )
 
@@ -77,8 +80,11 @@ struct BatchCommand: ParsableCommand {
 
     func run() throws {
         reporting.applyLogLevel()
-        let (jobs, ledgerPath) = try prepare()
+        let (whole, ledgerPath) = try prepare()
         let shard = self.shard.flatMap(Shard.init)
+        // Sharded, a chunked transcode's chunks are spread like files; the
+        // joins run once every shard has ended (--merge-ledgers).
+        let jobs = shard != nil ? BatchChunks.distributed(whole) : whole
 
         if mergeLedgers {
             let l = try open(ledgerPath)
@@ -86,9 +92,19 @@ struct BatchCommand: ParsableCommand {
                 let n = try l.mergeShards()
                 if !reporting.quiet { Terminal.error("avtool: merged \(n) entries into '\(Paths.display(ledgerPath))'") }
             } catch { throw fail(error.description, status: 1) }
+            let joins = BatchChunks.joins(whole)
+            if !joins.isEmpty { try execute(joins, ledgerPath: ledgerPath, shard: nil, ledger: l) }
             return
         }
 
+        let writePath = shard.map { Ledger.shardPath(of: ledgerPath, shard: $0) } ?? ledgerPath
+        try execute(jobs, ledgerPath: ledgerPath, shard: shard, ledger: nil, writePath: writePath)
+    }
+
+    /// Plans `jobs` against the ledger and runs them (or prints the plan),
+    /// recording into `ledger` (else the one at `writePath`).
+    private func execute(_ jobs: [Job], ledgerPath: String, shard: Shard?, ledger given: Ledger?,
+                         writePath: String? = nil) throws {
         let (entries, bad) = Ledger.read(ledgerPath)
         if bad > 0 && !reporting.quiet {
             Terminal.error("avtool: warning: \(bad) line(s) of the ledger '\(Paths.display(ledgerPath))' are not entries; ignored")
@@ -106,9 +122,9 @@ struct BatchCommand: ParsableCommand {
         for dir in Set(plan.filter(\.decision.runs).map { Paths.directory(of: $0.job.output) }) {
             try makeDirectory(dir)
         }
-        let writePath = shard.map { Ledger.shardPath(of: ledgerPath, shard: $0) } ?? ledgerPath
+        let writePath = writePath ?? ledgerPath
         try makeDirectory(Paths.directory(of: writePath))
-        let ledger = try open(writePath)
+        let ledger = try given ?? open(writePath)
 
         var settings = Scheduler.Settings(jobs: self.jobs)
         settings.failFast = failFast
@@ -250,7 +266,7 @@ struct VerbRunner: JobRunner {
         var options = job.options.flatMap(\.arguments)
         if overwrite && !job.options.contains(where: { $0.name == "overwrite" }) { options.append("--overwrite") }
         // Options first, then `--`, so no file name is read as a flag.
-        let argv = [job.verb] + options + ["--"] + job.inputs + [job.output]
+        let argv = [job.verb] + options + ["--"] + job.files
         let parsed: ParsableCommand
         do {
             parsed = try Avtool.parseAsRoot(argv)
