@@ -14,6 +14,9 @@ public struct ChunkManifest: Codable, Equatable, Sendable {
     public var source: String
     public var sourceBytes: Int64
     public var videoStream: Int
+    /// The chunks asked for: the tasks and files. The plan may have fewer
+    /// (a video with fewer keyframes); the chunks past it are empty.
+    public var chunks: Int
     /// The video's time base (the chunks' timestamps are on it), `num/den`.
     public var timeBase: String
     public var plan: ChunkPlan
@@ -22,7 +25,7 @@ public struct ChunkManifest: Codable, Equatable, Sendable {
     /// The choices the settings came from, for the join.
     public var choices: VideoChoices
 
-    public var count: Int { plan.count }
+    public var count: Int { chunks }
 }
 
 /// The options that decide how the video is encoded (and so must be the
@@ -157,7 +160,7 @@ func chunkManifest(input: InputFile, count: Int, options: TranscodeOptions,
     let plan = ChunkPlan(keyframes: times.times, start: start, end: end, count: count)
     let video = try VideoPlan(v, options: options, globalHeader: true, cancellation: cancellation)
     let tb = v.timeBase!
-    let manifest = ChunkManifest(source: input.path, sourceBytes: input.size ?? 0, videoStream: v.index,
+    let manifest = ChunkManifest(source: input.path, sourceBytes: input.size ?? 0, videoStream: v.index, chunks: count,
                                  timeBase: "\(tb.numerator)/\(tb.denominator)", plan: plan,
                                  settings: settingsLine(video.settings), choices: VideoChoices(options))
     return (manifest, video, v)
@@ -309,12 +312,12 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
                  progress: ((TranscodeProgress) -> Void)?) throws(MediaError) -> ChunkReport {
     let began = ContinuousClock.now
     let count = manifest.count
-    let chunk = manifest.plan.chunk(number)
     let tb = stream.timeBase!
+    let chunk = number <= manifest.plan.count ? manifest.plan.chunk(number) : nil
     var report = ChunkReport(input: manifest.source, directory: dir.path, number: number, count: count,
                              status: "encoded", frames: 0,
-                             startSeconds: chunk.lower.map { Timestamp($0, tb).seconds },
-                             endSeconds: chunk.upper.map { Timestamp($0, tb).seconds }, outputBytes: 0, elapsedSeconds: 0)
+                             startSeconds: chunk?.lower.map { Timestamp($0, tb).seconds },
+                             endSeconds: chunk?.upper.map { Timestamp($0, tb).seconds }, outputBytes: 0, elapsedSeconds: 0)
     if let done = dir.completed(number, of: count, settings: manifest.settings) {
         report.status = "done-before"
         report.frames = done.frames
@@ -322,6 +325,19 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
         return report
     }
     let target = dir.file(ChunkFiles.media(number, of: count))
+    guard let chunk else {
+        // Fewer keyframes than chunks: this one is empty, recorded as such.
+        let empty = try ChunkPacketWriter(path: target)
+        try empty.commit()
+        report.status = "empty"
+        report.outputBytes = size(of: target) ?? 0
+        report.warnings.append("the video has keyframes for \(manifest.plan.count) chunks only: chunk \(number) is empty")
+        try dir.record(ChunkRecord(number: number, count: count, file: ChunkFiles.media(number, of: count),
+                                   bytes: report.outputBytes, frames: 0, firstPTS: nil, lower: nil, upper: nil,
+                                   settings: manifest.settings, extradata: "", elapsedSeconds: 0,
+                                   host: ProcessInfo.processInfo.hostName))
+        return report
+    }
     var first = try encodeWindow(chunk, stream: stream, video: video, target: target, seek: true,
                                  cancellation: cancellation, progress: progress)
     if let lower = chunk.lower, first.firstPTS != lower {
@@ -525,8 +541,12 @@ public func joinChunks(directory: String, output outputPath: String, options: Tr
     }
     let tb = plan.video.timeBase!
     // One set of parameter sets for every chunk (the track has one).
-    let extradata = bytes(hex: records[0].extradata) ?? []
-    for r in records.dropFirst() where r.extradata != records[0].extradata {
+    let filled = records.filter { $0.frames > 0 }
+    guard let reference = filled.first else {
+        throw MediaError.invalid("could not join", path: dir.path, message: "every chunk is empty")
+    }
+    let extradata = bytes(hex: reference.extradata) ?? []
+    for r in filled where r.extradata != reference.extradata {
         throw MediaError.invalid("could not join", path: dir.file(r.file),
                                  message: "chunk \(r.number)'s parameter sets differ from chunk 1's (another encoder version or settings)",
                                  hint: "encode every chunk with the same avtool and options")
@@ -586,7 +606,7 @@ public func joinChunks(directory: String, output outputPath: String, options: Tr
     }
     try video(upTo: .infinity)
     // Every chunk starts on its boundary: no frame lost or repeated at a seam.
-    for (k, r) in records.enumerated() where k > 0 && chunks.firstPTS[k] != r.lower {
+    for (k, r) in records.enumerated() where k > 0 && r.frames > 0 && chunks.firstPTS[k] != r.lower {
         throw MediaError.invalid("could not join", path: dir.file(r.file), stream: 0,
                                  message: "chunk \(k + 1) does not start on its boundary (\(chunks.firstPTS[k].map(String.init) ?? "no packet"), not \(r.lower.map(String.init) ?? "none"))")
     }
@@ -596,9 +616,9 @@ public func joinChunks(directory: String, output outputPath: String, options: Tr
     report.framesEncoded = records.map(\.frames).reduce(0, +)
     report.framesDecoded = report.framesEncoded
     let origin = input.startTime?.seconds ?? 0
-    report.chunks = ChunkJoin(count: records.count,
+    report.chunks = ChunkJoin(count: filled.count,
                               seamsSeconds: records.dropFirst().compactMap { $0.lower.map { Timestamp($0, tb).seconds - origin } },
-                              framesPerChunk: records.map(\.frames),
+                              framesPerChunk: filled.map(\.frames),
                               encodeSeconds: records.map(\.elapsedSeconds).reduce(0, +),
                               joinSeconds: (ContinuousClock.now - began).seconds)
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
@@ -692,6 +712,9 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
                                                                  duration: total))
                                     }
                                 })
+    if manifest.plan.count < count {
+        report.warnings.append("the video has keyframes for \(manifest.plan.count) chunks only (\(count) asked)")
+    }
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
 }

@@ -234,6 +234,35 @@ struct ChunkedTranscodeTests {
         #expect(json?["done"] as? Int == 0, "\(again.stdout)")
     }
 
+    /// A video with fewer keyframes than chunks asked: fewer chunks, the
+    /// tasks past them write empty ones, the join needs nothing more. The
+    /// HDR10 sample (one keyframe) keeps its HDR as the single pass does.
+    @Test func fewerKeyframesThanChunks() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("hdr10_pcm.mov")
+        let single = scratch.path("single.mov"), chunked = scratch.path("chunked.mov")
+        try #require(try transcode(input, single).status == 0)
+        let run = try transcode(input, chunked, ["--chunks", "3"])
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("keyframes for 1 chunks only"), "\(run.stdout)")
+        #expect(try countFrames(chunked) == countFrames(input))
+        #expect(try videoTimes(chunked) == videoTimes(single))
+        let a = try FFprobe(chunked).stream(0), b = try FFprobe(single).stream(0)
+        for key in ["color_primaries", "color_transfer", "color_space", "pix_fmt", "profile"] {
+            #expect(FFprobe.string(a, key) == FFprobe.string(b, key), "\(key)")
+        }
+        let dir = scratch.path("dir")
+        let empty = try Tool.avtool(["transcode", input, "--chunk", "3/3", "--chunk-dir", dir, "--json"] + Self.settings)
+        #expect(empty.status == 0 && empty.stdout.contains("\"status\" : \"empty\""), "\(empty)")
+        for k in 1...2 {
+            try #require(try Tool.avtool(["transcode", input, "--chunk", "\(k)/3", "--chunk-dir", dir] + Self.settings).status == 0)
+        }
+        let joined = scratch.path("joined.mov")
+        let join = try Tool.avtool("transcode", "--join", dir, joined)
+        try #require(join.status == 0, "\(join)")
+        #expect(try countFrames(joined) == countFrames(input))
+    }
+
     @Test func refusedUpFront() throws {
         let scratch = try Scratch()
         let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
