@@ -20,6 +20,8 @@
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 #include <malloc.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 // Swift cannot import function-like or compound macros; these constants and
 // helpers stand in for them.
@@ -37,6 +39,13 @@ static const int64_t AVTOOL_NOPTS_VALUE = AV_NOPTS_VALUE;
 static const int AVTOOL_TIME_BASE = AV_TIME_BASE;
 
 static inline int avtool_averror(int posix_errno) { return AVERROR(posix_errno); }
+
+// copy_file_range(2), which glibc declares only under _GNU_SOURCE: the
+// system call itself (-1 and errno on failure).
+static inline long avtool_copy_file_range(int fd_in, long long *off_in, int fd_out, long long *off_out,
+                                          size_t len) {
+    return syscall(SYS_copy_file_range, fd_in, off_in, fd_out, off_out, len, 0u);
+}
 
 static inline uint32_t avtool_mktag(char a, char b, char c, char d) {
     return MKTAG(a, b, c, d);

@@ -19,6 +19,10 @@ public struct RemuxOptions: Sendable {
     /// Added to the index's reservation (tests: a negative one forces the
     /// fallback to a second pass).
     package var indexReservationAdjustment = 0
+    /// An MP4/MOV/M4A into the same kind of file with nothing else asked:
+    /// the media data copied as it is and the index moved in front
+    /// (`bulkRemux`); false always writes through libavformat.
+    public var bulk = true
 
     public init() {}
 }
@@ -90,6 +94,10 @@ public func remux(input inputPath: String, output outputPath: String, options: R
                   progress: ((RemuxProgress) -> Void)? = nil) throws(MediaError) -> RemuxReport {
     let container = try resolveContainer(options.container, output: outputPath)
     let input = try InputFile(path: inputPath, cancellation: cancellation)
+    if let report = try bulkRemux(input, output: outputPath, container: container, options: options,
+                                  cancellation: cancellation, progress: progress) {
+        return report
+    }
     let destination = MuxDestination.file(outputPath, overwrite: options.overwrite, inputs: [inputPath])
     var reservation: Int?
     if options.faststart && container.isISOBMFF {

@@ -60,6 +60,7 @@ struct IndexReservationTests {
         let one = temporary(ext), two = temporary(ext)
         defer { unlink(one); unlink(two) }
         var options = RemuxOptions()
+        options.bulk = false  // the muxer's way (same-container copies are bulk copies otherwise)
         let report = try remux(input: input, output: one, options: options)
         #expect(report.indexPlacement?.hasPrefix("written in front in one pass") == true, "\(report.indexPlacement ?? "")")
         options.faststart = false
@@ -80,6 +81,7 @@ struct IndexReservationTests {
         let out = temporary("mp4"), reference = temporary("mp4")
         defer { unlink(out); unlink(reference) }
         var options = RemuxOptions()
+        options.bulk = false
         options.indexReservationAdjustment = -100
         let report = try remux(input: input, output: out, options: options)
         #expect(report.indexPlacement?.contains("were too few") == true, "\(report.indexPlacement ?? "")")

@@ -21,6 +21,12 @@ struct RemuxCommand: WritingVerb {
             carried over. HEVC in MP4/MOV is tagged 'hvc1' so Apple players accept it. MP4/MOV/M4A \
             are written with the index first (faststart) unless --no-faststart.
 
+            An MP4, MOV or M4A into the same kind of file with no other change asked (the usual \
+            faststart job) is done at disk speed: the media data is copied as it is \
+            (copy_file_range; a reflink where the filesystem has them) and only the index is \
+            rewritten, in front, its chunk offsets moved; the input's tracks, edit lists and tags \
+            stay exactly as they were. --no-bulk writes through the muxer instead.
+
             Timestamp repair: MP4, MOV and M4A require strictly increasing DTS; Matroska and \
             MPEG-TS require non-decreasing DTS; all require PTS >= DTS. A packet that breaks the \
             target's rule is fixed by the smallest change (DTS raised to one tick after the \
@@ -52,6 +58,9 @@ struct RemuxCommand: WritingVerb {
     @Flag(help: "Keep every complete packet of a damaged or cut-off input instead of refusing it; the report says what was lost.")
     var salvage = false
 
+    @Flag(help: "Write every packet through the muxer even where the media data could be copied as it is (an MP4, MOV or M4A into the same kind of file, nothing else changed).")
+    var noBulk = false
+
     @OptionGroup var containerOptions: ContainerOptions
     @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
@@ -69,6 +78,7 @@ struct RemuxCommand: WritingVerb {
         o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
         o.salvage = salvage
+        o.bulk = !noBulk
         return o
     }
 

@@ -1,0 +1,272 @@
+/// An MP4/MOV file's layout rearranged without touching its media data, the
+/// way `qt-faststart` does it: the index (`moov`) moved in front of the
+/// media, every chunk offset in it (`stco`, `co64`) moved with the bytes it
+/// points at, `stco` widened to `co64` where an offset no longer fits in 32
+/// bits. Pure byte work on the index; the media data is copied as it is.
+public struct MovieLayout: Sendable {
+    /// A top-level box of the input: its type, where it starts and its size (header included).
+    public struct TopBox: Sendable, Equatable {
+        public var type: String
+        public var start: Int64
+        public var size: Int64
+    }
+
+    /// The input's top-level boxes, in file order.
+    public let boxes: [TopBox]
+    /// The new index, ready to write after `ftyp`.
+    public let index: [UInt8]
+    /// What is written, in order: ranges of the input (`ftyp`, then every
+    /// box but `ftyp` and `moov`, as they were) around the new index.
+    public let pieces: [Piece]
+    /// `stco` boxes widened to `co64`.
+    public let widened: Int
+
+    public enum Piece: Sendable, Equatable {
+        /// Bytes of the input, copied as they are.
+        case input(start: Int64, count: Int64)
+        /// The new index.
+        case index
+    }
+
+    /// Why a file cannot be laid out this way (it then takes the muxer's way).
+    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Plans the layout of a file of `fileSize` bytes whose top-level boxes
+    /// are read by `read(offset, count)`; refuses what it does not handle: no
+    /// `moov` or `mdat`, fragments, a box cut short, offsets that point
+    /// outside every box kept, boxes whose offsets it would not move
+    /// (`iloc`, `saio`), an index over 256 MiB.
+    public init(fileSize: Int64, read: (Int64, Int) -> [UInt8]?) throws(Refusal) {
+        var boxes: [TopBox] = []
+        var at: Int64 = 0
+        while at < fileSize {
+            guard let h = read(at, 16), h.count >= 8 else { throw Refusal(description: "a box header cannot be read at \(at)") }
+            var size = Int64(be(h, 0, 4))
+            let type = fourCC(h, 4)
+            if size == 1 {
+                guard h.count == 16 else { throw Refusal(description: "a box header is cut short") }
+                size = Int64(bitPattern: be(h, 8, 8))
+            } else if size == 0 {
+                size = fileSize - at
+            }
+            guard size >= 8, size <= fileSize - at else { throw Refusal(description: "the '\(type)' box at \(at) runs past the end of the file") }
+            boxes.append(TopBox(type: type, start: at, size: size))
+            at += size
+        }
+        self.boxes = boxes
+        if let f = boxes.first(where: { ["moof", "mfra", "sidx"].contains($0.type) }) {
+            throw Refusal(description: "it is fragmented ('\(f.type)')")
+        }
+        let movies = boxes.filter { $0.type == "moov" }
+        guard movies.count == 1, let moov = movies.first else { throw Refusal(description: "it has \(movies.count) index boxes") }
+        guard boxes.contains(where: { $0.type == "mdat" }) else { throw Refusal(description: "it has no media data box") }
+        guard moov.size <= 256 << 20, let bytes = read(moov.start, Int(moov.size)), bytes.count == Int(moov.size) else {
+            throw Refusal(description: "its index cannot be read whole")
+        }
+        var tree = try Box.parse(bytes[...])
+        guard tree.count == 1 else { throw Refusal(description: "its index does not parse") }
+        let parsed = tree.removeFirst()
+        if let bad = parsed.find(["iloc", "saio"]) { throw Refusal(description: "its index holds '\(bad)' offsets") }
+
+        let ftyp = boxes.first { $0.type == "ftyp" }
+        let rest = boxes.filter { $0.type != "ftyp" && $0.type != "moov" }
+        // Offsets move by the distance their box moves, which the new
+        // index's size decides; widening a table grows the index, so the
+        // plan is made again with it widened until nothing more widens.
+        var base = parsed
+        var result: Box?
+        for _ in 0..<8 {
+            var position = (ftyp?.size ?? 0) + Int64(base.encodedSize)
+            var moves: [(range: Range<Int64>, by: Int64)] = []
+            for b in rest {
+                moves.append((b.start..<(b.start + b.size), position - b.start))
+                position += b.size
+            }
+            var moved = base
+            var widenedAny = false
+            try moved.moveChunkOffsets(from: base, { (offset: Int64) throws(Refusal) -> Int64 in
+                guard let m = moves.first(where: { $0.range.contains(offset) }) else {
+                    throw Refusal(description: "a chunk offset (\(offset)) points outside the media data")
+                }
+                return offset + m.by
+            }, widened: { widenedAny = true })
+            if !widenedAny {
+                result = moved
+                break
+            }
+            base = base.widenedLike(moved)
+        }
+        guard let result else { throw Refusal(description: "its chunk offsets do not settle") }
+        index = result.encoded()
+        widened = parsed.count("stco") - result.count("stco")
+        var pieces: [Piece] = []
+        if let ftyp { pieces.append(.input(start: ftyp.start, count: ftyp.size)) }
+        pieces.append(.index)
+        // Neighbouring boxes are copied as one range.
+        for b in rest {
+            if case .input(let s, let c)? = pieces.last, s + c == b.start {
+                pieces[pieces.count - 1] = .input(start: s, count: c + b.size)
+            } else {
+                pieces.append(.input(start: b.start, count: b.size))
+            }
+        }
+        self.pieces = pieces
+    }
+
+    /// Whether the input already has its index before its media data.
+    public var indexAlreadyInFront: Bool {
+        guard let m = boxes.firstIndex(where: { $0.type == "moov" }),
+              let d = boxes.firstIndex(where: { $0.type == "mdat" }) else { return false }
+        return m < d
+    }
+}
+
+/// A box of the index: its type and either its payload or its children.
+struct Box: Sendable, Equatable {
+    var type: String
+    /// Everything after the header (for boxes not descended into).
+    var payload: ArraySlice<UInt8>
+    var children: [Box]?
+
+    /// Boxes whose children hold the sample tables.
+    static let containers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl"]
+
+    /// The boxes in `bytes`, one after another.
+    static func parse(_ bytes: ArraySlice<UInt8>) throws(MovieLayout.Refusal) -> [Box] {
+        var out: [Box] = []
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            guard bytes.endIndex - i >= 8 else { throw MovieLayout.Refusal(description: "the index ends inside a box header") }
+            var size = Int(be(Array(bytes[i..<(i + 8)]), 0, 4)), header = 8
+            let type = fourCC(Array(bytes[i..<(i + 8)]), 4)
+            if size == 1 {
+                guard bytes.endIndex - i >= 16 else { throw MovieLayout.Refusal(description: "the index ends inside a box header") }
+                let large = be(Array(bytes[(i + 8)..<(i + 16)]), 0, 8)
+                guard large <= UInt64(Int.max) else { throw MovieLayout.Refusal(description: "a box in the index is too large") }
+                size = Int(large)
+                header = 16
+            } else if size == 0 {
+                size = bytes.endIndex - i
+            }
+            guard size >= header, size <= bytes.endIndex - i else {
+                throw MovieLayout.Refusal(description: "the '\(type)' box in the index runs past its parent")
+            }
+            let payload = bytes[(i + header)..<(i + size)]
+            if containers.contains(type) {
+                out.append(Box(type: type, payload: [], children: try parse(payload)))
+            } else {
+                out.append(Box(type: type, payload: payload, children: nil))
+            }
+            i += size
+        }
+        return out
+    }
+
+    var contentSize: Int { children.map { $0.reduce(0) { $0 + $1.encodedSize } } ?? payload.count }
+    var encodedSize: Int { let c = contentSize; return c + (c + 8 > Int(UInt32.max) ? 16 : 8) }
+
+    func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(encodedSize)
+        append(to: &out)
+        return out
+    }
+
+    func append(to out: inout [UInt8]) {
+        let size = encodedSize
+        if size > Int(UInt32.max) {
+            put(1, 4, &out)
+            out += Array(type.utf8)
+            put(UInt64(size), 8, &out)
+        } else {
+            put(UInt64(size), 4, &out)
+            out += Array(type.utf8)
+        }
+        if let children {
+            for c in children { c.append(to: &out) }
+        } else {
+            out += payload
+        }
+    }
+
+    /// How many boxes of `type` there are, this one included.
+    func count(_ type: String) -> Int {
+        (self.type == type ? 1 : 0) + (children ?? []).reduce(0) { $0 + $1.count(type) }
+    }
+
+    /// The first box of one of `types` below this one.
+    func find(_ types: Set<String>) -> String? {
+        if types.contains(type) { return type }
+        for c in children ?? [] { if let t = c.find(types) { return t } }
+        return nil
+    }
+
+    /// Every `stco`/`co64` below this one rewritten from the same box in
+    /// `original` (same tree shape) with `move`; an `stco` whose offsets no
+    /// longer fit becomes a `co64` (`widened` is called).
+    mutating func moveChunkOffsets(from original: Box, _ move: (Int64) throws(MovieLayout.Refusal) -> Int64,
+                                   widened: () -> Void) throws(MovieLayout.Refusal) {
+        if var kids = children, let originalKids = original.children {
+            for k in kids.indices {
+                try kids[k].moveChunkOffsets(from: originalKids[k], move, widened: widened)
+            }
+            children = kids
+            return
+        }
+        guard type == "stco" || type == "co64" else { return }
+        let source = Array(original.payload)
+        let wide = original.type == "co64"
+        guard source.count >= 8 else { throw MovieLayout.Refusal(description: "a chunk offset table is cut short") }
+        let count = Int(be(source, 4, 4))
+        let width = wide ? 8 : 4
+        guard source.count >= 8 + count * width else { throw MovieLayout.Refusal(description: "a chunk offset table is cut short") }
+        var offsets: [Int64] = []
+        offsets.reserveCapacity(count)
+        for n in 0..<count {
+            let o = Int64(bitPattern: be(source, 8 + n * width, width))
+            offsets.append(try move(o))
+        }
+        let needsWide = type == "co64" || offsets.contains { $0 > Int64(UInt32.max) }
+        if needsWide && type == "stco" { widened() }
+        type = needsWide ? "co64" : "stco"
+        var out = Array(source[0..<8])
+        for o in offsets { put(UInt64(o), needsWide ? 8 : 4, &out) }
+        out += source[(8 + count * width)...]
+        payload = out[...]
+    }
+
+    /// This (original) tree with every `stco` that `widenedTree` made a
+    /// `co64` widened, its offsets as they were.
+    func widenedLike(_ widenedTree: Box) -> Box {
+        var copy = self
+        if var kids = children, let other = widenedTree.children {
+            for k in kids.indices { kids[k] = kids[k].widenedLike(other[k]) }
+            copy.children = kids
+            return copy
+        }
+        guard type == "stco", widenedTree.type == "co64" else { return copy }
+        let source = Array(payload)
+        let count = Int(be(source, 4, 4))
+        var out = Array(source[0..<8])
+        for n in 0..<count { put(be(source, 8 + n * 4, 4), 8, &out) }
+        out += source[(8 + count * 4)...]
+        copy.type = "co64"
+        copy.payload = out[...]
+        return copy
+    }
+}
+
+/// Big-endian unsigned integer of `n` bytes at `i`.
+func be(_ b: [UInt8], _ i: Int, _ n: Int) -> UInt64 {
+    (0..<n).reduce(UInt64(0)) { $0 << 8 | UInt64(b[i + $1]) }
+}
+
+func put(_ v: UInt64, _ n: Int, _ out: inout [UInt8]) {
+    for k in (0..<n).reversed() { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(k)))) }
+}
+
+func fourCC(_ b: [UInt8], _ i: Int) -> String {
+    String(decoding: b[i..<(i + 4)].map { $0 >= 32 && $0 < 127 ? $0 : 63 }, as: UTF8.self)
+}

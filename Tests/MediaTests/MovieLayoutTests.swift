@@ -1,0 +1,108 @@
+import Media
+import Testing
+
+/// `MovieLayout` on index bytes built here: the index moved in front, each
+/// chunk offset moved by as much as its box moved, an `stco` widened to
+/// `co64` when an offset passes 4 GiB, and the files it refuses.
+@Suite("MovieLayout")
+struct MovieLayoutTests {
+    static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+        be(UInt64(payload.count + 8), 4) + Array(type.utf8) + payload
+    }
+    static func be(_ v: UInt64, _ n: Int) -> [UInt8] { (0..<n).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+    static func stco(_ offsets: [UInt64]) -> [UInt8] {
+        box("stco", [0, 0, 0, 0] + be(UInt64(offsets.count), 4) + offsets.flatMap { be($0, 4) })
+    }
+    static func moov(_ table: [UInt8], entry: String = "avc1") -> [UInt8] {
+        let stsd = box("stsd", [0, 0, 0, 0, 0, 0, 0, 1] + box(entry, [UInt8](repeating: 0, count: 8)))
+        return box("moov", box("mvhd", [UInt8](repeating: 0, count: 100))
+            + box("trak", box("mdia", box("minf", box("stbl", stsd + table)))))
+    }
+
+    /// The offsets of the (only) chunk offset table in an index.
+    static func offsets(_ index: [UInt8]) -> (type: String, values: [UInt64])? {
+        for i in 0..<(index.count - 8) {
+            let t = String(decoding: index[(i + 4)..<(i + 8)], as: UTF8.self)
+            guard t == "stco" || t == "co64" else { continue }
+            let n = Int(index[(i + 12)..<(i + 16)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            let w = t == "co64" ? 8 : 4
+            let values = (0..<n).map { k in
+                index[(i + 16 + k * w)..<(i + 16 + (k + 1) * w)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            }
+            return (t, values)
+        }
+        return nil
+    }
+
+    func layout(_ file: [UInt8]) throws(MovieLayout.Refusal) -> MovieLayout {
+        try MovieLayout(fileSize: Int64(file.count)) { offset, count in
+            guard offset < file.count else { return nil }
+            return Array(file[Int(offset)..<min(file.count, Int(offset) + count)])
+        }
+    }
+
+    @Test("index at the end: moved in front, offsets moved by its size")
+    func moveToFront() throws {
+        let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0])
+        let mdat = Self.box("mdat", [UInt8](repeating: 7, count: 100))
+        let first = UInt64(ftyp.count + 8), second = first + 40
+        let moov = Self.moov(Self.stco([first, second]))
+        let l = try layout(ftyp + mdat + moov)
+        #expect(l.pieces == [.input(start: 0, count: Int64(ftyp.count)), .index,
+                             .input(start: Int64(ftyp.count), count: Int64(mdat.count))])
+        #expect(l.index.count == moov.count)
+        #expect(Self.offsets(l.index)! == ("stco", [first + UInt64(moov.count), second + UInt64(moov.count)]))
+        #expect(l.widened == 0)
+        #expect(!l.indexAlreadyInFront)
+    }
+
+    @Test("index already in front: offsets unchanged, the bytes after copied as one range")
+    func alreadyInFront() throws {
+        let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0])
+        let free = Self.box("free", [])
+        let probe = Self.moov(Self.stco([0]))
+        let dataStart = UInt64(ftyp.count + probe.count + free.count + 8)
+        let moov = Self.moov(Self.stco([dataStart]))
+        let mdat = Self.box("mdat", [UInt8](repeating: 1, count: 32))
+        let l = try layout(ftyp + moov + free + mdat)
+        #expect(l.indexAlreadyInFront)
+        #expect(Self.offsets(l.index)! == ("stco", [dataStart]))
+        #expect(l.pieces == [.input(start: 0, count: Int64(ftyp.count)), .index,
+                             .input(start: Int64(ftyp.count + moov.count), count: Int64(free.count + mdat.count))])
+    }
+
+    @Test("an offset pushed past 4 GiB widens its table to co64; the index grows and every offset follows")
+    func widensPast4GiB() throws {
+        let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0])
+        // A media data box of 4 GiB − 16 (large size), whose last chunk the
+        // index's move in front pushes past 2^32.
+        let mdatSize: UInt64 = (1 << 32) - 16
+        let mdatHeader = Self.be(1, 4) + Array("mdat".utf8) + Self.be(mdatSize, 8)
+        let last = UInt64(ftyp.count) + mdatSize - 100
+        let moov = Self.moov(Self.stco([UInt64(ftyp.count + 16), last]))
+        let size = Int64(ftyp.count) + Int64(mdatSize) + Int64(moov.count)
+        let l = try MovieLayout(fileSize: size) { offset, count in
+            if offset == 0 { return Array((ftyp + mdatHeader).prefix(count)) }
+            if offset == Int64(ftyp.count) { return Array(mdatHeader.prefix(count)) }
+            if offset == Int64(ftyp.count) + Int64(mdatSize) { return Array(moov.prefix(count)) }
+            return nil
+        }
+        #expect(l.widened == 1)
+        #expect(l.index.count == moov.count + 8)  // two entries, 4 bytes wider each
+        let moved = UInt64(l.index.count)
+        #expect(Self.offsets(l.index)! == ("co64", [UInt64(ftyp.count + 16) + moved, last + moved]))
+    }
+
+    @Test("refused: fragments, no index, offsets outside the media, sample-aux offsets")
+    func refusals() throws {
+        let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0])
+        let mdat = Self.box("mdat", [UInt8](repeating: 0, count: 16))
+        #expect(throws: MovieLayout.Refusal.self) { try layout(ftyp + mdat) }
+        #expect(throws: MovieLayout.Refusal.self) { try layout(ftyp + Self.moov(Self.stco([])) + Self.box("moof", []) + mdat) }
+        #expect(throws: MovieLayout.Refusal.self) { try layout(ftyp + mdat + Self.moov(Self.stco([5000]))) }
+        let saio = Self.box("moov", Self.box("trak", Self.box("mdia", Self.box("minf", Self.box("stbl", Self.box("saio", [0, 0, 0, 0]))))))
+        #expect(throws: MovieLayout.Refusal.self) { try layout(ftyp + mdat + saio) }
+        // A box running past the end of the file (a recording cut off).
+        #expect(throws: MovieLayout.Refusal.self) { try layout(ftyp + Array(mdat.dropLast(4)) + Self.moov(Self.stco([]))) }
+    }
+}
