@@ -22,7 +22,8 @@
 #      + join, for M = 4, 16, 64, for this file and scaled to one hour;
 #   4. the join's own time for a one-hour file (its chunks encoded first at
 #      320x180 ultrafast; the join copies packets, so its cost follows the
-#      packet count and the bytes).
+#      packet count and the bytes), and a task's overhead on it (the plan
+#      reads every video packet's timing), used for the one-hour model.
 # Output: a table on stdout, then one JSON line (last line).
 set -euo pipefail
 
@@ -111,6 +112,7 @@ timed join "$AVTOOL" transcode --join "$RUN/dir" "$RUN/joined.mp4" -q -y
 timed again "$AVTOOL" transcode "$INPUT" --chunk "1/$CHUNKS" --chunk-dir "$RUN/dir" "${OPTS[@]}"
 
 hour_join=null
+hour_overhead=null
 if [[ $HOUR_JOIN == 1 ]]; then
     HOUR="$WORKDIR/chunked-hour-180p.mp4"
     if [[ ! -f "$HOUR" ]]; then
@@ -127,11 +129,14 @@ if [[ $HOUR_JOIN == 1 ]]; then
     bench_wait_quiet >/dev/null
     timed hourjoin "$AVTOOL" transcode --join "$RUN/hour" "$RUN/hour.mp4" -q -y
     hour_join=$hourjoin_wall
+    # A task's overhead on the hour (its plan reads every video packet's timing).
+    timed hourtask "$AVTOOL" transcode "$HOUR" --chunk 1/4 --chunk-dir "$RUN/hour" --preset ultrafast -q
+    hour_overhead=$hourtask_wall
 fi
 
 python3 - "$DURATION" "$single_wall" "$single_cpu" "$single_psnr" "$single_bytes" \
     "$chunks2_wall" "$chunks2_cpu" "$chunks2_psnr" "$chunks2_bytes" "$join_wall" "$again_wall" "$hour_join" \
-    "$CHUNKS" "${tasks[@]}" <<'PY'
+    "$hour_overhead" "$CHUNKS" "${tasks[@]}" <<'PY'
 import json, sys
 a = sys.argv[1:]
 duration = float(a[0])
@@ -139,14 +144,15 @@ single = dict(wall=float(a[1]), cpu=float(a[2]), psnr=float(a[3]), bytes=int(a[4
 chunks2 = dict(wall=float(a[5]), cpu=float(a[6]), psnr=float(a[7]), bytes=int(a[8]))
 join, overhead = float(a[9]), float(a[10])
 hour_join = None if a[11] == "null" else float(a[11])
-n = int(a[12]); tasks = [float(x) for x in a[13:13 + n]]
+hour_overhead = overhead if a[12] == "null" else float(a[12])
+n = int(a[13]); tasks = [float(x) for x in a[14:14 + n]]
 # Encoding cost per source second, each task's overhead taken out.
 per_second = sum(t - overhead for t in tasks) / duration
 join_per_second = join / duration
 model = {}
 for m in (4, 16, 64):
     model[m] = dict(this_file=round(overhead + per_second * duration / m + join, 1),
-                    one_hour=round(overhead + per_second * 3600 / m + (hour_join if hour_join else join_per_second * 3600), 1))
+                    one_hour=round(hour_overhead + per_second * 3600 / m + (hour_join if hour_join else join_per_second * 3600), 1))
 print(f"input: {duration:.1f} s")
 print(f"{'':22}{'wall s':>9}{'cpu s':>9}{'PSNR dB':>9}{'MiB':>9}")
 for name, r in (("single pass", single), ("--chunks 2", chunks2)):
@@ -157,8 +163,8 @@ print(f"encoding: {per_second:.2f} s per source second on one machine")
 for m, r in model.items():
     print(f"expected wall on {m:2} machines: {r['this_file']:8.1f} s for this file, {r['one_hour']:8.1f} s for one hour")
 if hour_join is not None:
-    print(f"join of a one-hour file: {hour_join:.2f} s")
+    print(f"join of a one-hour file: {hour_join:.2f} s; a task's overhead on it: {hour_overhead:.2f} s")
 print(json.dumps(dict(duration_s=duration, single=single, chunks2=chunks2, tasks_s=tasks, task_overhead_s=overhead,
-                      join_s=join, encode_s_per_source_s=round(per_second, 3), hour_join_s=hour_join,
+                      join_s=join, encode_s_per_source_s=round(per_second, 3), hour_join_s=hour_join, hour_task_overhead_s=hour_overhead,
                       machines={str(k): v for k, v in model.items()})))
 PY

@@ -248,7 +248,10 @@ struct Box: Sendable, Equatable {
         }
         guard type == "stco", widenedTree.type == "co64" else { return copy }
         let source = Array(payload)
+        // (Checked by `moveChunkOffsets` before a table is widened.)
+        guard source.count >= 8 else { return copy }
         let count = Int(be(source, 4, 4))
+        guard source.count >= 8 + count * 4 else { return copy }
         var out = Array(source[0..<8])
         for n in 0..<count { put(be(source, 8 + n * 4, 4), 8, &out) }
         out += source[(8 + count * 4)...]

@@ -80,6 +80,7 @@ struct ChunkedTranscodeTests {
         #expect(strict.status == 0 && strict.stderr.isEmpty, "\(strict.stderr)")
         let gst = try GstDiscoverer(chunked)
         #expect(gst.ok && gst.videoStreams == 1 && gst.audioStreams == 1, "\(gst.output.prefix(300))")
+        #expect(try CutExactTests.gstreamerFrames(chunked) == 300)
         // The temporary chunk directory is gone.
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path("."))
         #expect(!left.contains { $0.contains("chunks") }, "\(left)")
@@ -119,6 +120,7 @@ struct ChunkedTranscodeTests {
         try #require(run.status == 0, "\(run)")
         #expect(try seams(run).count >= 3)
         #expect(try countFrames(out) == countFrames(av))
+        #expect(try CutExactTests.gstreamerFrames(out) == countFrames(av))
         let c = try ClickTrack(out)
         #expect(c.flashes.map { Int($0.rounded()) } == Array(0...9), "flashes \(c.flashes)")
         #expect(c.beeps.map { Int($0.rounded()) } == Array(0...9), "beeps \(c.beeps)")
