@@ -598,6 +598,7 @@ public func joinChunks(directory: String, output outputPath: String, options: Tr
     var source = try PacketSource(input, kept: kept, salvage: false, operation: "could not transcode")
     try source.run { (packet, j) throws(MediaError) in
         try cancellation.check()
+        // (Packets the demuxer buffered while it probed come before the discard takes hold.)
         guard j != videoTrack else { return }
         let t = packet.timing
         let tbj = kept[j].timeBase!
