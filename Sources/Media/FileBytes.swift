@@ -19,7 +19,7 @@ public enum FileBytes {
 
     /// Opens `path` for writing from its start (a staged temporary).
     public static func create(_ path: String, reportingAs name: String) throws(MediaError) -> Int32 {
-        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
         return fd
     }
