@@ -52,6 +52,12 @@ public struct Frame: ~Copyable {
     /// I/P/B pattern instead of letting the encoder choose.
     public func clearPictureType() { pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE }
 
+    /// The decoder concealed errors in this frame or marked it corrupt (a
+    /// picture decoded without its references or parameter sets).
+    public var isDamaged: Bool {
+        pointer.pointee.decode_error_flags != 0 || pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0
+    }
+
     public func unref() { av_frame_unref(pointer) }
 }
 

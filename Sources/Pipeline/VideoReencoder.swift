@@ -30,6 +30,9 @@ public final class VideoReencoder: Reencoder {
     /// The first frame encoded in the window, and the count of decoded frames left out.
     public private(set) var firstInWindow: Int64?
     public private(set) var framesOutsideWindow = 0
+    /// Frames of the window the decoder concealed errors in or marked
+    /// corrupt: after a seek, a start that is no clean entry point.
+    public private(set) var damagedInWindow = 0
 
     /// Opens the decoder for `stream` and the encoder with `settings` (its
     /// time base is set here: the stream's, or 1/`frameRate` for a constant
@@ -82,6 +85,7 @@ public final class VideoReencoder: Reencoder {
                 continue
             }
             if window != nil, firstInWindow == nil { firstInWindow = pts }
+            if window != nil, frame.isDamaged { damagedInWindow += 1 }
             frame.clearPictureType()
             if rateConverter != nil {
                 try submitHeld(rateConverter!.add(pts: pts, duration: duration), emit)

@@ -105,6 +105,9 @@ public struct ChunkReport: Sendable, Codable {
     public var endSeconds: Double?
     public var outputBytes: Int64
     public var elapsedSeconds: Double
+    /// The chunk's keyframe was no clean entry point (its pictures decoded
+    /// damaged after a seek): it was decoded from the file's start.
+    public var decodedFromStart = false
     public var warnings: [String] = []
 }
 
@@ -160,7 +163,9 @@ func chunkManifest(input: InputFile, count: Int, options: TranscodeOptions,
     let plan = ChunkPlan(keyframes: times.times, start: start, end: end, count: count)
     let video = try VideoPlan(v, options: options, globalHeader: true, cancellation: cancellation)
     let tb = v.timeBase!
-    let manifest = ChunkManifest(source: input.path, sourceBytes: input.size ?? 0, videoStream: v.index, chunks: count,
+    // The source by its absolute path: tasks and the join may start elsewhere.
+    let source = URL(fileURLWithPath: input.path).standardizedFileURL.path
+    let manifest = ChunkManifest(source: source, sourceBytes: input.size ?? 0, videoStream: v.index, chunks: count,
                                  timeBase: "\(tb.numerator)/\(tb.denominator)", plan: plan,
                                  settings: settingsLine(video.settings), choices: VideoChoices(options))
     return (manifest, video, v)
@@ -340,15 +345,18 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
     }
     var first = try encodeWindow(chunk, stream: stream, video: video, target: target, seek: true,
                                  cancellation: cancellation, progress: progress)
-    if let lower = chunk.lower, first.firstPTS != lower {
+    if let lower = chunk.lower, first.firstPTS != lower || first.damaged > 0 {
         // The demuxer's seek landed after the chunk's keyframe (an index
-        // that lists it late): decode from the start instead, to lose nothing.
+        // that lists it late), or the pictures after it decode damaged (a
+        // stream that is no clean entry point there): decoded from the
+        // start instead, as the single pass decodes it.
         first = try encodeWindow(chunk, stream: stream, video: video, target: target, seek: false,
                                  cancellation: cancellation, progress: progress)
         guard first.firstPTS == lower else {
             throw MediaError.invalid("could not transcode", path: stream.file.path, stream: stream.index,
                                      message: "chunk \(number)'s first frame (at \(Timestamp(lower, tb).seconds) s) does not decode")
         }
+        report.decodedFromStart = true
     }
     report.frames = first.frames
     report.outputBytes = size(of: target) ?? 0
@@ -362,20 +370,34 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
 }
 
 /// The frames of `chunk` encoded into `target` (complete or absent), with
-/// the source's timestamps.
+/// the source's timestamps; decoded from the chunk's keyframe (`seek`) or
+/// from the start. A seek attempt stops at the first damaged picture of the
+/// chunk and writes nothing (`damaged` > 0).
 private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, video: VideoPlan, target: String, seek: Bool,
-                          cancellation: Cancellation,
-                          progress: ((TranscodeProgress) -> Void)?) throws(MediaError) -> (frames: Int, firstPTS: Int64?, extradata: [UInt8]) {
+                          cancellation: Cancellation, progress: ((TranscodeProgress) -> Void)?)
+    throws(MediaError) -> (frames: Int, firstPTS: Int64?, extradata: [UInt8], damaged: Int) {
     let input = try InputFile(path: stream.file.path, cancellation: cancellation, sameAs: stream.file)
     let s = input.streams[stream.index]
     input.discardAll(except: [s.index])
-    if seek, let lower = chunk.lower, !input.seek(stream: s.index, toKeyframeBefore: lower) {
-        return try encodeWindow(chunk, stream: stream, video: video, target: target, seek: false,
-                                cancellation: cancellation, progress: progress)
-    }
     let encoder = try VideoReencoder(stream: s, settings: video.settings, frameRate: nil)
     encoder.window = chunk
     let writer = try ChunkPacketWriter(path: target)
+    if seek, let lower = chunk.lower {
+        // The stream's first packet is decoded (and let go) before the
+        // seek: decoder state a stream sets up once at its start (x264's
+        // version SEI, which changes how its 4:4:4 pictures decode; parameter
+        // sets sent in band) is then as a decode from the start has it.
+        let first = try Packet()
+        while try input.read(into: first) {
+            guard first.streamIndex == s.index else { continue }
+            try encoder.send(first) { (p) throws(MediaError) in try writer.write(p) }
+            break
+        }
+        guard input.seek(stream: s.index, toKeyframeBefore: lower) else {
+            return try encodeWindow(chunk, stream: stream, video: video, target: target, seek: false,
+                                    cancellation: cancellation, progress: progress)
+        }
+    }
     if let progress {
         let tb = s.timeBase!
         let fileStart: Double = s.file.startTime?.seconds ?? 0
@@ -391,14 +413,18 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
         }
     }
     var source = try PacketSource(input, kept: [s], salvage: false, operation: "could not transcode")
+    let stopOnDamage = seek && chunk.lower != nil
     try source.readWhile { (packet, _) throws(MediaError) -> Bool in
         try cancellation.check()
         try encoder.send(packet) { (p) throws(MediaError) in try writer.write(p) }
-        return !encoder.isPastWindow
+        return !encoder.isPastWindow && !(stopOnDamage && encoder.damagedInWindow > 0)
+    }
+    if stopOnDamage && encoder.damagedInWindow > 0 {
+        return (0, encoder.firstInWindow, [], encoder.damagedInWindow)
     }
     try encoder.finish { (p) throws(MediaError) in try writer.write(p) }
     try writer.commit()
-    return (encoder.framesEncoded, encoder.firstInWindow, encoder.encoder.extradata)
+    return (encoder.framesEncoded, encoder.firstInWindow, encoder.encoder.extradata, 0)
 }
 
 // MARK: The join

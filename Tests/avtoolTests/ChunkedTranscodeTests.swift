@@ -86,6 +86,27 @@ struct ChunkedTranscodeTests {
         #expect(!left.contains { $0.contains("chunks") }, "\(left)")
     }
 
+    /// Recordings nobody here made: a B-frame clip, a 4:4:4 camera file with
+    /// MP3 audio, a camera's 576p recording.
+    @Test(arguments: ["bikes_bframes_videoonly.mp4", "cockatoo_yuv444_mp3.mp4", "camera_576p.mp4"])
+    func realRecordingsJoinAsTheSinglePassWould(_ name: String) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.real(name)
+        let single = scratch.path("single.mp4"), chunked = scratch.path("chunked.mp4")
+        try #require(try transcode(input, single).status == 0)
+        let run = try transcode(input, chunked, ["--chunks", "3"])
+        try #require(run.status == 0, "\(run)")
+        #expect(try seams(run).count >= 1, "\(run.stdout)")
+        let frames = try countFrames(input)
+        #expect(try countFrames(chunked) == frames)
+        #expect(try videoTimes(chunked) == videoTimes(single))
+        let a = try framePSNR(chunked, input, in: scratch), b = try framePSNR(single, input, in: scratch)
+        #expect(abs(mean(a.map(\.psnr)) - mean(b.map(\.psnr))) <= 0.2, "\(mean(a.map(\.psnr))) vs \(mean(b.map(\.psnr)))")
+        let strict = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", chunked, "-f", "null", "-"])
+        #expect(strict.status == 0 && strict.stderr.isEmpty, "\(strict.stderr)")
+        #expect(try CutExactTests.gstreamerFrames(chunked) == frames)
+    }
+
     /// x265's default open GOPs: the leading frames of each CRA follow it in
     /// decode order but belong to the chunk before.
     @Test func openGOPSourceLosesAndRepeatsNoFrame() throws {
@@ -263,6 +284,22 @@ struct ChunkedTranscodeTests {
         let join = try Tool.avtool("transcode", "--join", dir, joined)
         try #require(join.status == 0, "\(join)")
         #expect(try countFrames(joined) == countFrames(input))
+    }
+
+    /// Tasks that name the source relatively, the join run from elsewhere:
+    /// the manifest keeps the source's absolute path.
+    @Test func relativeSourceIsFoundByTheJoin() throws {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(atPath: try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4"),
+                                         toPath: scratch.path("talk.mp4"))
+        for k in 1...2 {
+            let r = try Tool.run("/bin/sh", ["-c", "cd '\(scratch.url.path)' && '\(Tool.avtool)' transcode talk.mp4 --chunk \(k)/2 --chunk-dir parts --preset ultrafast"])
+            try #require(r.status == 0, "\(r)")
+        }
+        let out = scratch.path("joined.mp4")
+        let join = try Tool.avtool("transcode", "--join", scratch.path("parts"), out)
+        try #require(join.status == 0, "\(join)")
+        #expect(try countFrames(out) == 300)
     }
 
     @Test func refusedUpFront() throws {
