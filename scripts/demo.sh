@@ -27,6 +27,9 @@ echo "== avtool transcode $sample $out/sample-hevc.mov (H.264 MP4 → H.265 MOV,
 "$avtool" transcode "$sample" "$out/sample-hevc.mov" --preset fast --overwrite
 "$avtool" probe "$out/sample-hevc.mov"
 echo
+echo "== avtool transcode $sample $out/sample-hevc-chunks.mov --chunks 3 (three x265 encoders side by side, joined to the frame)"
+"$avtool" transcode "$sample" "$out/sample-hevc-chunks.mov" --preset fast --chunks 3 --overwrite
+echo
 echo "== avtool transcode .fixtures/pcm_in_mov.mov $out/pcm-hevc.mp4 (PCM audio becomes AAC for MP4)"
 "$avtool" transcode .fixtures/pcm_in_mov.mov "$out/pcm-hevc.mp4" --preset fast --overwrite
 "$avtool" probe "$out/pcm-hevc.mp4"
@@ -38,6 +41,8 @@ echo
 echo "== avtool fill-silence .fixtures/audio_gap.mp4 $out/filled.mp4 (the microphone stopped for a second)"
 "$avtool" fill-silence .fixtures/audio_gap.mp4 "$out/filled.mp4" --overwrite
 "$avtool" probe "$out/filled.mp4"
+echo "== avtool fill-silence .fixtures/clicks_audio_gap.m4a $out/filled.m4a (audio alone: a voice memo with a dropout)"
+"$avtool" fill-silence .fixtures/clicks_audio_gap.m4a "$out/filled.m4a" --overwrite
 echo
 echo "== avtool concat three segments → $out/joined.mp4"
 "$avtool" concat .fixtures/clicks_seg1.mp4 .fixtures/clicks_seg2.mp4 .fixtures/clicks_seg3.mkv "$out/joined.mp4" --overwrite
