@@ -58,8 +58,8 @@ struct ChunkPlanTests {
         #expect(plan.boundaries == [start + 10 * step])
     }
 
-    @Test("the plan round-trips through JSON (the chunk directory's manifest)")
-    func codable() throws {
+    @Test("three chunks of a minute: the keyframes at a third and two thirds")
+    func thirds() throws {
         let plan = ChunkPlan(keyframes: every2s, start: 0, end: 60_000, count: 3)
         #expect(plan.boundaries == [20_000, 40_000])
     }
