@@ -171,6 +171,18 @@ func chunkManifest(input: InputFile, count: Int, options: TranscodeOptions,
     return (manifest, video, v)
 }
 
+/// The output's container, one chunks can be joined into: MP4, MOV or
+/// Matroska, which keep the parameter sets in the header.
+func chunkedContainer(_ options: TranscodeOptions, output: String, operation: String) throws(MediaError) -> Container {
+    let container = try resolveContainer(options.container, output: output)
+    guard container.isISOBMFF || container.muxer == "matroska" else {
+        throw MediaError.invalid(operation, path: output,
+                                 message: "chunks join into MP4, MOV or Matroska (their parameter sets are in the header), not \(container.name)",
+                                 hint: "write .mp4, .mov or .mkv")
+    }
+    return container
+}
+
 /// The video stream a transcode encodes.
 func mainVideo(_ input: InputFile) throws(MediaError) -> Media.InputStream {
     guard let v = input.streams.first(where: { $0.mediaType == .video && !$0.isAttachedPicture }), v.timeBase != nil else {
@@ -546,12 +558,7 @@ public func joinChunks(directory: String, output outputPath: String, options: Tr
     }
     let options = manifest.choices.applied(to: options)
     try options.validate()
-    let container = try resolveContainer(options.container, output: outputPath)
-    guard container.isISOBMFF || container.muxer == "matroska" else {
-        throw MediaError.invalid("could not join", path: outputPath,
-                                 message: "chunks join into MP4, MOV or Matroska (their parameter sets are in the header), not \(container.name)",
-                                 hint: "write .mp4, .mov or .mkv")
-    }
+    let container = try chunkedContainer(options, output: outputPath, operation: "could not join")
     let input = try InputFile(path: manifest.source, cancellation: cancellation)
     if let cut = input.cutOffError("could not transcode") { throw cut }
     guard input.size == manifest.sourceBytes else {
@@ -665,12 +672,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
                       progress: ((TranscodeProgress) -> Void)? = nil) throws(MediaError) -> TranscodeReport {
     let began = ContinuousClock.now
     try options.validate()
-    let container = try resolveContainer(options.container, output: outputPath)
-    guard container.isISOBMFF || container.muxer == "matroska" else {
-        throw MediaError.invalid("could not transcode", path: outputPath,
-                                 message: "chunks join into MP4, MOV or Matroska (their parameter sets are in the header), not \(container.name)",
-                                 hint: "write .mp4, .mov or .mkv")
-    }
+    let container = try chunkedContainer(options, output: outputPath, operation: "could not transcode")
     // The output is checked before any work (it exists, or is an input).
     _ = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
     let input = try InputFile(path: inputPath, cancellation: cancellation)
