@@ -4,8 +4,8 @@ import Pipeline
 
 /// The remux of an MP4, MOV or M4A into the same kind of file with nothing
 /// changed but the index's place: the media data copied as it is
-/// (`copy_file_range`: the kernel copies, or shares the blocks where the
-/// filesystem can), the index (`moov`) written in front with its chunk
+/// (`copy_file_range`: the kernel copies it, file to file, without a pass
+/// through this process's memory), the index (`moov`) written in front with its chunk
 /// offsets moved (`MovieLayout`). Every packet, edit list, tag and track is
 /// the input's. Taken only when the options ask for nothing else; any
 /// other remux goes through libavformat.

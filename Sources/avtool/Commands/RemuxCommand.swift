@@ -23,7 +23,7 @@ struct RemuxCommand: WritingVerb {
 
             An MP4, MOV or M4A into the same kind of file with no other change asked (the usual \
             faststart job) is done at disk speed: the media data is copied as it is \
-            (copy_file_range; a reflink where the filesystem has them) and only the index is \
+            (copy_file_range, file to file in the kernel) and only the index is \
             rewritten, in front, its chunk offsets moved; the input's tracks, edit lists and tags \
             stay exactly as they were. --no-bulk writes through the muxer instead.
 
