@@ -20,13 +20,16 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
     var st = stat()
     guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
     let size = Int64(st.st_size)
-    guard let brand = FileBytes.read(fd, 8, 4), family(brand: brand) == container.muxer else { return nil }
     let layout: MovieLayout
     do {
         layout = try MovieLayout(fileSize: size) { FileBytes.read(fd, $0, $1) }
     } catch {
         return nil
     }
+    // The kind of file by its major brand (a file without `ftyp` is classic QuickTime).
+    let ftyp = layout.boxes.first { $0.type == "ftyp" }
+    let brand = ftyp.map { FileBytes.read(fd, $0.start + 8, 4) ?? [] } ?? Array("qt  ".utf8)
+    guard family(brand: brand) == container.muxer else { return nil }
     // Every stream's packets, from the index the demuxer read (the report's counts).
     var streams: [RemuxStreamReport] = []
     for s in input.streams {
