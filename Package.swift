@@ -64,7 +64,8 @@ let package = Package(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg", "Probe", "Pipeline", "Remux", "Concat"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg", "Probe", "Pipeline", "Remux", "Concat",
+                                                    "Transcode"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "avtoolTests", dependencies: ["avtool"]),
     ],

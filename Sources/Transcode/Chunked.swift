@@ -315,7 +315,8 @@ public func transcodeChunk(input inputPath: String, number: Int, of count: Int, 
     let (manifest, video, stream) = try chunkManifest(input: input, count: count, options: options, cancellation: cancellation)
     let dir = ChunkDirectory(path: directory)
     try dir.settle(manifest)
-    return try encodeChunk(number, manifest: manifest, video: video, stream: stream, directory: dir,
+    return try encodeChunk(number, manifest: manifest, video: video, stream: stream, prime: options.primeChunkDecoder,
+                           directory: dir,
                            cancellation: cancellation, progress: progress)
 }
 
@@ -324,7 +325,7 @@ public func transcodeChunk(input inputPath: String, number: Int, of count: Int, 
 /// chunk decoded and let go, the rest encoded by an encoder of their own
 /// (so the chunk starts with an IDR), written with the source's
 /// timestamps, then recorded in the ledger.
-func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, stream: Media.InputStream,
+func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, stream: Media.InputStream, prime: Bool = true,
                  directory dir: ChunkDirectory, cancellation: Cancellation,
                  progress: ((TranscodeProgress) -> Void)?) throws(MediaError) -> ChunkReport {
     let began = ContinuousClock.now
@@ -356,7 +357,7 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
         return report
     }
     var first = try encodeWindow(chunk, stream: stream, video: video, target: target, seek: true,
-                                 cancellation: cancellation, progress: progress)
+                                 prime: prime, cancellation: cancellation, progress: progress)
     if let lower = chunk.lower, first.firstPTS != lower || first.damaged > 0 {
         // The demuxer's seek landed after the chunk's keyframe (an index
         // that lists it late), or the pictures after it decode damaged (a
@@ -386,7 +387,7 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
 /// from the start. A seek attempt stops at the first damaged picture of the
 /// chunk and writes nothing (`damaged` > 0).
 private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, video: VideoPlan, target: String, seek: Bool,
-                          cancellation: Cancellation, progress: ((TranscodeProgress) -> Void)?)
+                          prime: Bool = true, cancellation: Cancellation, progress: ((TranscodeProgress) -> Void)?)
     throws(MediaError) -> (frames: Int, firstPTS: Int64?, extradata: [UInt8], damaged: Int) {
     let input = try InputFile(path: stream.file.path, cancellation: cancellation, sameAs: stream.file)
     let s = input.streams[stream.index]
@@ -400,7 +401,7 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
         // version SEI, which changes how its 4:4:4 pictures decode; parameter
         // sets sent in band) is then as a decode from the start has it.
         let first = try Packet()
-        while try input.read(into: first) {
+        while prime, try input.read(into: first) {
             guard first.streamIndex == s.index else { continue }
             try encoder.send(first) { (p) throws(MediaError) in try writer.write(p) }
             break
@@ -698,6 +699,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
     let group = DispatchGroup()
     let slots = DispatchSemaphore(value: width)
     nonisolated(unsafe) let shared = (manifest: manifest, video: video, stream: stream)
+    let prime = options.primeChunkDecoder
     // Called from the chunks' threads one at a time.
     let sink = Locked(progress)
     let reporting = progress != nil
@@ -722,7 +724,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
                 sink.withLock { $0?(all) }
             }
             do throws(MediaError) {
-                _ = try encodeChunk(k, manifest: shared.manifest, video: shared.video, stream: shared.stream,
+                _ = try encodeChunk(k, manifest: shared.manifest, video: shared.video, stream: shared.stream, prime: prime,
                                     directory: dir, cancellation: stop, progress: reporting ? report : nil)
             } catch {
                 failure.withLock { if $0 == nil || (MediaError.interrupted ~= $0! && !(MediaError.interrupted ~= error)) { $0 = error } }

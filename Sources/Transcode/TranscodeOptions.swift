@@ -41,6 +41,9 @@ public struct TranscodeOptions: Sendable {
     /// Keep every complete packet of a damaged or cut-off input (instead of
     /// refusing it) and report what was lost.
     public var salvage = false
+    /// Chunks: give a chunk's decoder the stream's first packet before its
+    /// seek (tests turn it off to reach the decode-from-the-start fallback).
+    package var primeChunkDecoder = true
 
     /// x265's CRF scale: 24 keeps fine detail at about half the size of
     /// H.264 at its default quality.
