@@ -50,13 +50,21 @@ struct ChunkedTranscodeTests {
         return chunks?["seams_seconds"] as? [Double] ?? []
     }
 
+    /// `input` transcoded in a single pass and in 3 chunks with the same
+    /// settings, into `scratch` (`tag` keeps several pairs apart).
+    func singleAndChunked(_ input: String, ext: String, tag: String = "", in scratch: Scratch,
+                          sourceLocation: SourceLocation = #_sourceLocation) throws -> (single: String, chunked: String, run: Run) {
+        let single = scratch.path("single\(tag).\(ext)"), chunked = scratch.path("chunked\(tag).\(ext)")
+        try #require(try transcode(input, single).status == 0, sourceLocation: sourceLocation)
+        let run = try transcode(input, chunked, ["--chunks", "3"])
+        try #require(run.status == 0, "\(run)", sourceLocation: sourceLocation)
+        return (single, chunked, run)
+    }
+
     @Test func chunksJoinAsTheSinglePassWould() throws {
         let scratch = try Scratch()
         let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
-        let single = scratch.path("single.mp4"), chunked = scratch.path("chunked.mp4")
-        try #require(try transcode(input, single).status == 0)
-        let run = try transcode(input, chunked, ["--chunks", "3"])
-        try #require(run.status == 0, "\(run)")
+        let (single, chunked, run) = try singleAndChunked(input, ext: "mp4", in: scratch)
         let seams = try seams(run)
         #expect(seams.count == 2, "\(run.stdout)")
         // Every frame once, at the source's time.
@@ -92,10 +100,7 @@ struct ChunkedTranscodeTests {
     func realRecordingsJoinAsTheSinglePassWould(_ name: String) throws {
         let scratch = try Scratch()
         let input = try Fixtures.real(name)
-        let single = scratch.path("single.mp4"), chunked = scratch.path("chunked.mp4")
-        try #require(try transcode(input, single).status == 0)
-        let run = try transcode(input, chunked, ["--chunks", "3"])
-        try #require(run.status == 0, "\(run)")
+        let (single, chunked, run) = try singleAndChunked(input, ext: "mp4", in: scratch)
         #expect(try seams(run).count >= 1, "\(run.stdout)")
         let frames = try countFrames(input)
         #expect(try countFrames(chunked) == frames)
@@ -154,10 +159,7 @@ struct ChunkedTranscodeTests {
         let scratch = try Scratch()
         for (name, ext) in [("h264_vfr.mkv", "mkv"), ("rotated90.mp4", "mp4")] {
             let input = try Fixtures.path(name)
-            let single = scratch.path("single-\(name).\(ext)"), chunked = scratch.path("chunked-\(name).\(ext)")
-            try #require(try transcode(input, single).status == 0)
-            let run = try transcode(input, chunked, ["--chunks", "3"])
-            try #require(run.status == 0, "\(run)")
+            let (single, chunked, run) = try singleAndChunked(input, ext: ext, tag: "-\(name)", in: scratch)
             #expect(try seams(run).count >= 1, "\(name)")
             #expect(try videoTimes(chunked) == videoTimes(single), "\(name)")
             let a = try FFprobe(chunked).stream(0), b = try FFprobe(single).stream(0)
@@ -263,10 +265,7 @@ struct ChunkedTranscodeTests {
     @Test func fewerKeyframesThanChunks() throws {
         let scratch = try Scratch()
         let input = try Fixtures.path("hdr10_pcm.mov")
-        let single = scratch.path("single.mov"), chunked = scratch.path("chunked.mov")
-        try #require(try transcode(input, single).status == 0)
-        let run = try transcode(input, chunked, ["--chunks", "3"])
-        try #require(run.status == 0, "\(run)")
+        let (single, chunked, run) = try singleAndChunked(input, ext: "mov", in: scratch)
         #expect(run.stdout.contains("keyframes for 1 chunks only"), "\(run.stdout)")
         #expect(try countFrames(chunked) == countFrames(input))
         #expect(try videoTimes(chunked) == videoTimes(single))
