@@ -47,6 +47,13 @@ static inline long avtool_copy_file_range(int fd_in, long long *off_in, int fd_o
     return syscall(SYS_copy_file_range, fd_in, off_in, fd_out, off_out, len, 0u);
 }
 
+// fallocate(2) with FALLOC_FL_KEEP_SIZE: blocks reserved for `len` bytes
+// from `offset` without changing the file's size (-1 and errno on failure,
+// EOPNOTSUPP where the filesystem cannot).
+static inline int avtool_reserve_blocks(int fd, long long offset, long long len) {
+    return (int)syscall(SYS_fallocate, fd, 1 /* FALLOC_FL_KEEP_SIZE */, offset, len);
+}
+
 static inline uint32_t avtool_mktag(char a, char b, char c, char d) {
     return MKTAG(a, b, c, d);
 }

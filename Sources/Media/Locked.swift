@@ -32,3 +32,14 @@ public final class Locked<Value>: @unchecked Sendable {
 public func releaseFreedMemory() {
     malloc_trim(0)
 }
+
+/// Allocations of 1 MiB and more get pages of their own (`mmap`), given
+/// back whole when freed, and grown in place (`mremap`): the muxer's and
+/// demuxer's indexes, which grow to tens of MiB in a long recording. Left
+/// to itself, glibc raises that threshold to the largest block freed so
+/// far (up to 32 MiB), after which such indexes grow on the heap by copy,
+/// leaving holes that keep the peak high. Packets stay on the heap. For
+/// the program's start; a library leaves the process's allocator alone.
+public func useOwnPagesForLargeBlocks() {
+    mallopt(M_MMAP_THRESHOLD, 1 << 20)
+}

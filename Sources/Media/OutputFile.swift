@@ -42,16 +42,22 @@ public final class OutputFile {
     private var finished = false
     /// An in-memory output; its I/O context belongs to it, not to this file.
     private let memory: MemoryOutput?
+    /// The file written, when the muxer writes one: its I/O context belongs to it.
+    private var file: FileOutput?
 
     /// Creates the file at `path` with exactly `streams`, copies the format
     /// metadata and chapters of `metadataSource`, and writes the header with
     /// `options` (muxer private options such as `movflags`). Errors name
     /// `name` (default: `path`).
+    /// `expectedSize`, an estimate of the finished file's size, is reserved
+    /// on the disk before the header (see `FileOutput`).
     public convenience init(path: String, reportingAs name: String? = nil, container: Container,
                             streams: [OutputStreamSource], metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(),
-                            options: [(String, String)] = [], cancellation: Cancellation = .shared) throws(MediaError) {
+                            options: [(String, String)] = [], expectedSize: Int64? = nil,
+                            cancellation: Cancellation = .shared) throws(MediaError) {
         try self.init(path: path, name: name ?? path, memory: nil, container: container, streams: streams,
-                      metadataSource: metadataSource, edits: edits, options: options, cancellation: cancellation)
+                      metadataSource: metadataSource, edits: edits, options: options, expectedSize: expectedSize,
+                      cancellation: cancellation)
     }
 
     /// The same into memory (`MemoryOutput`): nothing touches the filesystem.
@@ -60,12 +66,13 @@ public final class OutputFile {
                             metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(), options: [(String, String)] = [],
                             cancellation: Cancellation = Cancellation()) throws(MediaError) {
         try self.init(path: name, name: name, memory: memory, container: container, streams: streams,
-                      metadataSource: metadataSource, edits: edits, options: options, cancellation: cancellation)
+                      metadataSource: metadataSource, edits: edits, options: options, expectedSize: nil,
+                      cancellation: cancellation)
     }
 
     private init(path: String, name: String, memory: MemoryOutput?, container: Container,
                  streams: [OutputStreamSource], metadataSource: InputFile?, edits: MetadataEdits,
-                 options: [(String, String)], cancellation: Cancellation) throws(MediaError) {
+                 options: [(String, String)], expectedSize: Int64?, cancellation: Cancellation) throws(MediaError) {
         self.path = path
         self.name = name
         self.memory = memory
@@ -94,17 +101,10 @@ public final class OutputFile {
             ctx.pointee.pb = memory.context
             ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         } else if ctx.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
-            var callback = cancellation.interruptCallback
-            // Truncating a file that is already empty (the staged temporary)
-            // makes ext4 (auto_da_alloc) flush the whole output at close:
-            // skip the O_TRUNC then.
-            var st = stat()
-            var ioOptions = stat(path, &st) == 0 && st.st_size == 0 ? makeDictionary([("truncate", "0")]) : nil
-            defer { av_dict_free(&ioOptions) }
-            let opened = avio_open2(&ctx.pointee.pb, path, AVIO_FLAG_WRITE, &callback, &ioOptions)
-            if opened < 0 {
-                throw MediaError(code: opened, operation: "could not create output", path: name)
-            }
+            let file = try FileOutput(path: path, reportingAs: name, expectedSize: expectedSize)
+            self.file = file
+            ctx.pointee.pb = file.context
+            ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         }
         intendedTags = IntendedTags(format: entries(of: ctx.pointee.metadata),
                                     streams: (0..<Int(ctx.pointee.nb_streams)).map { entries(of: ctx.pointee.streams[$0]!.pointee.metadata) })
@@ -125,9 +125,8 @@ public final class OutputFile {
     }
 
     deinit {
-        if memory == nil, context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
-            avio_closep(&context.pointee.pb)
-        }
+        // The I/O context is the memory's or the file's, freed with them.
+        context.pointee.pb = nil
         avformat_free_context(context)
     }
 
@@ -333,12 +332,11 @@ public final class OutputFile {
             if let e = Self.fullDisk(ioError, name: name) { throw e }
             throw MediaError(code: ioError, operation: "could not write to", path: name)
         }
-        if memory == nil, context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
+        if let file {
             // Closing flushes what the kernel still holds: a full disk can show only here.
-            let closed = avio_closep(&context.pointee.pb)
-            if closed < 0 {
-                if let e = Self.fullDisk(closed, name: name) { throw e }
-                throw MediaError(code: closed, operation: "could not close", path: name)
+            do { try file.close() } catch {
+                if let e = Self.fullDisk(error.code, name: name) { throw e }
+                throw error
             }
         }
     }

@@ -81,10 +81,13 @@ public final class MuxSession {
     /// Checks the destination, then creates the output with exactly
     /// `streams` and writes its header (format metadata and chapters from
     /// `metadataSource`; for MP4/MOV, faststart when asked and a movie
-    /// timescale of `audioSampleRate`, see `muxerOptions`).
+    /// timescale of `audioSampleRate`, see `muxerOptions`). `expectedBytes`,
+    /// an estimate of the output's size (a stream copy's: its input's), is
+    /// reserved on the disk up front.
     public init(_ destination: MuxDestination, container: Container, streams: [OutputStreamSource],
                 metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(), faststart: Bool = true,
-                audioSampleRate: Int32? = nil, reservedIndex: Int? = nil, cancellation: Cancellation) throws(MediaError) {
+                audioSampleRate: Int32? = nil, reservedIndex: Int? = nil, expectedBytes: Int64? = nil,
+                cancellation: Cancellation) throws(MediaError) {
         name = destination.name
         self.container = container
         self.cancellation = cancellation
@@ -108,7 +111,7 @@ public final class MuxSession {
                                     streams: streams, metadataSource: metadataSource, edits: edits,
                                     options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate,
                                                           metadataKeys: keys, reservedIndex: reservedIndex),
-                                    cancellation: cancellation)
+                                    expectedSize: expectedBytes, cancellation: cancellation)
         } else {
             output = try OutputFile(memory: memory!, name: name, container: container, streams: streams,
                                     metadataSource: metadataSource, edits: edits,

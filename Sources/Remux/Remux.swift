@@ -210,7 +210,7 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                                  metadataSource: input, edits: options.edits, faststart: options.faststart,
                                  audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
                                  reservedIndex: reservedIndex.map { $0 + options.indexReservationAdjustment },
-                                 cancellation: cancellation)
+                                 expectedBytes: input.size, cancellation: cancellation)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
     try copyPackets(from: &source, to: session, progress: progress)
     let result = try session.finish()

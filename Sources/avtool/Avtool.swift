@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import Media
 
 @main
 struct Avtool: ParsableCommand {
@@ -18,6 +19,7 @@ struct Avtool: ParsableCommand {
     /// (`avtool: error: …`, exit status 64; a JSON object on stdout with
     /// `--json`) and a mistyped verb answered with the verb meant.
     static func main() {
+        useOwnPagesForLargeBlocks()
         let arguments = Array(CommandLine.arguments.dropFirst())
         let json = arguments.contains("--json")
         if let first = arguments.first, !first.hasPrefix("-"), first != "help", !verbs.contains(first) {
