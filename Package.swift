@@ -15,7 +15,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // FFmpeg 5.1 through pkg-config, plus a shim for the macros Swift cannot import.
@@ -30,6 +29,8 @@ let package = Package(
         ),
         // The timestamp-sync core: pure Swift value types, no FFmpeg.
         .target(name: "Sync"),
+        // Threads and a condition on pthreads, without Foundation: the batch scheduler, chunked transcode.
+        .target(name: "Threads"),
         // The safe Swift layer over FFmpeg.
         .target(name: "Media", dependencies: ["CFFmpeg", "Sync"]),
         .target(name: "Probe", dependencies: ["Media", "Sync"]),
@@ -38,7 +39,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Media", "Sync"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
         .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline"]),
-        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline"]),
+        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline"]),
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
@@ -49,7 +50,7 @@ let package = Package(
         // Recipes (YAML), job expansion, the ledger, sharding and the scheduler. It runs jobs
         // through a `JobRunner` the CLI supplies, so a recipe's options are checked and run by
         // the very code that parses the command line.
-        .target(name: "Batch", dependencies: [.product(name: "Yams", package: "Yams")]),
+        .target(name: "Batch", dependencies: ["Threads"]),
         // The library product: every verb's function, options, report and error, re-exported.
         .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut"]),
         .executableTarget(

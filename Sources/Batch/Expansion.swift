@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// One unit of work: a verb with its inputs, output and options, as the
@@ -31,7 +31,7 @@ public struct Job: Sendable, Equatable, Hashable {
 
     /// The file that stands for the job's output in the ledger and in the
     /// checks after a run: the output, or a split's first part (`{n}` = 1).
-    public var firstOutput: String { output.replacingOccurrences(of: "{n}", with: "1") }
+    public var firstOutput: String { output.replacing("{n}", with: "1") }
 
     /// The arguments after the verb: inputs, output, options.
     public var arguments: [String] {
@@ -200,7 +200,7 @@ extension Recipe {
             guard v.hasPrefix(prefix), v.hasSuffix(suffix), v.count >= prefix.count + suffix.count else { continue }
             let name = String(v.dropFirst(prefix.count).dropLast(suffix.count))
             guard !name.isEmpty, !name.contains("/") else { continue }
-            let a = Paths.join(base, audio.text.replacingOccurrences(of: "{name}", with: name))
+            let a = Paths.join(base, audio.text.replacing("{name}", with: name))
             if Paths.exists(a) {
                 out.append((name, v, a))
             } else {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Threads
 import Glibc
 
 /// A file as a job saw it: size and modification time (nanoseconds).
@@ -100,7 +101,7 @@ public enum JobDecision: Sendable, Equatable {
 public final class Ledger: @unchecked Sendable {
     public let path: String
     private let fd: Int32
-    private let lock = NSLock()
+    private let lock = Condition()
     private let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.keyEncodingStrategy = .convertToSnakeCase

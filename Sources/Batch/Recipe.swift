@@ -1,4 +1,3 @@
-import Yams
 
 /// A batch recipe (`version: 1`), as read from YAML, before its globs are
 /// expanded. Every value keeps the line it came from so that errors can name it.
@@ -101,19 +100,17 @@ extension Recipe {
         self.file = file
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
-        } catch let e as YamlError {
-            throw RecipeError(file: file, line: Self.line(of: e), "not valid YAML: \(Self.problem(of: e))")
+            root = try YAML.parse(text)
         } catch {
-            throw RecipeError(file: file, line: nil, "not valid YAML: \(error)")
+            throw RecipeError(file: file, line: error.line, "not valid YAML: \(error.problem)")
         }
         guard let root else { throw RecipeError(file: file, line: nil, "the recipe is empty") }
         let r = Reader(file: file)
         let top = try r.mapping(root, "the recipe", known: ["version", "ledger", "defaults", "steps"])
 
-        guard let v = top["version"] else { throw RecipeError(file: file, line: root.mark?.line, "missing 'version' (this avtool reads version 1)") }
+        guard let v = top["version"] else { throw RecipeError(file: file, line: root.line, "missing 'version' (this avtool reads version 1)") }
         guard let n = v.int, n == 1 else {
-            throw RecipeError(file: file, line: v.mark?.line, "unsupported version \(v.string ?? "?") (this avtool reads version 1)")
+            throw RecipeError(file: file, line: v.line, "unsupported version \(v.string ?? "?") (this avtool reads version 1)")
         }
         version = n
         if let l = top["ledger"] { ledger = try r.string(l, "'ledger'") } else { ledger = nil }
@@ -126,27 +123,11 @@ extension Recipe {
             }
         }
 
-        guard let s = top["steps"] else { throw RecipeError(file: file, line: root.mark?.line, "missing 'steps'") }
-        guard case .sequence(let seq) = s, !seq.isEmpty else {
-            throw RecipeError(file: file, line: s.mark?.line, "'steps' must be a list of steps")
+        guard let s = top["steps"] else { throw RecipeError(file: file, line: root.line, "missing 'steps'") }
+        guard case .sequence(let seq, _) = s, !seq.isEmpty else {
+            throw RecipeError(file: file, line: s.line, "'steps' must be a list of steps")
         }
         steps = try seq.enumerated().map { (i, node) throws(RecipeError) in try r.step(node, number: i + 1) }
-    }
-
-    private static func line(of e: YamlError) -> Int? {
-        switch e {
-        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark.line
-        case .duplicatedKeysInMapping(_, let context): context.mark.line
-        default: nil
-        }
-    }
-
-    private static func problem(of e: YamlError) -> String {
-        switch e {
-        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): problem
-        case .duplicatedKeysInMapping(let keys, _): "a key is given twice in one mapping: " + keys.map { "'\($0)'" }.joined(separator: ", ")
-        default: "\(e)"
-        }
     }
 }
 
@@ -160,35 +141,35 @@ private struct Reader {
     }
 
     func fail(_ node: Node?, _ message: String) -> RecipeError {
-        RecipeError(file: file, line: node?.mark?.line, message)
+        RecipeError(file: file, line: node?.line, message)
     }
 
     func mapping(_ node: Node, _ what: String, known: [String]?) throws(RecipeError) -> Mapping {
-        guard case .mapping(let m) = node else { throw fail(node, "\(what) must be a mapping of keys to values") }
+        guard case .mapping(let m, _) = node else { throw fail(node, "\(what) must be a mapping of keys to values") }
         var out = Mapping(pairs: [])
         for (k, v) in m {
-            guard case .scalar(let s) = k else { throw fail(k, "a key in \(what) must be a plain name") }
+            guard case .scalar(let s, _) = k else { throw fail(k, "a key in \(what) must be a plain name") }
             let key = s.string
             if let known, !known.contains(key) {
                 throw fail(k, "unknown key '\(key)' in \(what) (known: \(known.joined(separator: ", ")))")
             }
-            if out[key] != nil { throw fail(k, "'\(key)' given twice in \(what)") }
+            if let first = out[key] { throw fail(k, "'\(key)' given twice in \(what) (first on line \(first.line))") }
             out.pairs.append((key, v))
         }
         return out
     }
 
     func string(_ node: Node, _ what: String) throws(RecipeError) -> String {
-        guard case .scalar(let s) = node, !s.string.isEmpty else { throw fail(node, "\(what) must be a non-empty string") }
+        guard case .scalar(let s, _) = node, !s.string.isEmpty else { throw fail(node, "\(what) must be a non-empty string") }
         return s.string
     }
 
     func pattern(_ node: Node, _ what: String) throws(RecipeError) -> Recipe.Pattern {
-        Recipe.Pattern(try string(node, what), line: node.mark?.line ?? 0)
+        Recipe.Pattern(try string(node, what), line: node.line)
     }
 
     func patterns(_ node: Node, _ what: String) throws(RecipeError) -> [Recipe.Pattern] {
-        if case .sequence(let seq) = node {
+        if case .sequence(let seq, _) = node {
             guard !seq.isEmpty else { throw fail(node, "\(what) is an empty list") }
             return try seq.map { (n) throws(RecipeError) in try pattern(n, "each entry of \(what)") }
         }
@@ -201,7 +182,7 @@ private struct Reader {
         var out: [OptionSetting] = []
         for (key, value) in m.pairs {
             let name = key.hasPrefix("--") ? String(key.dropFirst(2)) : key
-            let line = value.mark?.line ?? node.mark?.line ?? 0
+            let line = value.line
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }), name.first != "-" else {
                 throw fail(value, "'\(key)' in \(what) is not an option name")
             }
@@ -212,7 +193,7 @@ private struct Reader {
                 throw fail(value, "'\(key)' in \(what) is set by 'avtool batch' itself, not per job")
             }
             switch value {
-            case .scalar(let s):
+            case .scalar(let s, _):
                 let plain = s.style == .plain
                 if plain, let b = Bool(s.string.lowercased()) {
                     if b { out.append(OptionSetting(name: name, values: nil, line: line)) }
@@ -221,9 +202,9 @@ private struct Reader {
                 } else {
                     out.append(OptionSetting(name: name, values: [s.string], line: line))
                 }
-            case .sequence(let seq):
+            case .sequence(let seq, _):
                 let values = try seq.map { (n) throws(RecipeError) -> String in
-                    guard case .scalar(let s) = n else { throw fail(n, "each value of '\(key)' must be a plain value") }
+                    guard case .scalar(let s, _) = n else { throw fail(n, "each value of '\(key)' must be a plain value") }
                     return s.string
                 }
                 guard !values.isEmpty else { throw fail(value, "'\(key)' in \(what) is an empty list") }
@@ -244,7 +225,7 @@ private struct Reader {
             throw fail(v, "unknown verb '\(verb)' in \(what) (known: \(Recipe.verbs.joined(separator: ", ")))")
         }
         guard let o = m["output"] else { throw fail(node, "\(what) (\(verb)) has no 'output'") }
-        var step = Recipe.Step(verb: verb, line: node.mark?.line ?? 0, inputs: [], video: nil, audio: nil,
+        var step = Recipe.Step(verb: verb, line: node.line, inputs: [], video: nil, audio: nil,
                                output: try pattern(o, "'output'"),
                                options: [])
         if let o = m["options"] { step.options = try options(o, "the options of \(what)") }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Threads
 import Glibc
 
 /// Runs one job's verb. The CLI supplies it, so a recipe's options are parsed,
@@ -90,9 +91,9 @@ public final class Scheduler: @unchecked Sendable {
     let ledger: Ledger
     let settings: Settings
     private let observer: @Sendable (BatchEvent) -> Void
-    private let observing = NSLock()
+    private let observing = Condition()
 
-    private let cond = NSCondition()
+    private let cond = Condition()
     private var free = 0
     private var running: [Int: (job: Job, fraction: Double)] = [:]
     private var results: [JobResult] = []
@@ -116,7 +117,7 @@ public final class Scheduler: @unchecked Sendable {
         let toRun = plan.enumerated().filter { $0.element.decision.runs }
         let total = toRun.count
         let start = clock.now
-        var threads: [Thread] = []
+        var threads: [WorkerThread] = []
 
         for (index, planned) in toRun {
             let weight = settings.jobs == nil && runner.usesAllCores(planned.job.verb) ? capacity : 1
@@ -133,7 +134,7 @@ public final class Scheduler: @unchecked Sendable {
             cond.unlock()
             observer(.started(planned.job, running: now))
 
-            let t = Thread { [self] in
+            let work: @Sendable () -> Void = { [self] in
                 let result = execute(planned, index: index, total: total, start: start)
                 cond.lock()
                 running[index] = nil
@@ -148,9 +149,8 @@ public final class Scheduler: @unchecked Sendable {
                 cond.broadcast()
                 cond.unlock()
             }
-            t.stackSize = 8 << 20
-            threads.append(t)
-            t.start()
+            // Where no thread can be started, the job runs on this one.
+            if let t = try? WorkerThread(stackSize: 8 << 20, work) { threads.append(t) } else { work() }
         }
         // Wait for the jobs already started.
         cond.lock()

@@ -17,6 +17,22 @@ public enum FileBytes {
         return got == 0 ? nil : Array(buffer[0..<got])
     }
 
+    /// Makes `path` and the directories above it that are missing (`mkdir -p`).
+    /// Returns nil, or why it could not (the system's words, naming the
+    /// directory that failed).
+    public static func makeDirectories(_ path: String) -> String? {
+        var current = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            current += (current.isEmpty || current.hasSuffix("/") ? "" : "/") + part
+            if mkdir(current, 0o777) != 0 && errno != EEXIST {
+                return "\(String(cString: strerror(errno))) ('\(current)')"
+            }
+        }
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { return "not a directory ('\(path)')" }
+        return nil
+    }
+
     /// Opens `path` for writing from its start (a staged temporary).
     public static func create(_ path: String, reportingAs name: String) throws(MediaError) -> Int32 {
         let fd = open(path, O_WRONLY | O_CLOEXEC)

@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import Glibc
+import FoundationEssentials
+import Threads
 import Media
 import Pipeline
 import Sync
@@ -208,16 +211,14 @@ func settingsLine(_ s: VideoEncoderSettings) -> String {
 struct ChunkDirectory {
     let path: String
 
-    func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
+    func file(_ name: String) -> String { path.hasSuffix("/") ? path + name : path + "/" + name }
 
     /// Makes the directory if needed and puts `manifest` there, or checks
     /// that the one there (another task's) is the same; several tasks may
     /// start at once, and exactly one manifest wins.
     func settle(_ manifest: ChunkManifest) throws(MediaError) {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw MediaError.invalid("could not use chunk directory", path: path, message: "\(error.localizedDescription)")
+        if let why = FileBytes.makeDirectories(path) {
+            throw MediaError.invalid("could not use chunk directory", path: path, message: why)
         }
         let target = file(ChunkFiles.manifest)
         if !FileManager.default.fileExists(atPath: target) {
@@ -269,7 +270,7 @@ struct ChunkDirectory {
         do {
             try encoder.encode(value).write(to: URL(fileURLWithPath: target))
         } catch {
-            throw MediaError.invalid("could not write", path: target, message: error.localizedDescription)
+            throw MediaError.invalid("could not write", path: target, message: "\(error)")
         }
     }
 
@@ -703,6 +704,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
     // Called from the chunks' threads one at a time.
     let sink = Locked(progress)
     let reporting = progress != nil
+    var workers: [WorkerThread] = []
     for k in 1...n {
         slots.wait()
         if stop.isCancelled {
@@ -710,7 +712,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
             break
         }
         group.enter()
-        Thread.detachNewThread {
+        let work: @Sendable () -> Void = {
             defer {
                 slots.signal()
                 group.leave()
@@ -731,6 +733,8 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
                 stop.cancel()
             }
         }
+        // Where no thread can be started, the chunk is encoded on this one.
+        if let t = try? WorkerThread(work) { workers.append(t) } else { work() }
     }
     group.wait()
     if let error = failure.withLock({ $0 }) { throw error }

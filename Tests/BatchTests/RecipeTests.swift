@@ -70,7 +70,7 @@ struct RecipeParsingTests {
         ("version: 1\nsteps:\n  - verb: remux\n    inputs: a\n    output: b\n    options:\n      json: true\n", 7, "set by 'avtool batch' itself"),
         ("version: 1\nsteps:\n  - verb: remux\n   inputs: a\n", 4, "not valid YAML"),
         ("version: 1\ndefaults:\n  probe: {x: 1}\nsteps:\n  - verb: remux\n", 3, "unknown key 'probe' in 'defaults'"),
-        ("version: 1\nsteps:\n  - verb: remux\n    inputs: a\n    inputs: b\n    output: c\n", 4, "'inputs'"),
+        ("version: 1\nsteps:\n  - verb: remux\n    inputs: a\n    inputs: b\n    output: c\n", 5, "'inputs' given twice in step 1 (first on line 4)"),
         ("version: 1\nsteps: {}\n", 2, "'steps' must be a list"),
     ])
     func errorsNameTheLine(yaml: String, line: Int, message: String) throws {

@@ -208,10 +208,8 @@ struct BatchCommand: ParsableCommand {
     }
 
     private func makeDirectory(_ dir: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        } catch {
-            throw fail("could not create the output directory '\(Paths.display(dir))': \(error.localizedDescription)", status: 1)
+        if let why = FileBytes.makeDirectories(dir) {
+            throw fail("could not create the output directory '\(Paths.display(dir))': \(why)", status: 1)
         }
     }
 
