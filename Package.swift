@@ -29,10 +29,10 @@ let package = Package(
         ),
         // The timestamp-sync core: pure Swift value types, no FFmpeg.
         .target(name: "Sync"),
-        // Threads and a condition on pthreads, without Foundation: the batch scheduler, chunked transcode.
+        // Threads and a condition on pthreads, without Foundation: writing behind, the batch scheduler, chunked transcode.
         .target(name: "Threads"),
         // The safe Swift layer over FFmpeg.
-        .target(name: "Media", dependencies: ["CFFmpeg", "Sync"]),
+        .target(name: "Media", dependencies: ["CFFmpeg", "Sync", "Threads"]),
         .target(name: "Probe", dependencies: ["Media", "Sync"]),
         // The one writing path every verb shares: the mux session (staged output, muxer,
         // one timeline per track) and the track writers (copy, re-encode) behind one protocol.

@@ -1,14 +1,24 @@
 import CFFmpeg
 import Glibc
+import Threads
 
 /// A file written through a custom `AVIOContext` over a descriptor this
-/// owns, in place of libavformat's `file` protocol: a 1 MiB buffer (the
-/// protocol's is 32 KiB, a system call for every 32 KiB), positioned writes
-/// (`pwrite`: a muxer's seek back to patch a header costs no call), and the
-/// output's expected size reserved up front (`fallocate`), so the
-/// filesystem allocates its blocks once instead of page by page, and a disk
-/// too small for it is found before the first packet. What the reservation
-/// over-estimated is given back when the file is closed.
+/// owns, in place of libavformat's `file` protocol:
+/// - 1 MiB buffers (the protocol's is 32 KiB, a system call for every
+///   32 KiB), written behind: a full buffer goes to a writer thread of the
+///   file's own, and the muxer goes on filling the next (the buffers are
+///   swapped in the context, no copy), so the kernel's copy into the page
+///   cache overlaps the demuxing and muxing;
+/// - positioned writes (`pwrite`), done in the order given;
+/// - the output's expected size reserved up front (`fallocate`), so the
+///   filesystem allocates its blocks once instead of page by page, and a
+///   disk too small for it is found before the first packet. What the
+///   reservation over-estimated is given back when the file is closed.
+///
+/// A seek waits until every write given so far is done, so a muxer that
+/// reads its own output back (faststart's second pass reopens the file)
+/// finds it complete. A failed write is reported at the next write, seek
+/// or close.
 final class FileOutput {
     let context: UnsafeMutablePointer<AVIOContext>
     private let fd: Int32
@@ -20,6 +30,19 @@ final class FileOutput {
     private var closed = false
 
     static let bufferSize = 1 << 20
+    /// Buffers in all: the one being filled, the rest being written or free.
+    static let bufferCount = 3
+
+    /// All the buffers, each filled by the muxer or written, in turn.
+    private let buffers: [UnsafeMutablePointer<UInt8>]
+    private var current = 0
+    /// Shared with the writer thread, under `changed`.
+    private var pending: [(buffer: Int, count: Int, at: Int64)] = []
+    private var busy: Set<Int> = []
+    private var failure: Int32 = 0
+    private var stopping = false
+    private let changed = Condition()
+    private var writer: WorkerThread?
 
     /// Opens `path` for writing from an empty file (a file that is not empty
     /// is truncated) and reserves `expectedSize` bytes where given.
@@ -41,21 +64,24 @@ final class FileOutput {
             // the room for an estimate, the writes themselves find out.
             reserved = avtool_reserve_blocks(fd, 0, expectedSize) == 0
         }
-        guard let buffer = av_malloc(Self.bufferSize) else {
-            Glibc.close(fd)
-            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not create output", path: name)
+        var made: [UnsafeMutablePointer<UInt8>] = []
+        for _ in 0..<Self.bufferCount {
+            guard let b = av_malloc(Self.bufferSize) else { break }
+            made.append(b.assumingMemoryBound(to: UInt8.self))
         }
-        guard let io = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Int32(Self.bufferSize), 1, nil, nil,
+        guard made.count == Self.bufferCount,
+              let io = avio_alloc_context(made[0], Int32(Self.bufferSize), 1, nil, nil,
                                           { opaque, buffer, size in
                                               Unmanaged<FileOutput>.fromOpaque(opaque!).takeUnretainedValue().write(buffer!, Int(size))
                                           },
                                           { opaque, offset, whence in
                                               Unmanaged<FileOutput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence)
                                           }) else {
-            av_free(buffer)
+            for b in made { av_free(b) }
             Glibc.close(fd)
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not create output", path: name)
         }
+        buffers = made
         context = io
         context.pointee.opaque = Unmanaged.passUnretained(self).toOpaque()
         // libavformat marks a flush point after every packet, and a context
@@ -65,18 +91,27 @@ final class FileOutput {
     }
 
     deinit {
-        var buffer: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(context.pointee.buffer)
-        av_freep(&buffer)
+        stopWriter()
+        // The buffers are this file's, not the context's.
+        context.pointee.buffer = nil
         var c: UnsafeMutablePointer<AVIOContext>? = context
         avio_context_free(&c)
+        for b in buffers { av_free(b) }
         if !closed { Glibc.close(fd) }
     }
 
-    /// Gives back the reserved blocks past the end of what was written and
-    /// closes the file. The context must have been flushed.
+    /// Waits for the writes given so far, gives back the reserved blocks
+    /// past the end of what was written and closes the file. The context
+    /// must have been flushed.
     func close() throws(MediaError) {
         guard !closed else { return }
+        let code = drain()
+        stopWriter()
         closed = true
+        if code < 0 {
+            Glibc.close(fd)
+            throw MediaError(code: code, operation: "could not write to", path: path)
+        }
         if reserved && ftruncate(fd, off_t(end)) != 0 {
             let e = errno
             Glibc.close(fd)
@@ -87,10 +122,59 @@ final class FileOutput {
         }
     }
 
-    private func write(_ buffer: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    // MARK: the writer thread
+
+    private func startWriter() -> Bool {
+        if writer != nil { return true }
+        let me = Unmanaged.passUnretained(self)
+        // The thread ends (and is joined) before this object goes away.
+        nonisolated(unsafe) let file = me
+        writer = try? WorkerThread { file.takeUnretainedValue().writeLoop() }
+        return writer != nil
+    }
+
+    private func stopWriter() {
+        guard let writer else { return }
+        changed.withLock {
+            stopping = true
+            changed.broadcast()
+        }
+        writer.join()
+        self.writer = nil
+    }
+
+    private func writeLoop() {
+        while true {
+            changed.lock()
+            while pending.isEmpty && !stopping { changed.wait() }
+            guard let job = pending.first else {
+                changed.unlock()
+                return
+            }
+            let failed = failure < 0
+            changed.unlock()
+            let code = failed ? 0 : writeFully(buffers[job.buffer], job.count, at: job.at)
+            changed.withLock {
+                if code < 0 && failure == 0 { failure = code }
+                pending.removeFirst()
+                busy.remove(job.buffer)
+                changed.broadcast()
+            }
+        }
+    }
+
+    /// Waits until every write given is done; the first error, or 0.
+    private func drain() -> Int32 {
+        changed.withLock {
+            while !pending.isEmpty { changed.wait() }
+            return failure
+        }
+    }
+
+    private func writeFully(_ buffer: UnsafePointer<UInt8>, _ size: Int, at offset: Int64) -> Int32 {
         var done = 0
         while done < size {
-            let n = pwrite(fd, buffer + done, size - done, off_t(position) + off_t(done))
+            let n = pwrite(fd, buffer + done, size - done, off_t(offset) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
                 return avtool_averror(errno)
@@ -99,13 +183,48 @@ final class FileOutput {
             guard n > 0 else { return AVTOOL_AVERROR_ENOSPC }
             done += n
         }
+        return 0
+    }
+
+    // MARK: the context's callbacks
+
+    private func write(_ buffer: UnsafeMutablePointer<UInt8>, _ size: Int) -> Int32 {
+        let at = position
         position += Int64(size)
         end = max(end, position)
+        // Written behind when it is the buffer being filled (libavformat
+        // flushes only that one) and a thread could be started; otherwise here.
+        guard buffer == buffers[current], startWriter() else {
+            let code = drain()
+            if code < 0 { return code }
+            let written = writeFully(buffer, size, at: at)
+            return written < 0 ? written : Int32(size)
+        }
+        let next: Int = changed.withLock {
+            pending.append((current, size, at))
+            busy.insert(current)
+            changed.broadcast()
+            // The next free buffer (one always frees up: the writer takes them in turn).
+            while true {
+                if failure < 0 { return -1 }
+                if let free = (0..<Self.bufferCount).first(where: { !busy.contains($0) }) { return free }
+                changed.wait()
+            }
+        }
+        guard next >= 0 else { return changed.withLock { failure } }
+        current = next
+        // flush_buffer goes on from `buffer`, which is now the free one.
+        context.pointee.buffer = buffers[next]
+        context.pointee.buf_ptr = buffers[next]
+        context.pointee.buf_end = buffers[next] + Self.bufferSize
         return Int32(size)
     }
 
     private func seek(_ offset: Int64, _ whence: Int32) -> Int64 {
         if whence & AVSEEK_SIZE != 0 { return end }
+        // What is read back after a seek (faststart's second pass) must be in the file.
+        let code = drain()
+        if code < 0 { return Int64(code) }
         let base: Int64
         switch whence & ~AVSEEK_FORCE {
         case SEEK_SET: base = 0
