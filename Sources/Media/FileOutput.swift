@@ -4,11 +4,13 @@ import Threads
 
 /// A file written through a custom `AVIOContext` over a descriptor this
 /// owns, in place of libavformat's `file` protocol:
-/// - 1 MiB buffers (the protocol's is 32 KiB, a system call for every
-///   32 KiB), written behind: a full buffer goes to a writer thread of the
-///   file's own, and the muxer goes on filling the next (the buffers are
-///   swapped in the context, no copy), so the kernel's copy into the page
-///   cache overlaps the demuxing and muxing;
+/// - 256 KiB buffers (the protocol's is 32 KiB, a system call for every
+///   32 KiB; writes of 1 MiB into reserved blocks ran up to 5× slower
+///   here once other large files had just been written and deleted),
+///   written behind: a full buffer goes to a writer thread of the file's
+///   own, and the muxer goes on filling the next (the buffers are swapped
+///   in the context, no copy), so the kernel's copy into the page cache
+///   overlaps the demuxing and muxing;
 /// - positioned writes (`pwrite`), done in the order given;
 /// - the output's expected size reserved up front (`fallocate`), so the
 ///   filesystem allocates its blocks once instead of page by page, and a
@@ -29,7 +31,7 @@ final class FileOutput {
     private var reserved = false
     private var closed = false
 
-    static let bufferSize = 1 << 20
+    static let bufferSize = 256 << 10
     /// Buffers in all: the one being filled, the rest being written or free.
     static let bufferCount = 3
 
