@@ -29,7 +29,7 @@ let package = Package(
         ),
         // The timestamp-sync core: pure Swift value types, no FFmpeg.
         .target(name: "Sync"),
-        // Threads and a condition on pthreads, without Foundation: writing behind, the batch scheduler, chunked transcode.
+        // Threads and a condition on pthreads, without Foundation: writing behind, the index trial, the batch scheduler, chunked transcode.
         .target(name: "Threads"),
         // The safe Swift layer over FFmpeg.
         .target(name: "Media", dependencies: ["CFFmpeg", "Sync", "Threads"]),
@@ -38,7 +38,7 @@ let package = Package(
         // one timeline per track) and the track writers (copy, re-encode) behind one protocol.
         .target(name: "Pipeline", dependencies: ["Media", "Sync"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
-        .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline"]),
+        .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
         .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline"]),

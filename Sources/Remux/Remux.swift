@@ -1,6 +1,7 @@
 import Media
 import Pipeline
 import Sync
+import Threads
 
 public struct RemuxOptions: Sendable {
     /// The output container; `nil` means from the output's extension.
@@ -157,9 +158,9 @@ package func indexReservation(_ input: InputFile, container: Container, options:
                                  cancellation: cancellation)
     let header = Int(session.bytesWritten)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
-    var source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
+    let source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
                                   operation: "could not measure the index of")
-    try source.run { (packet, j) throws(MediaError) in try session.write(packet, track: j) }
+    try writeShapes(of: source, to: session)
     let result = try session.finish()
     // What went into the media data; cover art goes into the index ('covr').
     let payload = zip(plan.kept, result.payloadBytes).reduce(Int64(0)) { $0 + ($1.0.isAttachedPicture ? 0 : $1.1) }
@@ -170,6 +171,52 @@ package func indexReservation(_ input: InputFile, container: Container, options:
     // at most one chunk a packet.
     if abs(Int64(sink.size) - Int64(UInt32.max)) < Int64(index) + (1 << 24) { index += 4 * result.packets.reduce(0, +) }
     return index + 8
+}
+
+/// The trial's packets into `session`: the hollow input is demuxed on a
+/// thread of its own, which hands over each packet's shape (timing, size,
+/// flags, side data) in batches and frees the packet itself; the packets
+/// the muxer gets point to zeros (`ZeroPayload`). The two halves of the
+/// trial run on two cores, and no packet's memory crosses threads. Where no
+/// thread can be started, the same on this one.
+private func writeShapes(of source: PacketSource, to session: MuxSession) throws(MediaError) {
+    let shapes = BatchQueue<PacketShape, MediaError>()
+    let handed = HandedOver(source)
+    let reader = try? WorkerThread {
+        var batch: [PacketShape] = []
+        do throws(MediaError) {
+            try handed.value.readWhile { (packet, j) -> Bool in
+                batch.append(packet.shape(track: j))
+                guard batch.count == 512 else { return true }
+                let more = shapes.put(batch)
+                batch.removeAll(keepingCapacity: true)
+                return more
+            }
+            if !batch.isEmpty { _ = shapes.put(batch) }
+            shapes.finish(throwing: nil)
+        } catch {
+            shapes.finish(throwing: error)
+        }
+    }
+    let packet = try Packet()
+    let zeros = ZeroPayload()
+    guard let reader else {
+        try handed.value.run { (p, j) throws(MediaError) in
+            try zeros.fill(packet, as: p.shape(track: j))
+            try session.write(packet, track: j)
+        }
+        return
+    }
+    defer {
+        shapes.close()
+        reader.join()
+    }
+    while let batch = try shapes.take() {
+        for shape in batch {
+            try zeros.fill(packet, as: shape)
+            try session.write(packet, track: shape.track)
+        }
+    }
 }
 
 /// Codecs whose payloads the MP4 muxer writes without looking into them

@@ -79,3 +79,69 @@ public final class Condition: @unchecked Sendable {
         return try body()
     }
 }
+
+/// Values passed from one thread to another in batches, in order: one
+/// lock a batch, not a value. The producer waits while `limit` batches
+/// are queued; `finish` ends it (with an error the consumer meets after
+/// the last batch); the consumer's `close` makes the producer's `put`
+/// return false.
+public final class BatchQueue<Value, Failure: Error>: @unchecked Sendable {
+    private var batches: [[Value]] = []
+    private var finished = false
+    private var closed = false
+    private var failure: Failure?
+    private let limit: Int
+    private let changed = Condition()
+
+    public init(limit: Int = 32) { self.limit = limit }
+
+    /// Producer: queues `batch`; false once the consumer has closed the queue.
+    public func put(_ batch: [Value]) -> Bool {
+        changed.withLock {
+            while batches.count >= limit && !closed { changed.wait() }
+            guard !closed else { return false }
+            batches.append(batch)
+            changed.broadcast()
+            return true
+        }
+    }
+
+    /// Producer: no more batches; `error`, if any, is what stopped it.
+    public func finish(throwing error: Failure?) {
+        changed.withLock {
+            finished = true
+            failure = error
+            changed.broadcast()
+        }
+    }
+
+    /// Consumer: the next batch, nil after the last; throws the producer's
+    /// error once the batches before it are taken.
+    public func take() throws(Failure) -> [Value]? {
+        let (batch, error): ([Value]?, Failure?) = changed.withLock {
+            while batches.isEmpty && !finished { changed.wait() }
+            if batches.isEmpty { return (nil, failure) }
+            let b = batches.removeFirst()
+            changed.broadcast()
+            return (b, nil)
+        }
+        if let error { throw error }
+        return batch
+    }
+
+    /// Consumer: takes no more; a waiting producer is woken and told to stop.
+    public func close() {
+        changed.withLock {
+            closed = true
+            batches.removeAll()
+            changed.broadcast()
+        }
+    }
+}
+
+/// A value handed to a `WorkerThread` and taken back after `join()`: the
+/// two threads never use it at once.
+public final class HandedOver<Value>: @unchecked Sendable {
+    public var value: Value
+    public init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,81 @@
+import CFFmpeg
+
+/// Everything of a packet but its payload: where it goes, its timing, size,
+/// flags and side data. What a trial write needs, passed between threads
+/// without the payload's memory.
+public struct PacketShape: Sendable {
+    public var track: Int
+    var pts: Int64
+    var dts: Int64
+    var duration: Int64
+    var size: Int32
+    var flags: Int32
+    var sideData: [(type: UInt32, bytes: [UInt8])]
+}
+
+extension Packet {
+    /// This packet's shape, bound for `track`.
+    public func shape(track: Int) -> PacketShape {
+        let p = pointer.pointee
+        var side: [(type: UInt32, bytes: [UInt8])] = []
+        for i in 0..<Int(p.side_data_elems) {
+            let sd = p.side_data[i]
+            side.append((sd.type.rawValue, Array(UnsafeBufferPointer(start: sd.data, count: sd.size))))
+        }
+        return PacketShape(track: track, pts: p.pts, dts: p.dts, duration: p.duration, size: p.size, flags: p.flags,
+                           sideData: side)
+    }
+}
+
+/// Zeros that packets of a given shape point to (`av_buffer_create` with a
+/// free that does nothing): a trial write's payloads, none allocated or
+/// copied per packet. The bytes are zero, so a muxer that looks into a
+/// payload (the MP4 muxer's check for ADTS headers in AAC) sees the same
+/// every time.
+public final class ZeroPayload {
+    private var bytes: UnsafeMutableRawPointer?
+    private var capacity = 0
+    /// Smaller zeros, outgrown: packets a muxer still queues may point there.
+    private var outgrown: [UnsafeMutableRawPointer] = []
+
+    public init() {}
+
+    deinit {
+        av_free(bytes)
+        for b in outgrown { av_free(b) }
+    }
+
+    /// Makes `packet` the packet `shape` describes, its payload zeros.
+    public func fill(_ packet: borrowing Packet, as shape: PacketShape) throws(MediaError) {
+        let need = Int(shape.size) + Int(AV_INPUT_BUFFER_PADDING_SIZE)
+        if need > capacity {
+            if let old = bytes { outgrown.append(old) }
+            capacity = max(need, 2 * capacity)
+            bytes = av_mallocz(capacity)
+            guard bytes != nil else {
+                capacity = 0
+                throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not allocate a packet")
+            }
+        }
+        let p = packet.pointer
+        av_packet_unref(p)
+        guard let buf = av_buffer_create(bytes!.assumingMemoryBound(to: UInt8.self), Int(shape.size), { _, _ in }, nil,
+                                         AV_BUFFER_FLAG_READONLY) else {
+            throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not allocate a packet")
+        }
+        p.pointee.buf = buf
+        p.pointee.data = buf.pointee.data
+        p.pointee.size = shape.size
+        p.pointee.pts = shape.pts
+        p.pointee.dts = shape.dts
+        p.pointee.duration = shape.duration
+        p.pointee.flags = shape.flags
+        p.pointee.stream_index = Int32(shape.track)
+        for sd in shape.sideData {
+            guard let data = av_packet_new_side_data(p, AVPacketSideDataType(rawValue: sd.type), sd.bytes.count) else {
+                throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not allocate a packet")
+            }
+            data.update(from: sd.bytes, count: sd.bytes.count)
+        }
+    }
+}
