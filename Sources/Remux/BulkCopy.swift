@@ -22,7 +22,7 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
     let size = Int64(st.st_size)
     let layout: MovieLayout
     do {
-        layout = try MovieLayout(fileSize: size) { FileBytes.read(fd, $0, $1) }
+        layout = try MovieLayout(fileSize: size, alignment: 4096) { FileBytes.read(fd, $0, $1) }
     } catch {
         return nil
     }

@@ -56,6 +56,29 @@ struct MovieLayoutTests {
         #expect(!l.indexAlreadyInFront)
     }
 
+    @Test("aligned: a free box after the index puts the media data where it was within a page", arguments: [0, 3, 100, 4000])
+    func alignedToPages(extra: Int) throws {
+        let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0] + [UInt8](repeating: 0, count: extra))
+        let mdat = Self.box("mdat", [UInt8](repeating: 7, count: 100))
+        let first = UInt64(ftyp.count + 8)
+        let moov = Self.moov(Self.stco([first]))
+        let file = ftyp + mdat + moov
+        let l = try MovieLayout(fileSize: Int64(file.count), alignment: 4096) { offset, count in
+            guard offset < file.count else { return nil }
+            return Array(file[Int(offset)..<min(file.count, Int(offset) + count)])
+        }
+        // Where the media data box lands in the output, and its place in a page as in the input.
+        let landing = ftyp.count + l.index.count
+        #expect(landing % 4096 == ftyp.count % 4096)
+        let pad = l.index.count - moov.count
+        #expect(pad == 0 || pad >= 8)
+        if pad > 0 {
+            #expect(Array(l.index[moov.count + 4..<moov.count + 8]) == Array("free".utf8))
+        }
+        // The chunk offset follows the data to its new place.
+        #expect(Self.offsets(Array(l.index[0..<moov.count]))! == ("stco", [UInt64(landing + 8)]))
+    }
+
     @Test("index already in front: offsets unchanged, the bytes after copied as one range")
     func alreadyInFront() throws {
         let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0])
