@@ -29,7 +29,8 @@ extension Packet {
 
 /// Zeros that packets of a given shape point to (`av_buffer_create` with a
 /// free that does nothing): a trial write's payloads, none allocated or
-/// copied per packet. The bytes are zero, so a muxer that looks into a
+/// copied per packet. It must outlive every packet made from it, in the
+/// muxer's queues too: keep it until the output is finished. The bytes are zero, so a muxer that looks into a
 /// payload (the MP4 muxer's check for ADTS headers in AAC) sees the same
 /// every time.
 public final class ZeroPayload {

@@ -160,8 +160,11 @@ package func indexReservation(_ input: InputFile, container: Container, options:
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
     let source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
                                   operation: "could not measure the index of")
-    try writeShapes(of: source, to: session)
-    let result = try session.finish()
+    // The zeros outlive the session's end: its interleaving queue still
+    // holds packets pointing there until the trailer is written.
+    let zeros = ZeroPayload()
+    try writeShapes(of: source, to: session, zeros: zeros)
+    let result = try withExtendedLifetime(zeros) { () throws(MediaError) in try session.finish() }
     // What went into the media data; cover art goes into the index ('covr').
     let payload = zip(plan.kept, result.payloadBytes).reduce(Int64(0)) { $0 + ($1.0.isAttachedPicture ? 0 : $1.1) }
     var index = sink.size - header - Int(payload)
@@ -176,10 +179,11 @@ package func indexReservation(_ input: InputFile, container: Container, options:
 /// The trial's packets into `session`: the hollow input is demuxed on a
 /// thread of its own, which hands over each packet's shape (timing, size,
 /// flags, side data) in batches and frees the packet itself; the packets
-/// the muxer gets point to zeros (`ZeroPayload`). The two halves of the
+/// the muxer gets point to `zeros`, which must outlive the session's
+/// end (packets wait in its interleaving queue until then). The two halves of the
 /// trial run on two cores, and no packet's memory crosses threads. Where no
 /// thread can be started, the same on this one.
-private func writeShapes(of source: PacketSource, to session: MuxSession) throws(MediaError) {
+private func writeShapes(of source: PacketSource, to session: MuxSession, zeros: ZeroPayload) throws(MediaError) {
     let shapes = BatchQueue<PacketShape, MediaError>()
     let handed = HandedOver(source)
     let reader = try? WorkerThread {
@@ -199,7 +203,6 @@ private func writeShapes(of source: PacketSource, to session: MuxSession) throws
         }
     }
     let packet = try Packet()
-    let zeros = ZeroPayload()
     guard let reader else {
         try handed.value.run { (p, j) throws(MediaError) in
             try zeros.fill(packet, as: p.shape(track: j))
