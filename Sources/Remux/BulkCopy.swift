@@ -1,3 +1,4 @@
+import CFFmpeg
 import Glibc
 import Media
 import Pipeline
@@ -41,6 +42,13 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [input.path])
     let out = try FileBytes.create(staged.temporary, reportingAs: outputPath)
     defer { close(out) }
+    // The output's blocks reserved at once (as `FileOutput` does): the
+    // filesystem allocates them in one go, and a disk without the room is
+    // found before the copy. Only a help where it cannot.
+    let total = layout.pieces.reduce(Int64(0)) { sum, piece in
+        if case .input(_, let count) = piece { sum + count } else { sum + Int64(layout.index.count) }
+    }
+    _ = avtool_reserve_blocks(out, 0, total)
     var written: Int64 = 0
     let duration = input.duration?.seconds
     for piece in layout.pieces {
