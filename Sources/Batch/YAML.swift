@@ -321,8 +321,7 @@ private struct YAMLParser {
             let l = lines[i]
             if isMarker(l, "---") || isMarker(l, "...") { return false }
             if !isBlankOrComment(l, from: 0) {
-                var k = 0
-                while k < l.count, l[k] == UInt8(ascii: " ") { k += 1 }
+                let k = indent(i)
                 return k == n && k < l.count && l[k] == UInt8(ascii: "-") && (k + 1 == l.count || isSpace(l[k + 1]))
             }
             i += 1
@@ -369,7 +368,7 @@ private struct YAMLParser {
             let l = lines[r]
             if isMarker(l, "---") || isMarker(l, "...") { break }
             if l.allSatisfy(isSpace) { blankRun += 1; r += 1; continue }
-            let n = { var k = 0; while k < l.count, l[k] == UInt8(ascii: " ") { k += 1 }; return k }()
+            let n = indent(r)
             if n < minIndent || l[n] == UInt8(ascii: "#") { break }
             row = r
             col = n
@@ -523,7 +522,7 @@ private struct YAMLParser {
         while r < lines.count {
             let l = lines[r]
             if isMarker(l, "---") || isMarker(l, "...") { break }
-            let n = { var k = 0; while k < l.count, l[k] == UInt8(ascii: " ") { k += 1 }; return k }()
+            let n = indent(r)
             if n == l.count {
                 collected.append(nil)
                 r += 1

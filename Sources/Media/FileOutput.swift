@@ -227,15 +227,9 @@ final class FileOutput {
         // What is read back after a seek (faststart's second pass) must be in the file.
         let code = drain()
         if code < 0 { return Int64(code) }
-        let base: Int64
-        switch whence & ~AVSEEK_FORCE {
-        case SEEK_SET: base = 0
-        case SEEK_CUR: base = position
-        case SEEK_END: base = end
-        default: return Int64(AVTOOL_AVERROR_EINVAL)
+        guard let target = seekTarget(offset, whence, position: Int(position), size: Int(end)) else {
+            return Int64(AVTOOL_AVERROR_EINVAL)
         }
-        let (target, overflow) = base.addingReportingOverflow(offset)
-        guard !overflow, target >= 0 else { return Int64(AVTOOL_AVERROR_EINVAL) }
         position = target
         return target
     }

@@ -170,7 +170,7 @@ public final class HollowFileInput {
 
 /// The absolute position a seek asks for; `nil` for `AVSEEK_SIZE`, an
 /// unknown `whence`, a negative result or overflow.
-private func seekTarget(_ offset: Int64, _ whence: Int32, position: Int, size: Int) -> Int64? {
+func seekTarget(_ offset: Int64, _ whence: Int32, position: Int, size: Int) -> Int64? {
     if whence & AVSEEK_SIZE != 0 { return nil }
     let base: Int64
     switch whence & ~AVSEEK_FORCE {
