@@ -1,27 +1,20 @@
 import CFFmpeg
 import Glibc
+import Threads
 
-/// A value behind a pthread mutex. Used instead of Synchronization's `Mutex`
-/// where thread sanitizer must see the locking: it intercepts pthread calls,
-/// not the futexes `Mutex` uses on Linux, and reports false races there.
+/// A value behind a pthread mutex (`Condition`'s). Used instead of
+/// Synchronization's `Mutex` where thread sanitizer must see the locking:
+/// it intercepts pthread calls, not the futexes `Mutex` uses on Linux, and
+/// reports false races there.
 public final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let lock = Condition()
     private var value: Value
 
-    public init(_ value: Value) {
-        self.value = value
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
+    public init(_ value: Value) { self.value = value }
 
     public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock.lock()
+        defer { lock.unlock() }
         return try body(&value)
     }
 }
