@@ -131,6 +131,12 @@ public final class InputFile {
     /// found (the codec delay, the frame size).
     public var timingsNeedNoProbe: Bool { formatName.hasPrefix("mov") }
 
+    /// The file's tags and each stream's, as the demuxer read them.
+    public var tags: IntendedTags {
+        IntendedTags(format: entries(of: context.pointee.metadata),
+                     streams: (0..<Int(context.pointee.nb_streams)).map { entries(of: context.pointee.streams[$0]!.pointee.metadata) })
+    }
+
     /// Whether `other` (another opening of the same file) has the same
     /// streams at the same indexes: types, codecs and time bases.
     public func hasSameStreams(as other: InputFile) -> Bool {

@@ -3,6 +3,17 @@ import Sync
 
 public enum MediaType: String, Sendable, Codable {
     case video, audio, subtitle, data, attachment, unknown
+
+    init(_ type: AVMediaType) {
+        switch type {
+        case AVMEDIA_TYPE_VIDEO: self = .video
+        case AVMEDIA_TYPE_AUDIO: self = .audio
+        case AVMEDIA_TYPE_SUBTITLE: self = .subtitle
+        case AVMEDIA_TYPE_DATA: self = .data
+        case AVMEDIA_TYPE_ATTACHMENT: self = .attachment
+        default: self = .unknown
+        }
+    }
 }
 
 /// A borrowed view of one stream of an `InputFile`; it keeps the file open.
@@ -14,16 +25,13 @@ public struct InputStream {
     var parameters: UnsafeMutablePointer<AVCodecParameters> { stream.pointee.codecpar }
     var codecID: AVCodecID { parameters.pointee.codec_id }
 
-    public var mediaType: MediaType {
-        switch parameters.pointee.codec_type {
-        case AVMEDIA_TYPE_VIDEO: .video
-        case AVMEDIA_TYPE_AUDIO: .audio
-        case AVMEDIA_TYPE_SUBTITLE: .subtitle
-        case AVMEDIA_TYPE_DATA: .data
-        case AVMEDIA_TYPE_ATTACHMENT: .attachment
-        default: .unknown
-        }
-    }
+    public var mediaType: MediaType { MediaType(parameters.pointee.codec_type) }
+
+    /// The bytes of the picture of an attached picture stream (cover art).
+    public var attachedPictureBytes: Int? { isAttachedPicture ? Int(stream.pointee.attached_pic.size) : nil }
+
+    /// What the metadata edits take this stream for.
+    public var edited: EditedStream { EditedStream(mediaType, attachedPicture: isAttachedPicture) }
 
     /// Cover art and other still pictures stored as a video stream.
     public var isAttachedPicture: Bool { stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
@@ -122,6 +130,13 @@ public struct InputStream {
     public var colorSpace: String? {
         parameters.pointee.color_space == AVCOL_SPC_UNSPECIFIED ? nil
             : av_color_space_name(parameters.pointee.color_space).string
+    }
+
+    /// The display matrix (nine values, as MP4's `tkhd` holds them); `nil` without one.
+    public var displayMatrix: [Int32]? {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else { return nil }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: Int32.self), count: 9))
     }
 
     /// Counter-clockwise rotation in degrees from the display matrix, the

@@ -142,10 +142,99 @@ public struct MetadataEdits: Sendable, Equatable {
             + String(repeating: "0", count: 6 - us.count) + us + "Z"
     }
 
+    /// Seconds since 1970 of a creation time as `creationTime(parsing:)`
+    /// writes it (`YYYY-MM-DDTHH:MM:SS.ffffffZ`, UTC), the fraction dropped
+    /// as MP4 drops it.
+    public static func epochSeconds(_ text: String) -> Int64? {
+        let b = Array(text.utf8)
+        guard b.count >= 19 else { return nil }
+        func n(_ at: Int, _ len: Int) -> Int32? { Int32(String(decoding: b[at..<(at + len)], as: UTF8.self)) }
+        guard let y = n(0, 4), let mo = n(5, 2), let d = n(8, 2), let h = n(11, 2), let mi = n(14, 2), let sec = n(17, 2) else { return nil }
+        var tm = tm()
+        tm.tm_year = y - 1900; tm.tm_mon = mo - 1; tm.tm_mday = d
+        tm.tm_hour = h; tm.tm_min = mi; tm.tm_sec = sec
+        return Int64(timegm(&tm))
+    }
+
+    /// The display matrix that shows a picture turned `degrees` clockwise
+    /// (ffprobe's `rotation` then reads the negative), as `tkhd` holds it.
+    public static func displayMatrix(_ degrees: Int) -> [Int32] {
+        var m = [Int32](repeating: 0, count: 9)
+        m.withUnsafeMutableBufferPointer { av_display_rotation_set($0.baseAddress, Double(degrees)) }
+        return m
+    }
+
     public static func checkRotation(_ degrees: Int) throws(MediaError) {
         guard [0, 90, 180, 270].contains(degrees) else {
             throw MediaError.invalidOption("'rotate' takes 0, 90, 180 or 270 (degrees clockwise), not \(degrees)",
                                            options: ["rotate"])
         }
+    }
+}
+
+/// What an output stream is, for the edits that name streams by kind
+/// (`s:v` reaches video that is not cover art).
+public enum EditedStream: Sendable, Equatable {
+    case video, picture, audio, subtitle, other
+
+    public init(_ type: MediaType, attachedPicture: Bool) {
+        switch type {
+        case .video: self = attachedPicture ? .picture : .video
+        case .audio: self = .audio
+        case .subtitle: self = .subtitle
+        default: self = .other
+        }
+    }
+}
+
+extension MetadataEdits.Tag {
+    /// The output streams (of `streams`, in output order) this tag reaches;
+    /// naming a stream the output does not have is an error.
+    public func targets(_ streams: [EditedStream]) throws(MediaError) -> [Int] {
+        guard let which = self.streams else { return [] }
+        let all = streams.indices.filter { j in
+            switch which {
+            case .video: streams[j] == .video
+            case .audio: streams[j] == .audio
+            case .subtitles: streams[j] == .subtitle
+            case .index(let i): j == i
+            }
+        }
+        if case .index(let i) = which, all.isEmpty {
+            throw MediaError.invalidOption("'metadata' names output stream \(i), but the output has \(streams.count) stream(s) (0…\(max(streams.count - 1, 0)))",
+                                           options: ["metadata"])
+        }
+        return all
+    }
+}
+
+extension MetadataEdits {
+    /// `tags` (the file's, then each output stream's, of the kinds in
+    /// `streams`) as these edits leave them: the creation time on the file
+    /// and every stream, then each tag set or removed, keys matched without
+    /// regard to case as FFmpeg's dictionaries match them. The one account
+    /// of what the edits do to tags: `OutputFile` writes it, and the bulk
+    /// remux checks the index it made against it.
+    public func applied(to tags: IntendedTags, streams: [EditedStream]) throws(MediaError) -> IntendedTags {
+        var result = tags
+        func set(_ list: inout [(key: String, value: String)], _ key: String, _ value: String?) {
+            let k = key.lowercased()
+            let at = list.firstIndex { $0.key.lowercased() == k }
+            list.removeAll { $0.key.lowercased() == k }
+            guard let value else { return }
+            list.insert((key, value), at: min(at ?? list.count, list.count))
+        }
+        if let t = creationTime {
+            set(&result.format, "creation_time", t)
+            for j in result.streams.indices { set(&result.streams[j], "creation_time", t) }
+        }
+        for tag in self.tags {
+            guard tag.streams != nil else {
+                set(&result.format, tag.key, tag.value)
+                continue
+            }
+            for j in try tag.targets(streams) where j < result.streams.count { set(&result.streams[j], tag.key, tag.value) }
+        }
+        return result
     }
 }

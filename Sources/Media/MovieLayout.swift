@@ -42,23 +42,10 @@ public struct MovieLayout: Sendable {
     /// size), a `free` box after the new index puts the media data at the
     /// same place within a page as in the input, so the kernel copies it
     /// page onto page (a copy shifted within the pages took 1.5× as long).
-    public init(fileSize: Int64, alignment: Int64 = 1, read: (Int64, Int) -> [UInt8]?) throws(Refusal) {
-        var boxes: [TopBox] = []
-        var at: Int64 = 0
-        while at < fileSize {
-            guard let h = read(at, 16), h.count >= 8 else { throw Refusal(description: "a box header cannot be read at \(at)") }
-            var size = Int64(be(h, 0, 4))
-            let type = fourCC(h, 4)
-            if size == 1 {
-                guard h.count == 16 else { throw Refusal(description: "a box header is cut short") }
-                size = Int64(bitPattern: be(h, 8, 8))
-            } else if size == 0 {
-                size = fileSize - at
-            }
-            guard size >= 8, size <= fileSize - at else { throw Refusal(description: "the '\(type)' box at \(at) runs past the end of the file") }
-            boxes.append(TopBox(type: type, start: at, size: size))
-            at += size
-        }
+    /// `edits` are made in the index's boxes (`IndexEdits`).
+    public init(fileSize: Int64, alignment: Int64 = 1, edits: IndexEdits? = nil,
+                read: (Int64, Int) -> [UInt8]?) throws(Refusal) {
+        let boxes = try Self.topLevelBoxes(fileSize: fileSize, read: read)
         self.boxes = boxes
         if let f = boxes.first(where: { ["moof", "mfra", "sidx"].contains($0.type) }) {
             throw Refusal(description: "it is fragmented ('\(f.type)')")
@@ -71,7 +58,8 @@ public struct MovieLayout: Sendable {
         }
         var tree = try Box.parse(bytes[...])
         guard tree.count == 1 else { throw Refusal(description: "its index does not parse") }
-        let parsed = tree.removeFirst()
+        var parsed = tree.removeFirst()
+        if let edits, !edits.isEmpty { try parsed.apply(edits) }
         if let bad = parsed.find(["iloc", "saio"]) { throw Refusal(description: "its index holds '\(bad)' offsets") }
 
         let ftyp = boxes.first { $0.type == "ftyp" }
@@ -127,6 +115,27 @@ public struct MovieLayout: Sendable {
         self.pieces = pieces
     }
 
+    /// The top-level boxes of a file of `fileSize` bytes read by `read(offset, count)`.
+    public static func topLevelBoxes(fileSize: Int64, read: (Int64, Int) -> [UInt8]?) throws(Refusal) -> [TopBox] {
+        var boxes: [TopBox] = []
+        var at: Int64 = 0
+        while at < fileSize {
+            guard let h = read(at, 16), h.count >= 8 else { throw Refusal(description: "a box header cannot be read at \(at)") }
+            var size = Int64(be(h, 0, 4))
+            let type = fourCC(h, 4)
+            if size == 1 {
+                guard h.count == 16 else { throw Refusal(description: "a box header is cut short") }
+                size = Int64(bitPattern: be(h, 8, 8))
+            } else if size == 0 {
+                size = fileSize - at
+            }
+            guard size >= 8, size <= fileSize - at else { throw Refusal(description: "the '\(type)' box at \(at) runs past the end of the file") }
+            boxes.append(TopBox(type: type, start: at, size: size))
+            at += size
+        }
+        return boxes
+    }
+
     /// The size of the `free` box that takes `from` to `to`'s place within
     /// an `alignment` (0, or at least a box header's 8 bytes).
     static func padding(from: Int64, to: Int64, alignment: Int64) -> Int64 {
@@ -146,22 +155,55 @@ public struct MovieLayout: Sendable {
 
 /// A box of the index: its type and either its payload or its children.
 struct Box: Sendable, Equatable {
-    var type: String
-    /// Everything after the header (for boxes not descended into).
+    /// The type's four bytes as they are (a `©nam`'s first byte is not
+    /// ASCII; an item of a keyed list is numbered, not named).
+    var code: UInt32
+    /// Everything after the header (for boxes not descended into); after
+    /// the children, what follows the last of them (a QuickTime user data
+    /// list may end with four zero bytes).
     var payload: ArraySlice<UInt8>
     var children: [Box]?
+
+    init(code: UInt32, payload: ArraySlice<UInt8> = [], children: [Box]? = nil) {
+        self.code = code
+        self.payload = payload
+        self.children = children
+    }
+
+    init(_ type: String, payload: ArraySlice<UInt8> = [], children: [Box]? = nil) {
+        self.init(code: Box.code(type), payload: payload, children: children)
+    }
+
+    /// The type as text (bytes outside printable ASCII shown as `?`).
+    var type: String {
+        get { fourCC([UInt8(code >> 24), UInt8(code >> 16 & 0xff), UInt8(code >> 8 & 0xff), UInt8(code & 0xff)], 0) }
+        set { code = Box.code(newValue) }
+    }
+
+    /// The code of a four-letter ASCII type.
+    static func code(_ type: String) -> UInt32 { type.utf8.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
 
     /// Boxes whose children hold the sample tables.
     static let containers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl"]
 
-    /// The boxes in `bytes`, one after another.
-    static func parse(_ bytes: ArraySlice<UInt8>) throws(MovieLayout.Refusal) -> [Box] {
+    /// The boxes in `bytes`, one after another, descending into the types in `descending`.
+    static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<String> = containers) throws(MovieLayout.Refusal) -> [Box] {
+        try parse(bytes, descending: descending, zeroTail: false).boxes
+    }
+
+    /// The same; with `zeroTail`, a tail too short for a box header is
+    /// allowed if it is all zeros (a QuickTime list's end), and returned.
+
+    static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<String>,
+                      zeroTail: Bool) throws(MovieLayout.Refusal) -> (boxes: [Box], tail: ArraySlice<UInt8>) {
         var out: [Box] = []
         var i = bytes.startIndex
         while i < bytes.endIndex {
+            if zeroTail, bytes.endIndex - i < 8, bytes[i...].allSatisfy({ $0 == 0 }) { return (out, bytes[i...]) }
             guard bytes.endIndex - i >= 8 else { throw MovieLayout.Refusal(description: "the index ends inside a box header") }
-            var size = Int(be(Array(bytes[i..<(i + 8)]), 0, 4)), header = 8
-            let type = fourCC(Array(bytes[i..<(i + 8)]), 4)
+            let header8 = Array(bytes[i..<(i + 8)])
+            var size = Int(be(header8, 0, 4)), header = 8
+            let code = UInt32(be(header8, 4, 4))
             if size == 1 {
                 guard bytes.endIndex - i >= 16 else { throw MovieLayout.Refusal(description: "the index ends inside a box header") }
                 let large = be(Array(bytes[(i + 8)..<(i + 16)]), 0, 8)
@@ -172,20 +214,21 @@ struct Box: Sendable, Equatable {
                 size = bytes.endIndex - i
             }
             guard size >= header, size <= bytes.endIndex - i else {
-                throw MovieLayout.Refusal(description: "the '\(type)' box in the index runs past its parent")
+                throw MovieLayout.Refusal(description: "the '\(fourCC(header8, 4))' box in the index runs past its parent")
             }
             let payload = bytes[(i + header)..<(i + size)]
-            if containers.contains(type) {
-                out.append(Box(type: type, payload: [], children: try parse(payload)))
+            let box = Box(code: code, payload: payload)
+            if descending.contains(box.type) {
+                out.append(Box(code: code, children: try parse(payload, descending: descending)))
             } else {
-                out.append(Box(type: type, payload: payload, children: nil))
+                out.append(box)
             }
             i += size
         }
-        return out
+        return (out, bytes[bytes.endIndex...])
     }
 
-    var contentSize: Int { children.map { $0.reduce(0) { $0 + $1.encodedSize } } ?? payload.count }
+    var contentSize: Int { (children.map { $0.reduce(0) { $0 + $1.encodedSize } } ?? 0) + payload.count }
     var encodedSize: Int { let c = contentSize; return c + (c + 8 > Int(UInt32.max) ? 16 : 8) }
 
     func encoded() -> [UInt8] {
@@ -199,17 +242,14 @@ struct Box: Sendable, Equatable {
         let size = encodedSize
         if size > Int(UInt32.max) {
             put(1, 4, &out)
-            out += Array(type.utf8)
+            put(UInt64(code), 4, &out)
             put(UInt64(size), 8, &out)
         } else {
             put(UInt64(size), 4, &out)
-            out += Array(type.utf8)
+            put(UInt64(code), 4, &out)
         }
-        if let children {
-            for c in children { c.append(to: &out) }
-        } else {
-            out += payload
-        }
+        for c in children ?? [] { c.append(to: &out) }
+        out += payload
     }
 
     /// How many boxes of `type` there are, this one included.

@@ -221,16 +221,15 @@ public final class OutputFile {
         }
     }
 
-    /// `edits` on the tags and display matrices set so far: the creation
-    /// time and the turn first, then the tags (which may change either).
+    /// `edits` on the tags and display matrices set so far: the turn, then
+    /// the tags as `MetadataEdits.applied` leaves them.
     private func apply(_ edits: MetadataEdits) throws(MediaError) {
+        guard !edits.isEmpty else { return }
         let n = Int(context.pointee.nb_streams)
         func stream(_ j: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[j]! }
-        func isPicture(_ j: Int) -> Bool { stream(j).pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 }
-        func type(_ j: Int) -> AVMediaType { stream(j).pointee.codecpar.pointee.codec_type }
-        if let t = edits.creationTime {
-            av_dict_set(&context.pointee.metadata, "creation_time", t, 0)
-            for j in 0..<n { av_dict_set(&stream(j).pointee.metadata, "creation_time", t, 0) }
+        let kinds = (0..<n).map { j in
+            EditedStream(MediaType(stream(j).pointee.codecpar.pointee.codec_type),
+                         attachedPicture: stream(j).pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0)
         }
         if let degrees = edits.rotation {
             // libavformat 5.1 writes the display matrix only in MP4/MOV.
@@ -238,34 +237,21 @@ public final class OutputFile {
                 throw MediaError.invalidOption("'rotate' needs an MP4 or MOV output: \(container.name) cannot store a rotation",
                                                options: ["rotate"])
             }
-            for j in 0..<n where type(j) == AVMEDIA_TYPE_VIDEO && !isPicture(j) {
+            for j in 0..<n where kinds[j] == .video {
                 guard let sd = av_stream_new_side_data(stream(j), AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
                     throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not set the rotation of", path: name, stream: j)
                 }
-                // A matrix set to N degrees shows the picture turned N degrees
-                // clockwise (ffprobe's `rotation` then reads -N).
-                sd.withMemoryRebound(to: Int32.self, capacity: 9) { av_display_rotation_set($0, Double(degrees)) }
+                sd.withMemoryRebound(to: Int32.self, capacity: 9) { $0.update(from: MetadataEdits.displayMatrix(degrees), count: 9) }
             }
         }
-        for tag in edits.tags {
-            guard let which = tag.streams else {
-                av_dict_set(&context.pointee.metadata, tag.key, tag.value, 0)
-                continue
-            }
-            let targets = (0..<n).filter { j in
-                switch which {
-                case .video: type(j) == AVMEDIA_TYPE_VIDEO && !isPicture(j)
-                case .audio: type(j) == AVMEDIA_TYPE_AUDIO
-                case .subtitles: type(j) == AVMEDIA_TYPE_SUBTITLE
-                case .index(let i): j == i
-                }
-            }
-            if case .index(let i) = which, targets.isEmpty {
-                throw MediaError.invalidOption("'metadata' names output stream \(i), but the output has \(n) stream(s) (0…\(max(n - 1, 0)))",
-                                               options: ["metadata"])
-            }
-            for j in targets { av_dict_set(&stream(j).pointee.metadata, tag.key, tag.value, 0) }
+        let before = IntendedTags(format: entries(of: context.pointee.metadata), streams: (0..<n).map { entries(of: stream($0).pointee.metadata) })
+        let after = try edits.applied(to: before, streams: kinds)
+        func replace(_ dict: inout OpaquePointer?, with tags: [(key: String, value: String)]) {
+            av_dict_free(&dict)
+            for (k, v) in tags { av_dict_set(&dict, k, v, 0) }
         }
+        replace(&context.pointee.metadata, with: after.format)
+        for j in 0..<n { replace(&stream(j).pointee.metadata, with: after.streams[j]) }
     }
 
     private func copyChapters(from input: InputFile, window: ChapterWindow?) {

@@ -82,6 +82,18 @@ public enum TagCheck {
         return lost
     }
 
+    /// Whether two sets of tags are the same: the same keys without regard
+    /// to case, each with the same value (`same`); a language "und" is no language.
+    public static func sameTags(_ a: [(key: String, value: String)], _ b: [(key: String, value: String)]) -> Bool {
+        func kept(_ t: [(key: String, value: String)]) -> [(key: String, value: String)] {
+            t.filter { !($0.key.lowercased() == "language" && $0.value == "und") }
+        }
+        let x = kept(a), y = kept(b)
+        return x.count == y.count && x.allSatisfy { e in
+            y.contains { $0.key.lowercased() == e.key.lowercased() && same(e.key, e.value, $0.value) }
+        }
+    }
+
     /// Whether `now` is `value` as written back: the same, or for
     /// `creation_time` the same instant to the second.
     static func same(_ key: String, _ value: String, _ now: String) -> Bool {

@@ -4,12 +4,16 @@ import Media
 import Pipeline
 
 /// The remux of an MP4, MOV or M4A into the same kind of file with nothing
-/// changed but the index's place: the media data copied as it is
+/// changed but the index's place and what `--metadata`, `--rotate` and
+/// `--creation-time` ask: the media data copied as it is
 /// (`copy_file_range`: the kernel copies it, file to file, without a pass
 /// through this process's memory), the index (`moov`) written in front with its chunk
-/// offsets moved (`MovieLayout`). Every packet, edit list, tag and track is
-/// the input's. Taken only when the options ask for nothing else; any
-/// other remux goes through libavformat.
+/// offsets moved (`MovieLayout`) and the edits made in its boxes
+/// (`IndexEdits`). Every packet, edit list, track and tag not edited is the
+/// input's. Edits are only kept this way when the new index, read back by
+/// libavformat, holds exactly the tags and display matrices the muxer's way
+/// would be given (`MetadataEdits.applied`). Taken only when the options ask
+/// for nothing else; any other remux goes through libavformat.
 func bulkRemux(_ input: InputFile, output outputPath: String, container: Container, options: RemuxOptions,
                cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport? {
     guard options.bulk, bulkOptionsAllow(options), container.isISOBMFF, input.formatName.hasPrefix("mov"),
@@ -21,19 +25,33 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
     var st = stat()
     guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
     let size = Int64(st.st_size)
+    guard let top = try? MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) else { return nil }
+    // The kind of file by its major brand (a file without `ftyp` is classic QuickTime).
+    let ftyp = top.first { $0.type == "ftyp" }
+    let brand = ftyp.map { FileBytes.read(fd, $0.start + 8, 4) ?? [] } ?? Array("qt  ".utf8)
+    guard family(brand: brand) == container.muxer else { return nil }
+    guard let edits = try indexEdits(options.edits, input: input, quickTime: container.muxer == "mov") else { return nil }
     let layout: MovieLayout
     do {
-        layout = try MovieLayout(fileSize: size, alignment: 4096) { FileBytes.read(fd, $0, $1) }
+        layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
     } catch {
         return nil
     }
-    // The kind of file by its major brand (a file without `ftyp` is classic QuickTime).
-    let ftyp = layout.boxes.first { $0.type == "ftyp" }
-    let brand = ftyp.map { FileBytes.read(fd, $0.start + 8, 4) ?? [] } ?? Array("qt  ".utf8)
-    guard family(brand: brand) == container.muxer else { return nil }
+    if !edits.isEmpty {
+        let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
+        guard let moov = layout.boxes.first(where: { $0.type == "moov" }),
+              let index = FileBytes.read(fd, moov.start, Int(moov.size)),
+              holdsEdits(head + layout.index, before: head + index, name: input.path, edits: options.edits) else { return nil }
+    }
     // Every stream's packets, from the index the demuxer read (the report's counts).
     var streams: [RemuxStreamReport] = []
     for s in input.streams {
+        // Cover art is an item of the index, not a track: kept with it.
+        if let bytes = s.attachedPictureBytes {
+            streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.codecName,
+                                             packets: 1, bytes: Int64(bytes)))
+            continue
+        }
         guard let packets = s.indexedPackets else { return nil }
         streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.codecName,
                                          packets: packets.count, bytes: packets.reduce(0) { $0 + Int64($1.size) }))
@@ -76,14 +94,68 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
     report.indexPlacement = (layout.indexAlreadyInFront ? "already in front" : "moved to the front")
         + ": the media data copied as it is, the index's chunk offsets moved"
         + (layout.widened > 0 ? " (\(layout.widened) offset table(s) widened to 64 bits)" : "")
+        + (edits.isEmpty ? "" : ", the tags and matrices edited in the index")
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
 }
 
-/// Options that leave the file as it is but for the index's place.
+/// Options that leave the file as it is but for the index's place and its tags.
 private func bulkOptionsAllow(_ o: RemuxOptions) -> Bool {
-    o.faststart && o.edits.isEmpty && o.streams == StreamSelection() && o.start == .zero && o.repair == .fix
+    o.faststart && o.edits.chapterWindow == nil && o.streams == StreamSelection() && o.start == .zero && o.repair == .fix
         && !o.salvage && o.indexReservationAdjustment == 0
+}
+
+/// `edits` as changes to the input's index; nil when they are not all of
+/// a kind made there (the muxer's way then makes them). An edit naming a
+/// stream the file does not have is the same error as on that way.
+private func indexEdits(_ edits: MetadataEdits, input: InputFile, quickTime: Bool) throws(MediaError) -> IndexEdits? {
+    var result = IndexEdits(family: quickTime ? .quickTime : .iso)
+    guard !edits.isEmpty else { return result }
+    let kinds = input.streams.map(\.edited)
+    // Stream N is the index's Nth track, unless cover art (an iTunes item, not a track) is among them.
+    let tracksAreStreams = !kinds.contains(.picture)
+    if let t = edits.creationTime {
+        guard tracksAreStreams, let seconds = MetadataEdits.epochSeconds(t) else { return nil }
+        result.creationTime = seconds
+    }
+    if let degrees = edits.rotation {
+        guard tracksAreStreams else { return nil }
+        for j in kinds.indices where kinds[j] == .video { result.matrices[j] = MetadataEdits.displayMatrix(degrees) }
+    }
+    for tag in edits.tags {
+        guard tag.key.lowercased() != "creation_time" else { return nil }
+        guard tag.streams != nil else {
+            result.fileTags.append((tag.key, tag.value))
+            continue
+        }
+        let targets = try tag.targets(kinds)
+        guard tracksAreStreams, ["language", "handler_name"].contains(tag.key.lowercased()) else { return nil }
+        for j in targets { result.trackTags[j, default: []].append((tag.key, tag.value)) }
+    }
+    return result
+}
+
+/// Whether `head` (the output's `ftyp` and new index), read by libavformat,
+/// holds the tags and display matrices that `before` (the input's `ftyp`
+/// and index) would be given by `edits` (`MetadataEdits.applied`, what the
+/// muxer's way is given) and nothing else. Both are read without their
+/// media data, so what the demuxer takes from it (a timecode track's first
+/// sample) reads the same in both.
+private func holdsEdits(_ head: [UInt8], before: [UInt8], name: String, edits: MetadataEdits) -> Bool {
+    func read(_ bytes: [UInt8]) -> InputFile? {
+        guard let memory = try? MemoryInput(bytes) else { return nil }
+        return try? InputFile(memory: memory, name: name, packetsOnly: true, format: "mov")
+    }
+    guard let old = read(before), let new = read(head), old.streams.count == new.streams.count,
+          let intended = try? edits.applied(to: old.tags, streams: old.streams.map(\.edited)) else { return false }
+    let got = new.tags
+    guard TagCheck.sameTags(got.format, intended.format),
+          zip(got.streams, intended.streams).allSatisfy({ TagCheck.sameTags($0, $1) }) else { return false }
+    let identity = MetadataEdits.displayMatrix(0)
+    return zip(old.streams, new.streams).allSatisfy { s, b in
+        let wanted = edits.rotation.map { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix
+        return (wanted ?? identity) == (b.displayMatrix ?? identity)
+    }
 }
 
 /// The muxer that writes what a major brand names: QuickTime, iTunes audio, else MP4.
@@ -94,4 +166,3 @@ private func family(brand: [UInt8]) -> String {
     default: "mp4"
     }
 }
-

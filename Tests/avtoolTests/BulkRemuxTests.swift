@@ -42,6 +42,109 @@ struct BulkRemuxTests {
         #expect(try streams(a) == streams(b), "streams or tags differ", sourceLocation: sourceLocation)
     }
 
+    func packets(_ p: String) throws -> String {
+        try Tool.run("ffprobe", ["-v", "error", "-show_entries", "packet=stream_index,pts,dts,duration,size,flags,data_hash",
+                                 "-of", "csv=p=0", p]).stdout
+    }
+
+    /// Tags as ffprobe reads them: the file's, then each stream's.
+    func tags(_ path: String) throws -> [[String: String]] {
+        let probe = try FFprobe(path)
+        func strings(_ d: [String: Any]) -> [String: String] { (d["tags"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String } }
+        return [strings(probe.format)] + probe.streams.map(strings)
+    }
+
+    /// `--metadata`, `--creation-time` (given as ffprobe prints it) and
+    /// `--rotate` made on an input's tags, as the options document them:
+    /// the creation time on the file and every stream, each key set or
+    /// removed without regard to case, `s:v` on video that is not cover art.
+    func edited(_ tags: [[String: String]], _ args: [String], probe: FFprobe) -> [[String: String]] {
+        var out = tags
+        func set(_ d: inout [String: String], _ key: String, _ value: String?) {
+            for k in d.keys where k.lowercased() == key.lowercased() { d[k] = nil }
+            if let value { d[key] = value }
+        }
+        for (option, value) in zip(args, args.dropFirst()) {
+            if option == "--creation-time" { for i in out.indices { set(&out[i], "creation_time", value) } }
+            guard option == "--metadata", let eq = value.firstIndex(of: "=") else { continue }
+            var key = String(value[..<eq])
+            let v = value[value.index(after: eq)...]
+            var targets = [0]
+            if key.hasPrefix("s:") {
+                let parts = key.split(separator: ":", maxSplits: 2)
+                key = String(parts[2])
+                targets = probe.streams.indices.filter { j in
+                    let type = FFprobe.string(probe.streams[j], "codec_type")
+                    switch parts[1] {
+                    case "v": return type == "video" && !FFprobe.isCoverArt(probe.streams[j])
+                    case "a": return type == "audio"
+                    default: return Int(parts[1]) == j
+                    }
+                }.map { $0 + 1 }
+            }
+            for t in targets { set(&out[t], key, v.isEmpty ? nil : String(v)) }
+        }
+        return out
+    }
+
+    /// `--metadata`, `--rotate` and `--creation-time` on an MP4/MOV/M4A into
+    /// the same kind of file: made in the index, the media data copied as it
+    /// is. The tags ffprobe reads are the input's with the edits made (the
+    /// rest as they were, which the muxer's way does not always manage:
+    /// brands, an iTunes file's own items), the rotation is the muxer's
+    /// way's, every packet is the input's, and GStreamer reads the file.
+    @Test(arguments: [
+        ("h264_bframes_2997_aac48_stereo.mp4", false, "mp4", ["--metadata", "title=Talk", "--metadata", "artist=Ann",
+            "--metadata", "foo=bar", "--rotate", "90", "--metadata", "s:a:language=fra",
+            "--creation-time", "2024-03-04T05:06:07.000000Z"]),
+        ("iphone_tags.mov", false, "mov", ["--metadata", "title=T", "--metadata", "com.apple.quicktime.make=Foo",
+            "--metadata", "s:v:handler_name=Camera", "--rotate", "180"]),
+        ("rotated90.mp4", false, "mp4", ["--rotate", "0", "--metadata", "title="]),
+        ("aac44_mono.m4a", false, "m4a", ["--metadata", "album=A", "--metadata", "s:a:handler_name=Voice", "--metadata", "title="]),
+        ("timecode.mov", false, "mov", ["--metadata", "title=Grüße ✓", "--metadata", "s:0:language=deu",
+            "--creation-time", "2031-01-02T03:04:05.000000Z"]),
+        ("itunes_tags_cover.m4a", true, "mp4", ["--metadata", "title=New", "--metadata", "artist=", "--metadata", "newkey=v"]),
+        ("birds_handbrake_bframes.mp4", true, "mp4", ["--metadata", "description=D", "--rotate", "270",
+            "--metadata", "s:v:language=jpn"]),
+    ])
+    func editsAreMadeInTheIndex(name: String, real: Bool, ext: String, edits: [String]) throws {
+        let scratch = try Scratch()
+        let input = real ? try Fixtures.real(name) : try Fixtures.path(name)
+        let out = scratch.path("out.\(ext)"), muxed = scratch.path("muxed.\(ext)")
+        let run = try Tool.avtool(["remux", input, out, "--json"] + edits)
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("the media data copied as it is") && run.stdout.contains("edited in the index"), "\(run.stdout)")
+        let general = try Tool.avtool(["remux", input, muxed, "--no-bulk"] + edits)
+        try #require(general.status == 0, "\(general)")
+
+        let probe = try FFprobe(input)
+        #expect(try tags(out) == edited(try tags(input), edits, probe: probe))
+        let (a, b) = (try FFprobe(out), try FFprobe(muxed))
+        #expect(a.streams.map(FFprobe.rotation) == b.streams.map(FFprobe.rotation))
+        if let r = zip(edits, edits.dropFirst()).first(where: { $0.0 == "--rotate" }).map({ Int($0.1)! }) {
+            // ffprobe prints the counter-clockwise turn, within [-180, 180).
+            let printed = -r < -180 ? 360 - r : -r
+            #expect(a.streams.filter { FFprobe.string($0, "codec_type") == "video" }.map(FFprobe.rotation)
+                        .allSatisfy { ($0 ?? 0) == printed })
+        }
+        #expect(try packets(out) == packets(input))
+        let strict = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+        #expect(strict.status == 0 && strict.stderr.isEmpty, "\(strict.stderr)")
+        let gst = try GstDiscoverer(out)
+        #expect(gst.ok, "\(gst.output.prefix(300))")
+    }
+
+    /// An edit that names a stream the file lacks is the same error either way.
+    @Test func anEditNamingAMissingStreamFails() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        for extra in [[], ["--no-bulk"]] {
+            let run = try Tool.avtool(["remux", input, scratch.path("o.mp4"), "--metadata", "s:5:language=fra"] + extra)
+            #expect(run.status != 0 && run.stderr.contains("output stream 5"), "\(run)")
+            #expect(!FileManager.default.fileExists(atPath: scratch.path("o.mp4")))
+        }
+    }
+
     @Test(arguments: [("h264_bframes_2997_aac48_stereo.mp4", false, "mp4"), ("iphone_tags.mov", false, "mov"),
                       ("audio_starts_late.mp4", false, "mp4"), ("timecode.mov", false, "mov"),
                       ("aac44_mono.m4a", false, "m4a"), ("itunes_tags_cover.m4a", true, "m4a"),
@@ -93,7 +196,7 @@ struct BulkRemuxTests {
         let scratch = try Scratch()
         let input = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
         let cases: [(String, [String])] = [
-            ("o1.mp4", ["--metadata", "title=Talk"]), ("o2.mov", []), ("o3.mp4", ["--no-bulk"]),
+            ("o1.mp4", ["--metadata", "s:v:title=Talk"]), ("o2.mov", []), ("o3.mp4", ["--no-bulk"]),
             ("o4.mp4", ["--no-audio"]), ("o5.mp4", ["--start", "keep"]), ("o6.mp4", ["--no-faststart"]),
         ]
         for (name, extra) in cases {
