@@ -13,7 +13,7 @@
 #                   packets, where per-packet costs show)
 #
 # avtool is the general path (--no-bulk), bulk the default same-container copy,
-# edit the same job with a tag changed (--metadata, the general path today).
+# edit the same job with a tag changed (--metadata: the bulk path, the tag made in the index).
 # Output: a table of medians on stdout, followed by one JSON line (last line) with
 #   input_bytes, runs, avtool_s, ffmpeg_s, cp_s, ratio_ffmpeg, ratio_cp, ratio_bulk_cp, ratio_edit_cp,
 #   avtool_rss_mib, ffmpeg_rss_mib, cp_rss_mib, bulk_s, bulk_rss_mib, edit_s, edit_rss_mib

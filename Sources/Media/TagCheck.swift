@@ -30,6 +30,11 @@ public struct IntendedTags: Sendable, Equatable {
     public var format: [(key: String, value: String)]
     public var streams: [[(key: String, value: String)]]
 
+    public init(format: [(key: String, value: String)], streams: [[(key: String, value: String)]]) {
+        self.format = format
+        self.streams = streams
+    }
+
     public static func == (a: IntendedTags, b: IntendedTags) -> Bool {
         a.format.elementsEqual(b.format, by: ==)
             && a.streams.elementsEqual(b.streams) { $0.elementsEqual($1, by: ==) }
