@@ -146,16 +146,18 @@ private func holdsEdits(_ head: [UInt8], before: [UInt8], name: String, edits: M
         guard let memory = try? MemoryInput(bytes) else { return nil }
         return try? InputFile(memory: memory, name: name, packetsOnly: true, format: "mov")
     }
-    guard let old = read(before), let new = read(head), old.streams.count == new.streams.count,
-          let intended = try? edits.applied(to: old.tags, streams: old.streams.map(\.edited)) else { return false }
-    let got = new.tags
-    guard TagCheck.sameTags(got.format, intended.format),
-          zip(got.streams, intended.streams).allSatisfy({ TagCheck.sameTags($0, $1) }) else { return false }
-    let identity = MetadataEdits.displayMatrix(0)
-    return zip(old.streams, new.streams).allSatisfy { s, b in
-        let wanted = edits.rotation.map { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix
-        return (wanted ?? identity) == (b.displayMatrix ?? identity)
+    // One index read at a time: each holds its whole sample table.
+    let wanted: (tags: IntendedTags, matrices: [[Int32]?])
+    do {
+        guard let old = read(before), let tags = try? edits.applied(to: old.tags, streams: old.streams.map(\.edited)) else { return false }
+        wanted = (tags, old.streams.map { s in edits.rotation.map { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix })
     }
+    guard let new = read(head), new.streams.count == wanted.matrices.count else { return false }
+    let got = new.tags
+    guard TagCheck.sameTags(got.format, wanted.tags.format),
+          zip(got.streams, wanted.tags.streams).allSatisfy({ TagCheck.sameTags($0, $1) }) else { return false }
+    let identity = MetadataEdits.displayMatrix(0)
+    return zip(wanted.matrices, new.streams).allSatisfy { ($0 ?? identity) == ($1.displayMatrix ?? identity) }
 }
 
 /// The muxer that writes what a major brand names: QuickTime, iTunes audio, else MP4.

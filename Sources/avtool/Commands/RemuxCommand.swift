@@ -21,11 +21,13 @@ struct RemuxCommand: WritingVerb {
             carried over. HEVC in MP4/MOV is tagged 'hvc1' so Apple players accept it. MP4/MOV/M4A \
             are written with the index first (faststart) unless --no-faststart.
 
-            An MP4, MOV or M4A into the same kind of file with no other change asked (the usual \
-            faststart job) is done at disk speed: the media data is copied as it is \
-            (copy_file_range, file to file in the kernel) and only the index is \
-            rewritten, in front, its chunk offsets moved; the input's tracks, edit lists and tags \
-            stay exactly as they were. --no-bulk writes through the muxer instead.
+            An MP4, MOV or M4A into the same kind of file with no other change asked than \
+            --metadata, --rotate or --creation-time (the usual faststart or tagging job) is done \
+            at disk speed: the media data is copied as it is (copy_file_range, file to file in \
+            the kernel) and only the index is rewritten, in front, its chunk offsets moved and \
+            the edits made in its own boxes; the input's tracks, edit lists and other tags stay \
+            exactly as they were. An edit the index cannot take there (a stream tag other than \
+            language or handler_name, say) goes through the muxer. --no-bulk always does.
 
             Timestamp repair: MP4, MOV and M4A require strictly increasing DTS; Matroska and \
             MPEG-TS require non-decreasing DTS; all require PTS >= DTS. A packet that breaks the \
