@@ -2,7 +2,8 @@
 # Fuzzes avtool's probe and remux paths with libFuzzer + AddressSanitizer
 # (and LeakSanitizer): Sources/avtool-fuzz opens each input from memory,
 # probes every packet, then remuxes it, fills its audio gaps or joins it to
-# itself (concat) through the timestamp core into an in-memory muxer. Seeds
+# itself (concat) through the timestamp core into an in-memory muxer, and
+# lays out its index with every kind of tag edit (the bulk remux's). Seeds
 # are the test fixtures and the real recordings of .real-media (whole when
 # small, else their first 32 KiB) and
 # Tests/Fuzz; the growing corpus is kept in .fuzz/corpus between runs.

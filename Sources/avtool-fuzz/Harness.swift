@@ -12,7 +12,8 @@ import Sync
 // the writing paths into an in-memory muxer: remux (every packet through the
 // core's TrackTimeline), fill-silence (SyncPlan, AudioAssembler, silent
 // codec frames or re-encoding) or concat of the input with itself
-// (SplicePlan across a joint). Errors are the expected outcome for most
+// (SplicePlan across a joint); and the bulk remux's index work (MovieLayout
+// with IndexEdits, the new index read back). Errors are the expected outcome for most
 // inputs; a crash, a trap, a hang or a leak is a bug.
 //
 // Two builds of the same file:
@@ -48,6 +49,7 @@ func runOne(_ bytes: UnsafeRawBufferPointer) -> String {
     } catch {
         return "probe: \(error)"
     }
+    outcome += indexEdits(data)
     let container = targets[(data.count / 4) % targets.count]
     switch data.count % 4 {
     case 2:
@@ -73,6 +75,32 @@ func runOne(_ bytes: UnsafeRawBufferPointer) -> String {
             outcome += "; remux to \(container): \(report.outputBytes) bytes, \(report.corrections.total) timestamp fixes"
         } catch {
             outcome += "; remux to \(container): \(error)"
+        }
+    }
+    return outcome
+}
+
+/// The bulk remux's work on an index: the file laid out with the index in
+/// front and every kind of edit made in its boxes (file tags only, then
+/// everything on the first track as well), the new index read back.
+func indexEdits(_ data: [UInt8]) -> String {
+    var tags = IndexEdits(family: data.count % 2 == 0 ? .iso : .quickTime)
+    tags.fileTags = [("title", "t"), ("comment", nil), ("com.example.key", "v")]
+    var all = tags
+    all.trackTags = [0: [("language", "fra"), ("handler_name", "h")]]
+    all.creationTime = 1_700_000_000
+    all.matrices = [0: MetadataEdits.displayMatrix(90)]
+    var outcome = ""
+    for edits in [tags, all] {
+        do throws(MovieLayout.Refusal) {
+            let layout = try MovieLayout(fileSize: Int64(data.count), alignment: 4096, edits: edits) { offset, count in
+                guard offset >= 0, offset < data.count else { return nil }
+                return Array(data[Int(offset)..<min(data.count, Int(offset) + count)])
+            }
+            let back = (try? MemoryInput(layout.index)).flatMap { try? InputFile(memory: $0, name: "index", packetsOnly: true, format: "mov") }
+            outcome += "; index edited: \(layout.index.count) bytes, \(back?.streams.count ?? 0) streams read back"
+        } catch {
+            outcome += "; index not edited: \(error)"
         }
     }
     return outcome
