@@ -20,6 +20,10 @@ public struct IndexEdits: Sendable {
     public var trackTags: [Int: [(key: String, value: String?)]] = [:]
     /// Seconds since 1970 (UTC), for the movie and every track.
     public var creationTime: Int64?
+    /// The same as text, for a file that also keeps it as a tag (a metadata
+    /// key `creation_time`, as the muxer writes it with keys): that is
+    /// rewritten, none is added.
+    public var creationTimeText: String?
     /// Display matrices (nine values as `tkhd` holds them) by track.
     public var matrices: [Int: [Int32]] = [:]
 
@@ -85,6 +89,7 @@ extension Box {
             }
         }
         children = kids
+        if let text = edits.creationTimeText { try setFileTag("creation_time", text, family: edits.family, adding: false) }
         for (key, value) in edits.fileTags { try setFileTag(key, value, family: edits.family) }
     }
 
@@ -226,8 +231,9 @@ private func newMeta(_ type: String) -> BoxList {
 extension Box {
     /// The file tag `key` set to `value` (or removed) in this `moov`: every
     /// box the demuxer reads it from rewritten (or removed); where there is
-    /// none, one added where the file's kind keeps it.
-    mutating func setFileTag(_ key: String, _ value: String?, family: IndexEdits.Family) throws(MovieLayout.Refusal) {
+    /// none, one added where the file's kind keeps it (unless not `adding`).
+    mutating func setFileTag(_ key: String, _ value: String?, family: IndexEdits.Family,
+                             adding: Bool = true) throws(MovieLayout.Refusal) {
         let wanted = key.lowercased()
         guard var kids = children else { return }
         var found = false
@@ -292,7 +298,7 @@ extension Box {
             }
             udta = list
         }
-        if !found, let value {
+        if !found, adding, let value {
             var user = udta ?? BoxList(prefix: [], boxes: [])
             try Self.add(key, value, family: family, movie: &kids, udta: &user)
             udta = user

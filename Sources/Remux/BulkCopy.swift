@@ -117,6 +117,7 @@ private func indexEdits(_ edits: MetadataEdits, input: InputFile, quickTime: Boo
     if let t = edits.creationTime {
         guard tracksAreStreams, let seconds = MetadataEdits.epochSeconds(t) else { return nil }
         result.creationTime = seconds
+        result.creationTimeText = t
     }
     if let degrees = edits.rotation {
         guard tracksAreStreams else { return nil }
