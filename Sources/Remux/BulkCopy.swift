@@ -112,16 +112,19 @@ private func indexEdits(_ edits: MetadataEdits, input: InputFile, quickTime: Boo
     var result = IndexEdits(family: quickTime ? .quickTime : .iso)
     guard !edits.isEmpty else { return result }
     let kinds = input.streams.map(\.edited)
-    // Stream N is the index's Nth track, unless cover art (an iTunes item, not a track) is among them.
-    let tracksAreStreams = !kinds.contains(.picture)
+    // The demuxer makes a stream of each track, in order, and one of each
+    // cover picture (an iTunes item, not a track): stream N's track is its
+    // place among the others. (The read-back check holds that to account.)
+    var track: [Int: Int] = [:]
+    for j in kinds.indices where kinds[j] != .picture { track[j] = track.count }
     if let t = edits.creationTime {
-        guard tracksAreStreams, let seconds = MetadataEdits.epochSeconds(t) else { return nil }
+        // Cover art cannot hold a creation time of its own.
+        guard !kinds.contains(.picture), let seconds = MetadataEdits.epochSeconds(t) else { return nil }
         result.creationTime = seconds
         result.creationTimeText = t
     }
     if let degrees = edits.rotation {
-        guard tracksAreStreams else { return nil }
-        for j in kinds.indices where kinds[j] == .video { result.matrices[j] = MetadataEdits.displayMatrix(degrees) }
+        for j in kinds.indices where kinds[j] == .video { result.matrices[track[j]!] = MetadataEdits.displayMatrix(degrees) }
     }
     for tag in edits.tags {
         guard tag.key.lowercased() != "creation_time" else { return nil }
@@ -130,8 +133,10 @@ private func indexEdits(_ edits: MetadataEdits, input: InputFile, quickTime: Boo
             continue
         }
         let targets = try tag.targets(kinds)
-        guard tracksAreStreams, ["language", "handler_name"].contains(tag.key.lowercased()) else { return nil }
-        for j in targets { result.trackTags[j, default: []].append((tag.key, tag.value)) }
+        // Cover art has neither a language nor a handler of its own.
+        let tracks = targets.compactMap { track[$0] }
+        guard ["language", "handler_name"].contains(tag.key.lowercased()), tracks.count == targets.count else { return nil }
+        for t in tracks { result.trackTags[t, default: []].append((tag.key, tag.value)) }
     }
     return result
 }

@@ -105,7 +105,8 @@ struct BulkRemuxTests {
         ("aac44_mono.m4a", false, "m4a", ["--metadata", "album=A", "--metadata", "s:a:handler_name=Voice", "--metadata", "title="]),
         ("timecode.mov", false, "mov", ["--metadata", "title=Grüße ✓", "--metadata", "s:0:language=deu",
             "--creation-time", "2031-01-02T03:04:05.000000Z"]),
-        ("itunes_tags_cover.m4a", true, "mp4", ["--metadata", "title=New", "--metadata", "artist=", "--metadata", "newkey=v"]),
+        ("itunes_tags_cover.m4a", true, "mp4", ["--metadata", "title=New", "--metadata", "artist=", "--metadata", "newkey=v",
+            "--metadata", "s:a:language=fra"]),
         ("birds_handbrake_bframes.mp4", true, "mp4", ["--metadata", "description=D", "--rotate", "270",
             "--metadata", "s:v:language=jpn"]),
     ])
