@@ -156,7 +156,10 @@ private func holdsEdits(_ head: [UInt8], before: [UInt8], name: String, edits: M
     let wanted: (tags: IntendedTags, matrices: [[Int32]?])
     do {
         guard let old = read(before), let tags = try? edits.applied(to: old.tags, streams: old.streams.map(\.edited)) else { return false }
-        wanted = (tags, old.streams.map { s in edits.rotation.map { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix })
+        // A turn replaces the matrix of video (not cover art); the rest keep theirs.
+        wanted = (tags, old.streams.map { s in
+            edits.rotation.flatMap { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix
+        })
     }
     guard let new = read(head), new.streams.count == wanted.matrices.count else { return false }
     let got = new.tags
