@@ -238,17 +238,26 @@ extension Box {
         guard var kids = children else { return }
         var found = false
 
-        // Keyed metadata (`meta` with an `mdta` handler) in the movie, or in its user data.
-        func editKeyed(_ meta: inout Box) throws(MovieLayout.Refusal) {
+        // The items of a `meta` list, in the movie or its user data: named by
+        // its key list (handler `mdta`) or, iTunes items (`mdir`), by their type.
+        func editItems(_ meta: inout Box) throws(MovieLayout.Refusal) {
             var list = try BoxList.meta(meta.payload)
-            guard list.handler == "mdta", let k = list.boxes.firstIndex(where: { $0.type == "keys" }),
-                  let i = list.boxes.firstIndex(where: { $0.type == "ilst" }) else { return }
-            let names = try Self.keyNames(list.boxes[k])
+            guard let i = list.boxes.firstIndex(where: { $0.type == "ilst" }) else { return }
+            let name: (Box) -> String?
+            switch list.handler {
+            case "mdta":
+                guard let k = list.boxes.firstIndex(where: { $0.type == "keys" }) else { return }
+                let names = try Self.keyNames(list.boxes[k]).map { $0.lowercased() }
+                name = { item in Int(item.code) >= 1 && Int(item.code) <= names.count ? names[Int(item.code) - 1] : nil }
+            case "mdir":
+                name = { textItemKeys[$0.code] }
+            default:
+                return
+            }
             var items = try BoxList(list.boxes[i].payload, prefix: 0)
             var changed = false
             items.boxes = try items.boxes.keeping { (item: Box) throws(MovieLayout.Refusal) -> Box? in
-                let n = Int(item.code)
-                guard n >= 1, n <= names.count, names[n - 1].lowercased() == wanted else { return item }
+                guard name(item) == wanted else { return item }
                 found = true
                 changed = true
                 guard let value else { return nil }
@@ -259,7 +268,7 @@ extension Box {
                 meta.payload = list.payload
             }
         }
-        for k in kids.indices where kids[k].type == "meta" { try editKeyed(&kids[k]) }
+        for k in kids.indices where kids[k].type == "meta" { try editItems(&kids[k]) }
 
         let u = kids.firstIndex { $0.type == "udta" }
         var udta = try u.map { (k: Int) throws(MovieLayout.Refusal) -> BoxList in try BoxList(kids[k].payload, prefix: 0) }
@@ -277,25 +286,7 @@ extension Box {
                 }
                 return Box(code: b.code, payload: Self.userDataString(value, language: language))
             }
-            for k in list.boxes.indices where list.boxes[k].type == "meta" {
-                try editKeyed(&list.boxes[k])
-                // iTunes items.
-                var meta = try BoxList.meta(list.boxes[k].payload)
-                guard meta.handler == "mdir", let i = meta.boxes.firstIndex(where: { $0.type == "ilst" }) else { continue }
-                var items = try BoxList(meta.boxes[i].payload, prefix: 0)
-                var changed = false
-                items.boxes = try items.boxes.keeping { (item: Box) throws(MovieLayout.Refusal) -> Box? in
-                    guard textItemKeys[item.code] == wanted else { return item }
-                    found = true
-                    changed = true
-                    guard let value else { return nil }
-                    return try Self.replacingText(of: item, with: value)
-                }
-                if changed {
-                    meta.boxes[i].payload = items.payload
-                    list.boxes[k].payload = meta.payload
-                }
-            }
+            for k in list.boxes.indices where list.boxes[k].type == "meta" { try editItems(&list.boxes[k]) }
             udta = list
         }
         if !found, adding, let value {
