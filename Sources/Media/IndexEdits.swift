@@ -247,7 +247,7 @@ extension Box {
             switch list.handler {
             case "mdta":
                 guard let k = list.boxes.firstIndex(where: { $0.type == "keys" }) else { return }
-                let names = try Self.keyNames(list.boxes[k]).map { $0.lowercased() }
+                let names = try Self.keyNames(list.boxes[k]).names.map { $0.lowercased() }
                 name = { item in Int(item.code) >= 1 && Int(item.code) <= names.count ? names[Int(item.code) - 1] : nil }
             case "mdir":
                 name = { textItemKeys[$0.code] }
@@ -335,17 +335,18 @@ extension Box {
                   let i = meta.boxes.firstIndex(where: { $0.type == "ilst" }) else {
                 throw MovieLayout.Refusal(description: "the metadata keys have no item list")
             }
-            var names = try keyNames(meta.boxes[k])
-            names.append(key)
-            var keys: [UInt8] = Array(meta.boxes[k].payload.prefix(4))
-            put(UInt64(names.count), 4, &keys)
-            for n in names {
-                put(UInt64(8 + n.utf8.count), 4, &keys)
-                keys += Array("mdta".utf8) + Array(n.utf8)
-            }
+            // The entries as they were (after version, flags and count), the new one last.
+            let list = try keyNames(meta.boxes[k])
+            let count = list.names.count + 1
+            let old = Array(meta.boxes[k].payload)
+            var keys: [UInt8] = Array(old.prefix(4))
+            put(UInt64(count), 4, &keys)
+            keys += old[8..<list.end]
+            put(UInt64(8 + key.utf8.count), 4, &keys)
+            keys += Array("mdta".utf8) + Array(key.utf8)
             meta.boxes[k].payload = keys[...]
             var items = try BoxList(meta.boxes[i].payload, prefix: 0)
-            items.boxes.append(Box(code: UInt32(names.count), payload: dataBox(value).encoded()[...]))
+            items.boxes.append(Box(code: UInt32(count), payload: dataBox(value).encoded()[...]))
             meta.boxes[i].payload = items.payload
         }
         if let m = kids.firstIndex(where: { $0.type == "meta" }) {
@@ -374,8 +375,9 @@ extension Box {
         }
     }
 
-    /// The names of a `keys` box, in order (item N is named by the Nth).
-    static func keyNames(_ keys: Box) throws(MovieLayout.Refusal) -> [String] {
+    /// The names of a `keys` box, in order (item N is named by the Nth),
+    /// and where in its payload the last entry ends.
+    static func keyNames(_ keys: Box) throws(MovieLayout.Refusal) -> (names: [String], end: Int) {
         let p = Array(keys.payload)
         guard p.count >= 8 else { throw MovieLayout.Refusal(description: "a metadata key list is cut short") }
         let count = Int(be(p, 4, 4))
@@ -388,7 +390,7 @@ extension Box {
             names.append(String(decoding: p[(at + 8)..<(at + size)], as: UTF8.self))
             at += size
         }
-        return names
+        return (names, at)
     }
 
     /// An item whose `data` box holds text, with `value` in its place (the locale kept).
