@@ -50,7 +50,8 @@ struct TagTrialTests {
                                                           metadataSource: input, edits: MetadataEdits(), options: options)
                     // Where the muxer refuses the stream set, both say so.
                     let whole = try? writtenWhole(path, kept: streams.map(\.index), container: container, options: options)
-                    #expect((trial == nil) == (whole == nil))
+                    #expect((trial == nil) == (whole == nil),
+                            "\((path as NSString).lastPathComponent) → \(name)\(keys ? " (keys)" : ""): trial \(trial == nil ? "failed" : "made"), written \(whole == nil ? "failed" : "made")")
                     guard let trial, let whole else { continue }
                     #expect(trial == whole, "\((path as NSString).lastPathComponent) → \(name)\(keys ? " (keys)" : "")")
                     checked += 1
