@@ -115,7 +115,7 @@ public enum TagCheck {
 extension OutputFile {
     /// The tags (the file's and each stream's) an MP4/MOV output with
     /// `streams`, the tags of `metadataSource`, `edits` and `options` would
-    /// not keep: found by writing one in memory (one empty packet per track:
+    /// not keep: found by writing one in memory (one keyframe of 16 zero bytes per track:
     /// movenc leaves out a track without samples) and reading it back — the
     /// same muxer with the same tags, without the output's size. `nil` when
     /// that trial cannot be made.
@@ -127,10 +127,12 @@ extension OutputFile {
                                         metadataSource: metadataSource, edits: edits, options: options),
               let packet = try? Packet() else { return nil }
         for i in streams.indices {
-            guard av_new_packet(packet.pointer, 16) >= 0 else { return nil }
+            // Zeros: the muxer looks at some payloads (an AAC packet that
+            // starts like an ADTS header is refused), and a fresh payload
+            // holds whatever the heap held.
+            guard (try? packet.zeroed(count: 16)) != nil else { return nil }
             packet.streamIndex = i
             packet.timing = PacketTiming(pts: 0, dts: 0, duration: 1)
-            packet.pointer.pointee.flags |= AV_PKT_FLAG_KEY
             guard (try? out.write(packet)) != nil else { return nil }
         }
         guard (try? out.finish()) != nil, let input = try? MemoryInput(memory.bytes),
