@@ -31,6 +31,17 @@ extension InputStream {
         return entries
     }
 
+    /// The demuxer's index as it stands, when it lists something and all
+    /// of it lies within the file: for an MP4/MOV that is not fragmented,
+    /// every packet its sample tables hold — also for PCM, whose packets
+    /// are whole chunks while the header counts samples (`indexedPackets`
+    /// then refuses the count).
+    public var packetsInSampleTables: [IndexedPacket]? {
+        guard let entries = indexEntries(wholeOnly: false), let fileSize = file.size,
+              entries.allSatisfy({ $0.lies(within: fileSize) }) else { return nil }
+        return entries
+    }
+
     /// The MP4/MOV demuxer's index as it stands (`nil` for other demuxers
     /// and for an empty index); with `wholeOnly`, only when it lists as many
     /// packets as the header declares.

@@ -52,7 +52,8 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
                                              packets: 1, bytes: Int64(bytes)))
             continue
         }
-        guard let packets = s.indexedPackets else { return nil }
+        // (The layout refuses a fragmented file, whose index would grow as it is read.)
+        guard let packets = s.packetsInSampleTables else { return nil }
         streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.codecName,
                                          packets: packets.count, bytes: packets.reduce(0) { $0 + Int64($1.size) }))
     }

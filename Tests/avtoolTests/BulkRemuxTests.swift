@@ -150,6 +150,7 @@ struct BulkRemuxTests {
 
     @Test(arguments: [("h264_bframes_2997_aac48_stereo.mp4", false, "mp4"), ("iphone_tags.mov", false, "mov"),
                       ("audio_starts_late.mp4", false, "mp4"), ("timecode.mov", false, "mov"),
+                      ("pcm_in_mov.mov", false, "mov"), ("hdr10_pcm.mov", false, "mov"),
                       ("aac44_mono.m4a", false, "m4a"), ("itunes_tags_cover.m4a", true, "m4a"),
                       ("camera_576p.mp4", true, "mp4"), ("birds_handbrake_bframes.mp4", true, "mp4")])
     func sameContainerIsCopiedWithTheIndexInFront(name: String, real: Bool, ext: String) throws {
