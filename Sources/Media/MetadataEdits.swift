@@ -93,6 +93,12 @@ public struct MetadataEdits: Sendable, Equatable {
             gmtime_r(&seconds, &tm)
             return isoTime(tm, micros: Int(t.tv_nsec / 1000))
         }
+        let (tm, micros) = try time(parsing: text)
+        return isoTime(tm, micros: micros)
+    }
+
+    /// A creation time given as text: the UTC calendar time and the microseconds.
+    private static func time(parsing text: String) throws(MediaError) -> (tm, micros: Int) {
         var tm = tm()
         let bytes = Array(text.utf8)
         // YYYY-MM-DD[THH:MM:SS[.ffffff]][Z]: UTC only, as containers store it.
@@ -127,7 +133,7 @@ public struct MetadataEdits: Sendable, Equatable {
         guard i == bytes.count else { throw badTime(text) }
         tm.tm_year = Int32(y - 1900); tm.tm_mon = Int32(mo - 1); tm.tm_mday = Int32(d)
         tm.tm_hour = Int32(h); tm.tm_min = Int32(mi); tm.tm_sec = Int32(s)
-        return isoTime(tm, micros: micros)
+        return (tm, micros)
     }
 
     private static func badTime(_ text: String) -> MediaError {
@@ -142,17 +148,10 @@ public struct MetadataEdits: Sendable, Equatable {
             + String(repeating: "0", count: 6 - us.count) + us + "Z"
     }
 
-    /// Seconds since 1970 of a creation time as `creationTime(parsing:)`
-    /// writes it (`YYYY-MM-DDTHH:MM:SS.ffffffZ`, UTC), the fraction dropped
-    /// as MP4 drops it.
+    /// Seconds since 1970 of a creation time (as `creationTime(parsing:)`
+    /// reads it, UTC), the fraction dropped as MP4 drops it.
     public static func epochSeconds(_ text: String) -> Int64? {
-        let b = Array(text.utf8)
-        guard b.count >= 19 else { return nil }
-        func n(_ at: Int, _ len: Int) -> Int32? { Int32(String(decoding: b[at..<(at + len)], as: UTF8.self)) }
-        guard let y = n(0, 4), let mo = n(5, 2), let d = n(8, 2), let h = n(11, 2), let mi = n(14, 2), let sec = n(17, 2) else { return nil }
-        var tm = tm()
-        tm.tm_year = y - 1900; tm.tm_mon = mo - 1; tm.tm_mday = d
-        tm.tm_hour = h; tm.tm_min = mi; tm.tm_sec = sec
+        guard var tm = try? time(parsing: text).0 else { return nil }
         return Int64(timegm(&tm))
     }
 
