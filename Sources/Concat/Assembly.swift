@@ -120,6 +120,12 @@ public struct AssemblyReport: Sendable, Codable {
     public var offsetSamples: Int64?
     public var sampleRate: Int32?
     public var silenceInsertedSamples: Int64 = 0
+    /// Copied audio: silent frames of its codec written (gaps, padding).
+    public var silentFramesAdded = 0
+    /// Copied audio: frames re-encoded onto the copied frames' grid, and
+    /// the stretches they make (around joints that are not whole frames).
+    public var audioFramesReencoded = 0
+    public var audioStretchesReencoded = 0
     public var samplesTrimmed: Int64 = 0
     public var repairs: [AudioRepairReport] = []
     /// Where each segment starts on the output timeline (concat).
@@ -152,8 +158,9 @@ public struct AssemblyProgress: Sendable {
 }
 
 enum AudioHandling {
-    /// Packets copied; silence from `silence` (whole frames of its quantum).
-    case copy(silence: SilentAudio)
+    /// Packets copied; silence from `silence` (whole frames of its quantum);
+    /// `reencoded`: packets on another frame grid, re-encoded onto the copied one.
+    case copy(silence: SilentAudio, reencoded: ReencodedPackets? = nil)
     case reencode(AudioEncoderSettings, reason: String)
 }
 
@@ -202,13 +209,15 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         handling = .reencode(try reencodeSettings(segments[0].audio!, container: container, options: options),
                              reason: "'\(once)' can be read only once (a pipe), so whether stream copy keeps the audio in sync cannot be checked first")
     }
-    if case .copy(let silence)? = handling, options.fill {
+    if case .copy(let silence, _)? = handling, options.fill {
         let scan = try scanCopiedAudio(segments, silence: silence, options: options, verb: verb, open: open,
                                        cancellation: cancellation)
         layout = scan.reencodeReason == nil ? scan.layout : nil
         if let reason = scan.reencodeReason {
             handling = .reencode(try reencodeSettings(segments[0].audio!, container: container, options: options),
                                  reason: reason)
+        } else {
+            handling = .copy(silence: silence, reencoded: scan.reencoded)
         }
     }
     let run = try AssemblyRun(segments, handling: handling, container: container,
@@ -264,26 +273,40 @@ private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Co
         return .reencode(try reencodeSettings(audio, container: container, options: options),
                          reason: "\(container.name) cannot hold \(audio.stream.codecName)")
     }
-    if let silence = try SilentAudio(matching: audio.stream) {
+    switch try SilentAudio.matching(audio.stream) {
+    case .silence(let silence):
         return .copy(silence: silence)
+    case .unavailable(let why):
+        return .reencode(try reencodeSettings(audio, container: container, options: options), reason: why)
     }
-    return .reencode(try reencodeSettings(audio, container: container, options: options),
-                     reason: "silence cannot be made as \(audio.stream.codecName) frames that match the input")
 }
 
-/// The encoder for re-encoded audio: 16-bit PCM when the input is PCM and the
-/// container holds it, else AAC; at the input's rate and channels.
+/// The encoder for re-encoded audio: the input's own codec when libavcodec
+/// encodes it and the container holds it (PCM stays PCM of its format, AC-3
+/// stays AC-3, HE-AAC becomes AAC-LC), else AAC; at the input's rate,
+/// channels and sample format.
 func reencodeSettings(_ audio: StreamReader, container: Container, options: AssemblyOptions) throws(MediaError) -> AudioEncoderSettings {
     let s = audio.stream
-    let name = s.codecName.hasPrefix("pcm_") && container.canHold(encoder: "pcm_s16le") == true ? "pcm_s16le" : "aac"
+    let own = s.encoderName.flatMap { name in
+        AudioEncoderCapabilities(codec: name).flatMap { caps in
+            container.canHold(encoder: name) == true && caps.sampleRate(for: s.sampleRate) == s.sampleRate
+                && (caps.channelCounts.isEmpty || caps.channelCounts.contains(s.channelCount)) ? name : nil
+        }
+    }
+    let name = own ?? "aac"
     // The input's own bit rate, kept within what AAC can use, unless asked.
     let rate = AudioEncoderCapabilities(codec: name)?.sampleRate(for: s.sampleRate) ?? s.sampleRate
     let requested = options.audioBitRate ?? s.bitRate.map {
         min(max($0, AACBitRate.minimumPerChannel * Int64(s.channelCount)),
             AACBitRate.maximum(sampleRate: rate, channels: s.channelCount))
     }
-    return try audioEncoderSettings(for: s, encoder: name, bitRate: requested,
-                                    globalHeader: container.isISOBMFF || container.muxer == "matroska",
-                                    operation: "could not re-encode audio")
+    var settings = try audioEncoderSettings(for: s, encoder: name, bitRate: requested,
+                                            globalHeader: container.isISOBMFF || container.muxer == "matroska",
+                                            operation: "could not re-encode audio")
+    if name != "aac" {
+        settings.channelLayout = s.channelLayout
+        settings.sampleFormat = s.sampleFormat
+    }
+    return settings
 }
 

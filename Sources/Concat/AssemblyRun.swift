@@ -58,10 +58,11 @@ final class AssemblyRun {
         original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
         plan = layout?.plan ?? AssemblyPlan(segments, sampleRate: sampleRate, end: options.end)
         switch handling {
-        case .copy(let silence)?:
+        case .copy(let silence, let reencoded)?:
             audio = try AudioCopyTrack(track: audioTrack, session: session, silence: silence, sampleRate: sampleRate,
                                        toleranceSamples: copyTolerance(first.audio!.stream, options: options),
-                                       fill: options.fill, longestFillSeconds: options.longestFillSeconds)
+                                       fill: options.fill, longestFillSeconds: options.longestFillSeconds,
+                                       reencoded: reencoded)
         case .reencode?:
             audio = AudioReencodeTrack(reencoder!, track: audioTrack, session: session)
         case nil:
@@ -179,7 +180,7 @@ final class AssemblyRun {
         guard let v = seg.video, let video else { return }
         defer { v.consume() }
         // Output positions on the video time base, for ends and cuts.
-        let t = state.placement.video(v.packet.timing)
+        let t = state.placement.video(seg.videoTiming(v.packet.timing))
         if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return }
         if let e = t.end { state.videoEnd = max(state.videoEnd, e) }
         if layout == nil, let d = t.dts { plan.wroteVideo(dts: d) }
@@ -215,6 +216,11 @@ final class AssemblyRun {
                                      sampleRate: plan.sampleRate)
             }
             report.audioPackets = result.packets[audio.track]
+            if let copy = audio as? AudioCopyTrack {
+                report.silentFramesAdded = copy.silentFrames
+                report.audioFramesReencoded = copy.framesReencoded
+                report.audioStretchesReencoded = copy.regionsReencoded
+            }
         }
         if let o = plan.offsetSamples {
             report.offsetSamples = o
@@ -311,7 +317,7 @@ extension AssemblyReport {
         videoCodec = first.video?.stream.codecName
         switch handling {
         case .reencode(let settings, let reason)?:
-            audioCodec = settings.codec
+            audioCodec = AudioEncoderCapabilities(codec: settings.codec)?.codecName ?? settings.codec
             audioMode = "re-encoded"
             reencodeReason = reason
             if let d = first.spec.drift { driftCorrectedPPM = d * 1e6 }

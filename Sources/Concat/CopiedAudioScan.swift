@@ -7,6 +7,9 @@ struct CopiedAudioScan {
     /// Why whole packets cannot keep the audio in sync (re-encode then), or
     /// `nil` when they can.
     var reencodeReason: String?
+    /// The packets re-encoded onto the copied frames' grid, when gaps or
+    /// overlaps that are not whole frames put some on another grid.
+    var reencoded: ReencodedPackets?
     /// With several segments: where each lands and where its video ends, and
     /// the plan after the last. The run writes by this layout (it does not
     /// place the segments again), so what it writes is what was laid out here.
@@ -37,7 +40,11 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
     var assembler = AudioAssembler(sampleRate: stream.sampleRate, frameSize: silence.quantum,
                                    toleranceSamples: copyTolerance(stream, options: options))
     var layout = PlannedLayout(placements: [], videoEnds: [], plan: plan)
+    var grid = FrameGridPlan(frameSize: silence.quantum, toleranceSamples: assembler.toleranceSamples)
+    // Per segment: the packet ordinals where a run of the grid plan starts, and its number.
+    var runStarts: [[(ordinal: Int, run: Int)]] = []
     for (k, seg) in segments.enumerated() {
+        runStarts.append([])
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
         var limit: Int64?
@@ -51,15 +58,32 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         }
         if let a = seg.audio {
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
-            for p in packets where k == 0 || !p.isDiscard {
+            for (i, p) in packets.enumerated() where k == 0 || !p.isDiscard {
                 let samples = p.samples > 0 ? p.samples
                     : Timestamp(p.duration, a.stream.timeBase!).rescaled(to: plan.sampleTimeBase)?.value ?? 0
                 let at = placement.audioPosition(pts: p.pts, timeBase: a.stream.timeBase!)
-                let step = assembler.place(at: at, samples: samples, limit: limit)
-                if step.residual != 0 {
-                    let seconds = Timestamp(step.position, plan.sampleTimeBase).seconds
-                    return CopiedAudioScan(reencodeReason: "a gap or overlap at \(fixed(seconds, 3)) s is not a whole number of \(a.stream.codecName) frames (\(step.residual) samples off)")
+                var trial = assembler
+                let step = trial.place(at: at, samples: samples, limit: limit)
+                if step.residual != 0, step.writes, let at {
+                    // Not whole frames from the packets before: a run on another grid.
+                    guard silence.encoderSettings != nil else {
+                        let seconds = Timestamp(step.position, plan.sampleTimeBase).seconds
+                        return CopiedAudioScan(reencodeReason: "a gap or overlap at \(fixed(seconds, 3)) s is not a whole number of \(a.stream.codecName) frames (\(step.residual) samples off)")
+                    }
+                    assembler.rebase(at: at)
+                    _ = assembler.place(at: at, samples: samples, limit: limit)
+                    grid.startRun(at: at)
+                    runStarts[k].append((i, grid.runs.count - 1))
+                } else {
+                    assembler = trial
+                    if grid.runs.isEmpty {
+                        grid.startRun(at: step.position)
+                        runStarts[k].append((i, 0))
+                    } else if runStarts[k].isEmpty {
+                        runStarts[k].append((i, grid.runs.count - 1))
+                    }
                 }
+                if step.writes { grid.addPacket() }
             }
             if segments.count > 1,
                let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {
@@ -70,7 +94,24 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         plan.end(placement, videoEnd: videoEnd)
     }
     layout.plan = plan
-    return CopiedAudioScan(reencodeReason: nil, layout: segments.count > 1 ? layout : nil)
+    var scan = CopiedAudioScan(reencodeReason: nil, layout: segments.count > 1 ? layout : nil)
+    if grid.counts.reencoded > 0, let settings = silence.encoderSettings, let phase = grid.chosenPhase {
+        scan.reencoded = ReencodedPackets(ranges: reencodedRanges(runStarts, copied: grid.copied),
+                                          phase: phase, frameSize: silence.quantum, settings: settings)
+    }
+    return scan
+}
+
+/// The ordinal ranges of each segment's packets in runs that are not copied.
+private func reencodedRanges(_ runStarts: [[(ordinal: Int, run: Int)]], copied: [Bool]) -> [[Range<Int>]] {
+    runStarts.map { starts in
+        var ranges: [Range<Int>] = []
+        for (j, s) in starts.enumerated() where !copied[s.run] {
+            let end = j + 1 < starts.count ? starts[j + 1].ordinal : Int.max
+            ranges.append(s.ordinal..<end)
+        }
+        return ranges
+    }
 }
 
 /// What the scan needs of one audio packet.
@@ -145,14 +186,14 @@ private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentP
         reader.restart()
         let timings = try readTimings(reader)
         guard timings.count < enough, let first = timings.first?.dts ?? timings.first?.pts, first > Int64.min + 1 else {
-            return videoEnd(of: timings, placement: placement, plan: &plan)
+            return videoEnd(of: timings, seg, placement: placement, plan: &plan)
         }
         // Too few: from the keyframe before this one.
         from = first - 1
     }
     let whole = try StreamReader(file: try timingsOpening(stream.file, open: open, cancellation: cancellation),
                                  stream: stream.index)
-    return videoEnd(of: try readTimings(whole), placement: placement, plan: &plan)
+    return videoEnd(of: try readTimings(whole), seg, placement: placement, plan: &plan)
 }
 
 private func readTimings(_ reader: StreamReader) throws(MediaError) -> [PacketTiming] {
@@ -164,10 +205,11 @@ private func readTimings(_ reader: StreamReader) throws(MediaError) -> [PacketTi
     return timings
 }
 
-private func videoEnd(of timings: [PacketTiming], placement: SegmentPlacement, plan: inout AssemblyPlan) -> Int64 {
+private func videoEnd(of timings: [PacketTiming], _ seg: Segment, placement: SegmentPlacement,
+                      plan: inout AssemblyPlan) -> Int64 {
     var end = placement.joint
     for timing in timings {
-        let t = placement.video(timing)
+        let t = placement.video(seg.videoTiming(timing))
         if let e = t.end { end = max(end, e) }
         if let d = t.dts { plan.wroteVideo(dts: d) }
     }

@@ -191,6 +191,13 @@ struct Segment {
     /// The stream the segment's timeline and metadata come from: its video, else its audio.
     var main: StreamReader { video ?? audio! }
 
+    /// A video packet's timing, with the frame period as duration where the
+    /// demuxer gives none (so the segment's video end counts the last frame).
+    func videoTiming(_ timing: PacketTiming) -> PacketTiming {
+        guard let s = video?.stream, let tb = s.timeBase else { return timing }
+        return timing.orDuration(PacketTiming.framePeriod(frameRate: s.averageFrameRate ?? s.realFrameRate, timeBase: tb))
+    }
+
     init(_ spec: SegmentSpec, open: InputOpener, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
         let vf = try open(spec.videoPath, cancellation)

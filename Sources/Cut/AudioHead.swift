@@ -6,9 +6,9 @@ import Sync
 /// edit lists, following the core's `AudioHeadPlan`: the frames around
 /// `from` decoded and encoded again with the source's codec and settings on
 /// its frame grid (silent before `from`), the source's packets copied from
-/// the rejoin on. AAC-LC (libavcodec's encoder writes the same
-/// AudioSpecificConfig, so the copied and re-encoded frames share one codec
-/// record) and PCM; other codecs keep the whole packet holding `from`.
+/// the rejoin on. AAC-LC (libavcodec's encoder writes an AudioSpecificConfig
+/// a decoder reads as the source's, so the copied and re-encoded frames share
+/// one codec record) and PCM; other codecs keep the whole packet holding `from`.
 final class AudioHead {
     let track: Int
     let stream: InputStream
@@ -18,16 +18,8 @@ final class AudioHead {
     private let timeBase: Rational
     private let frameTicks: Int64
     private let to: Int64?
-    /// A packet kept back (a reference to the demuxer's).
-    private final class Kept {
-        let packet: Packet
-        init(_ p: borrowing Packet) throws(MediaError) {
-            packet = try Packet()
-            try packet.reference(p)
-        }
-    }
-    private var preroll: Kept?
-    private var held: [Kept] = []
+    private var preroll: HeldPacket?
+    private var held: [HeldPacket] = []
     private var started = false
     private var finished = false
     /// Re-encoded packets written.
@@ -57,9 +49,9 @@ final class AudioHead {
         }
         let reencoder = try AudioReencoder(settings: settings, source: s)
         if !pcm {
-            // Object type, rate and channels (the first two bytes) must be the source's.
-            let mine = reencoder.encoder.extradata, theirs = s.extradata
-            guard mine.count >= 2, theirs.count >= 2, mine.prefix(2) == theirs.prefix(2) else { return nil }
+            // What a decoder reads of the codec record must be the source's.
+            let mine = AudioCodecRecord(codec: s.codecName, extradata: reencoder.encoder.extradata)
+            guard AudioCodecRecord(codec: s.codecName, extradata: s.extradata).accepts(mine) else { return nil }
         }
         let frameSamples = pcm ? 0 : Int64(max(reencoder.encoder.frameSize, s.frameSize, 1024))
         self.track = track
@@ -84,12 +76,12 @@ final class AudioHead {
         switch plan.offer(pts: pts, duration: t.duration) {
         case .drop: break
         case .preroll:
-            preroll = try Kept(packet)
+            preroll = try HeldPacket(packet)
         case .decode:
             try decode(packet)
         case .decodeAndCopy:
             try decode(packet)
-            held.append(try Kept(packet))
+            held.append(try HeldPacket(packet))
         case .copy:
             try finish()
             try session.write(packet, track: track)

@@ -13,6 +13,11 @@ public struct AudioEncoderSettings: Sendable {
     public var globalHeader = true
     /// Encoder options (`aac_pns` = `0`, …); one the encoder does not know is refused.
     public var options: [(String, String)] = []
+    /// A channel layout by name (`5.1(side)`); `nil`: the default for the count.
+    public var channelLayout: String?
+    /// A sample format by name (`s16p`), used when the encoder takes it
+    /// (ALAC's bit depth follows it); `nil`: the encoder's preferred one.
+    public var sampleFormat: String?
 
     public init(codec: String, sampleRate: Int32, channels: Int) {
         self.codec = codec
@@ -32,10 +37,14 @@ public struct AudioEncoderCapabilities: Sendable {
     /// Its preferred sample format (the first it lists).
     public let sampleFormat: String
 
+    /// The codec's short name (`mp3` for the `libmp3lame` encoder).
+    public let codecName: String
+
     public init?(codec name: String) {
         guard let found = avcodec_find_encoder_by_name(name), found.pointee.type == AVMEDIA_TYPE_AUDIO else { return nil }
         self.codec = name
         let codec = found
+        codecName = avcodec_get_name(codec.pointee.id).string ?? name
         var rates: [Int32] = []
         if var p = codec.pointee.supported_samplerates {
             while p.pointee != 0 { rates.append(p.pointee); p += 1 }
@@ -71,8 +80,12 @@ extension Encoder {
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: op)
         }
         ctx.pointee.sample_rate = settings.sampleRate
-        ctx.pointee.sample_fmt = codec.pointee.sample_fmts?.pointee ?? AV_SAMPLE_FMT_S16
-        av_channel_layout_default(&ctx.pointee.ch_layout, Int32(settings.channels))
+        ctx.pointee.sample_fmt = Self.sampleFormat(settings.sampleFormat, of: codec)
+        let named = settings.channelLayout.map { av_channel_layout_from_string(&ctx.pointee.ch_layout, $0) >= 0 } ?? false
+        if !named || ctx.pointee.ch_layout.nb_channels != Int32(settings.channels) {
+            av_channel_layout_uninit(&ctx.pointee.ch_layout)
+            av_channel_layout_default(&ctx.pointee.ch_layout, Int32(settings.channels))
+        }
         ctx.pointee.time_base = AVRational(num: 1, den: settings.sampleRate)
         ctx.pointee.bit_rate = settings.bitRate
         if settings.globalHeader { ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
@@ -80,8 +93,26 @@ extension Encoder {
         try Self.open(ctx, codec, options: settings.options, operation: op)
     }
 
+    /// `name` when the encoder lists it, else its preferred format.
+    private static func sampleFormat(_ name: String?, of codec: UnsafePointer<AVCodec>) -> AVSampleFormat {
+        let preferred = codec.pointee.sample_fmts?.pointee ?? AV_SAMPLE_FMT_S16
+        guard let name, var p = codec.pointee.sample_fmts else { return preferred }
+        let wanted = av_get_sample_fmt(name)
+        while p.pointee != AV_SAMPLE_FMT_NONE {
+            if p.pointee == wanted { return wanted }
+            p += 1
+        }
+        return preferred
+    }
+
     public var sampleRate: Int32 { context.pointee.sample_rate }
     public var channels: Int { Int(context.pointee.ch_layout.nb_channels) }
+    /// The channel layout's name (`stereo`, `5.1(side)`).
+    public var channelLayout: String? {
+        var buffer = [CChar](repeating: 0, count: 128)
+        guard av_channel_layout_describe(&context.pointee.ch_layout, &buffer, buffer.count) >= 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
     public var sampleFormat: String? { av_get_sample_fmt_name(context.pointee.sample_fmt).string }
     /// Samples per frame the encoder wants (1024 for AAC); 0 means any.
     public var frameSize: Int { Int(context.pointee.frame_size) }

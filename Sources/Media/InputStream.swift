@@ -195,6 +195,38 @@ public struct InputStream {
         codecName.hasPrefix("pcm_s") || codecName.hasPrefix("pcm_f")
     }
 
+    /// One sample frame (every channel) of digital silence for interleaved
+    /// PCM, e.g. `[0, 0, 0, 0]` for 16-bit stereo, `[0x80]` for unsigned
+    /// 8-bit mono; `nil` for other codecs. The frame's size comes from the
+    /// codec (`av_get_bits_per_sample`) when the demuxer leaves the block
+    /// alignment empty, as MOV's `lpcm`/`twos`/`in24` entries often do.
+    public var pcmSilence: [UInt8]? {
+        guard channelCount > 0 else { return nil }
+        let name = codecName
+        let sample: [UInt8]
+        switch name {
+        case "pcm_alaw": sample = [0xD5]
+        case "pcm_mulaw": sample = [0xFF]
+        case "pcm_s8": sample = [0]
+        case "pcm_u8": sample = [0x80]
+        default:
+            // pcm_{s,u,f}{16,24,32,64}{le,be}
+            let body = name.dropFirst(4)
+            guard name.hasPrefix("pcm_"), let kind = body.first, "suf".contains(kind),
+                  body.hasSuffix("le") || body.hasSuffix("be"),
+                  let bits = Int(body.dropFirst().dropLast(2)), [16, 24, 32, 64].contains(bits),
+                  Int(av_get_bits_per_sample(codecID)) == bits else { return nil }
+            var s = [UInt8](repeating: 0, count: bits / 8)
+            if kind == "u" { s[body.hasSuffix("le") ? s.count - 1 : 0] = 0x80 }
+            sample = s
+        }
+        let frame = Array([[UInt8]](repeating: sample, count: channelCount).joined())
+        // A block alignment that is not one sample frame (planar, or blocks
+        // of several frames) is not this layout.
+        guard blockAlign == 0 || blockAlign == frame.count else { return nil }
+        return frame
+    }
+
     private static func positive(_ q: AVRational) -> Rational? {
         q.num > 0 && q.den > 0 ? Rational(q.num, q.den) : nil
     }

@@ -83,6 +83,16 @@ public final class AudioReencoder {
         try drainDecoder(emit)
     }
 
+    /// Decodes `input` and drops what it decodes: a decoder whose frames
+    /// overlap the one before (AAC) then decodes the next packet right.
+    public func warm(_ input: borrowing Packet) throws(MediaError) {
+        guard let decoder else { return }
+        while try !decoder.send(input) {
+            while case .ready = try decoder.receive(into: decoded) { decoded.unref() }
+        }
+        while case .ready = try decoder.receive(into: decoded) { decoded.unref() }
+    }
+
     /// Drains the current input's decoder.
     public func endInput(emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
         guard let decoder else { return }

@@ -50,41 +50,92 @@ public func misplacedAudioError(_ stream: InputStream, residual: Int64, at posit
 
 /// Audio packets copied whole; silence made as frames of the stream's own
 /// codec (`SilentAudio`), laid by `AudioAssembler` in whole-packet mode.
+/// Packets the plan re-encodes (`ReencodedPackets`: runs on another frame
+/// grid than the copied ones, after a gap or overlap that is not whole
+/// frames) go through a `JointRegion` onto the copied frames' grid.
 public final class AudioCopyTrack: AudioTrackWriter {
     public let track: Int
-    public var limit: Int64?
+    public var limit: Int64? {
+        didSet { region?.limit = limit }
+    }
     private let session: MuxSession
     private let silence: SilentAudio
     private let fill: Bool
     private let longestFillSeconds: Int64
+    private let toleranceSamples: Int64
     private var assembler: AudioAssembler
     private let silentPacket: Packet
     private var stream: InputStream?
     private var segment = 0
+    private var shift: Int64 = 0
     private var audibleStart: Int64?
+    private let reencoded: ReencodedPackets?
+    /// The packet's order in the current segment's audio.
+    private var ordinal = 0
+    private var region: JointRegion?
+    /// The last copied packets of the current segment (a region's look-back).
+    private var recent: [HeldPacket] = []
+    /// Silent frames written (frame codecs), and what the regions did.
+    public private(set) var silentFrames = 0
+    public private(set) var framesReencoded = 0
+    public private(set) var regionsReencoded = 0
+    private var regionSilence: Int64 = 0
+    private var regionTrim: Int64 = 0
+    private var regionRepairs: [AudioRepair] = []
 
     /// `fill` false keeps gaps as gaps (packets keep their own times).
     public init(track: Int, session: MuxSession, silence: SilentAudio, sampleRate: Int32, toleranceSamples: Int64,
-                fill: Bool, longestFillSeconds: Int64) throws(MediaError) {
+                fill: Bool, longestFillSeconds: Int64, reencoded: ReencodedPackets? = nil) throws(MediaError) {
         self.track = track
         self.session = session
         self.silence = silence
         self.fill = fill
         self.longestFillSeconds = longestFillSeconds
+        self.toleranceSamples = toleranceSamples
+        self.reencoded = fill && reencoded?.packetCount ?? 0 > 0 ? reencoded : nil
         assembler = AudioAssembler(sampleRate: sampleRate, frameSize: silence.quantum,
                                    toleranceSamples: fill ? toleranceSamples : Int64.max / 4)
         silentPacket = try Packet()
     }
 
-    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) {
+    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) throws(MediaError) {
         self.stream = stream
         self.segment = segment
+        self.shift = shift
+        ordinal = 0
+        recent.removeAll()
+        try region?.switchInput(stream, shift: shift)
     }
 
     public func send(_ packet: borrowing Packet, at position: Int64?) throws(MediaError) {
         guard let stream else { return }
+        let n = ordinal
+        ordinal += 1
         // Later segments' priming is not replayed at the joint.
         if segment > 0 && packet.isDiscard { return }
+        if let reencoded, reencoded.contains(segment: segment, ordinal: n) {
+            if let region {
+                // A copied run too short to rejoin: its packets are in the stretch already.
+                region.absorbHeld()
+            } else {
+                try openRegion(stream, at: position, reencoded)
+            }
+            try region!.send(packet)
+            return
+        }
+        if let region {
+            try region.hold(packet, at: position)
+            if region.held.count >= 3 { try closeRegion() }
+            return
+        }
+        try copy(packet, at: position)
+        recent.append(try HeldPacket(packet))
+        if recent.count > 2 { recent.removeFirst() }
+    }
+
+    /// The copy path: the packet laid whole at `position`, silence before it.
+    private func copy(_ packet: borrowing Packet, at position: Int64?) throws(MediaError) {
+        guard let stream else { return }
         let counted = stream.samples(in: packet)
         let samples = counted > 0 ? counted
             : Timestamp(packet.timing.duration, stream.timeBase!).rescaled(to: assembler.timeBase)?.value ?? 0
@@ -102,20 +153,61 @@ public final class AudioCopyTrack: AudioTrackWriter {
         try session.write(packet, track: track)
     }
 
-    public func endSegment() {}
+    private func openRegion(_ stream: InputStream, at position: Int64?, _ plan: ReencodedPackets) throws(MediaError) {
+        // After copied frames, where they end; at the start, on their grid before the first sample.
+        let start = assembler.cursor ?? plan.gridStart(atOrBefore: position ?? 0)
+        region = try JointRegion(start: start, settings: plan.settings, stream: stream, shift: shift,
+                                 toleranceSamples: toleranceSamples, longestFillSeconds: longestFillSeconds,
+                                 limit: limit, lookback: assembler.cursor == nil ? [] : recent,
+                                 session: session, track: track, frameSize: plan.frameSize)
+        recent.removeAll()
+    }
+
+    /// Ends the open stretch where the first held copied packet's frame
+    /// goes (whole frames from the stretch's start), then copies the held packets.
+    private func closeRegion() throws(MediaError) {
+        guard let r = region else { return }
+        region = nil
+        let end = r.held.first?.position.map { FrameGridPlan.nearestFrame(to: $0, from: r.start, frameSize: silence.quantum) }
+        try r.finish(before: end)
+        framesReencoded += r.written
+        regionsReencoded += 1
+        regionSilence = regionSilence.addingReportingOverflow(r.silenceInserted).partialValue
+        regionTrim = regionTrim.addingReportingOverflow(r.samplesTrimmed).partialValue
+        regionRepairs += r.repairs
+        if audibleStart == nil { audibleStart = r.start }
+        assembler.rebase(at: max(end ?? r.writtenEnd, r.writtenEnd))
+        for h in r.held {
+            try copy(h.packet, at: h.position)
+            recent.append(h)
+        }
+        if recent.count > 2 { recent.removeFirst(recent.count - 2) }
+    }
+
+    public func endSegment() throws(MediaError) {
+        // Copied packets after a stretch: it ends before them.
+        if let region, !region.held.isEmpty { try closeRegion() }
+    }
 
     public func pad(to end: Int64, startingAt start: Int64) throws(MediaError) {
+        if let region {
+            try region.pad(to: end)
+            return
+        }
         assembler.start(at: start)
         let from = assembler.cursor!
         try writeSilence(assembler.pad(to: end), at: from)
     }
 
-    public func finish() {}
+    public func finish() throws(MediaError) {
+        try closeRegion()
+    }
 
     public var summary: AudioTrackSummary {
-        AudioTrackSummary(start: audibleStart ?? assembler.origin, end: assembler.cursor,
-                          silenceInserted: assembler.silenceInserted, samplesTrimmed: assembler.samplesTrimmed,
-                          repairs: assembler.repairs)
+        AudioTrackSummary(start: audibleStart ?? assembler.origin, end: region?.cursor ?? assembler.cursor,
+                          silenceInserted: assembler.silenceInserted.addingReportingOverflow(regionSilence).partialValue,
+                          samplesTrimmed: assembler.samplesTrimmed.addingReportingOverflow(regionTrim).partialValue,
+                          repairs: (assembler.repairs + regionRepairs).sorted { $0.position < $1.position })
     }
 
     /// Silent packets covering `count` samples from `position`.
@@ -131,6 +223,7 @@ public final class AudioCopyTrack: AudioTrackWriter {
             try silence.packet(samples: n, into: silentPacket)
             silentPacket.timing = PacketTiming(pts: at, dts: at, duration: n)
             try session.write(silentPacket, track: track)
+            if silence.quantum > 1 { silentFrames += 1 }
             left -= n
             at = at.addingReportingOverflow(n).partialValue
         }

@@ -176,6 +176,14 @@ public struct AudioAssembler: Sendable {
         return n
     }
 
+    /// Continues from `position` as if samples had been laid up to it
+    /// (frames written by someone else: a run re-encoded onto the grid), or
+    /// starts there; no silence or trim is counted.
+    public mutating func rebase(at position: Int64) {
+        if origin == nil { origin = position }
+        cursor = position
+    }
+
     /// Starts the timeline at `position` when nothing has been written yet
     /// (a track that is all padding).
     public mutating func start(at position: Int64) {

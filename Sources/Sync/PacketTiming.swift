@@ -14,6 +14,21 @@ public struct PacketTiming: Hashable, Sendable, CustomStringConvertible {
     /// 0; saturating at Int64's ends); `nil` without a PTS.
     public var end: Int64? { pts.map { $0.plus(max(duration, 0)) } }
 
+    /// This timing with `nominal` ticks as its duration when it has none
+    /// (a demuxer that leaves durations out: the frame period), so the last
+    /// frame still has a length.
+    public func orDuration(_ nominal: Int64?) -> PacketTiming {
+        guard duration <= 0, let nominal, nominal > 0 else { return self }
+        return PacketTiming(pts: pts, dts: dts, duration: nominal)
+    }
+
+    /// One frame at `frameRate` (frames per second) in ticks of `timeBase`; `nil` if unknown.
+    public static func framePeriod(frameRate: Rational?, timeBase: Rational) -> Int64? {
+        guard let r = frameRate, r.numerator > 0, r.denominator > 0,
+              let period = Rational(r.denominator, r.numerator) else { return nil }
+        return Timestamp(1, period).rescaled(to: timeBase)?.value
+    }
+
     public var description: String {
         "pts=\(pts.map(String.init) ?? "?") dts=\(dts.map(String.init) ?? "?") dur=\(duration)"
     }

@@ -13,6 +13,11 @@ extension Int64 {
         return overflow ? (other < 0 ? .max : .min) : r
     }
 
+    @inlinable func times(_ other: Int64) -> Int64 {
+        let (r, overflow) = multipliedReportingOverflow(by: other)
+        return overflow ? ((self < 0) != (other < 0) ? .min : .max) : r
+    }
+
     @inlinable var negated: Int64 { self == .min ? .max : -self }
 
     /// |self|, with |Int64.min| as Int64.max.

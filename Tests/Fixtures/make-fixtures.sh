@@ -55,6 +55,8 @@ cache_valid() {
 
 # Scenes for waveform auto-sync (own cache, own stamp).
 "$(dirname "$SCRIPT_PATH")/make-sync-scenes.sh" "$OUTDIR"
+# Audio from other encoders than libavcodec's (GStreamer, LAME, …; own cache, own stamp).
+"$(dirname "$SCRIPT_PATH")/make-encoder-audio.sh" "$OUTDIR"
 
 if cache_valid; then
     exit 0

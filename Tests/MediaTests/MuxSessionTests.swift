@@ -118,14 +118,17 @@ struct MuxSessionTests {
         // exactly ten silent frames, and every packet lands on its place.
         let input = try input("aac48_stereo.m4a")
         let audio = try #require(input.streams.first { $0.mediaType == .audio })
-        let silence = try #require(try SilentAudio(matching: audio))
+        guard case .silence(let silence) = try SilentAudio.matching(audio) else {
+            Issue.record("no silence matches \(audio.codecName)")
+            return
+        }
         let memory = try MemoryOutput()
         let session = try MuxSession(.memory(memory, name: "out.m4a"), container: try #require(Container(named: "m4a")),
                                      streams: [.copy(audio)], metadataSource: nil, cancellation: Cancellation())
         try session.beginTimeline(track: 0, stream: audio, retimedIn: Rational.perSecond(audio.sampleRate)!)
         let track = try AudioCopyTrack(track: 0, session: session, silence: silence, sampleRate: audio.sampleRate,
                                        toleranceSamples: 48, fill: true, longestFillSeconds: 60)
-        track.begin(audio, segment: 0, shift: 0, drift: nil, anchor: 0)
+        try track.begin(audio, segment: 0, shift: 0, drift: nil, anchor: 0)
         let p = try Packet()
         var n: Int64 = 0
         while n < 40, try input.read(into: p) {
@@ -135,7 +138,7 @@ struct MuxSessionTests {
             try track.send(p, at: position)
             n += 1
         }
-        track.finish()
+        try track.finish()
         _ = try session.finish()
         #expect(track.summary.silenceInserted == 10 * 1024)
         let end: Int64 = 50 * 1024

@@ -117,3 +117,19 @@ struct TimestampTests {
         #expect(Timestamp(-1024, tb(1, 48_000)).description == "-1024@1/48000")
     }
 }
+
+/// A packet without a duration gets the frame period, so a last frame counts.
+@Suite struct NominalDurationTests {
+    @Test func framePeriodInTicks() throws {
+        let tb = try #require(Rational(1, 90_000))
+        #expect(PacketTiming.framePeriod(frameRate: Rational(30, 1), timeBase: tb) == 3000)
+        #expect(PacketTiming.framePeriod(frameRate: Rational(30000, 1001), timeBase: tb) == 3003)
+        #expect(PacketTiming.framePeriod(frameRate: nil, timeBase: tb) == nil)
+    }
+
+    @Test func onlyAMissingDurationIsFilled() {
+        #expect(PacketTiming(pts: 90_000, dts: 81_000, duration: 0).orDuration(3000).end == 93_000)
+        #expect(PacketTiming(pts: 90_000, dts: 81_000, duration: 1500).orDuration(3000).end == 91_500)
+        #expect(PacketTiming(pts: 90_000, dts: 81_000, duration: 0).orDuration(nil).end == 90_000)
+    }
+}

@@ -226,6 +226,11 @@ extension AssemblyReport: VerbReport {
         if let audioCodec, let audioMode {
             s += "\(videoCodec == nil ? "" : ",") audio \(audioCodec) \(audioMode)"
             if let reencodeReason { s += " (\(reencodeReason))" }
+            if silentFramesAdded > 0 { s += " (\(silentFramesAdded) silent frame\(silentFramesAdded == 1 ? "" : "s") added)" }
+            if audioFramesReencoded > 0 {
+                let n = audioStretchesReencoded
+                s += ", \(audioFramesReencoded) of \(audioPackets) frames re-encoded in \(n) stretch\(n == 1 ? "" : "es") around joints that are not whole frames"
+            }
         }
         if let originalAudioCodec { s += ", original audio \(originalAudioCodec) copied as a second track" }
         if let e = autoSync {

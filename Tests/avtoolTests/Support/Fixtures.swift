@@ -50,6 +50,13 @@ enum Fixtures {
         try #require(r.status == 0, "\(r)")
     }
 
+    /// A device recording kept in the repository (`Tests/Fixtures/devices`, with its licence).
+    static func device(_ name: String) throws -> String {
+        let p = Tool.repo.appendingPathComponent("Tests/Fixtures/devices").appendingPathComponent(name).path
+        guard fileExists(p) else { throw FixtureError(message: "device recording \(name) missing") }
+        return p
+    }
+
     static func real(_ name: String) throws -> String {
         try fetchedReal.get()
         let p = realDirectory.appendingPathComponent(name).path
