@@ -122,8 +122,9 @@ public struct AssemblyReport: Sendable, Codable {
     public var silenceInsertedSamples: Int64 = 0
     /// Copied audio: silent frames of its codec written (gaps, padding).
     public var silentFramesAdded = 0
-    /// Copied audio: frames re-encoded onto the copied frames' grid, and
-    /// the stretches they make (around joints that are not whole frames).
+    /// Copied audio: frames re-encoded around joints (a gap or overlap that
+    /// is not whole frames, onto the copied frames' grid; a concat joint,
+    /// from the spliced sound), and the stretches they make.
     public var audioFramesReencoded = 0
     public var audioStretchesReencoded = 0
     public var samplesTrimmed: Int64 = 0

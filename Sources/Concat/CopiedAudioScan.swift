@@ -43,8 +43,15 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
     var grid = FrameGridPlan(frameSize: silence.quantum, toleranceSamples: assembler.toleranceSamples)
     // Per segment: the packet ordinals where a run of the grid plan starts, and its number.
     var runStarts: [[(ordinal: Int, run: Int)]] = []
+    // Per segment: the packets at its start re-encoded with the joint before it.
+    var jointPackets: [[Range<Int>]] = []
+    // The last packets of the segment before that are written (not cut at its end).
+    var lastWritten: [Int] = []
+    // Whether silence was laid at the end of the segment before.
+    var padded = false
     for (k, seg) in segments.enumerated() {
         runStarts.append([])
+        jointPackets.append([])
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
         var limit: Int64?
@@ -58,12 +65,27 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         }
         if let a = seg.audio {
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
+            let before = lastWritten
+            lastWritten.removeAll()
             for (i, p) in packets.enumerated() where k == 0 || !p.isDiscard {
                 let samples = p.samples > 0 ? p.samples
                     : Timestamp(p.duration, a.stream.timeBase!).rescaled(to: plan.sampleTimeBase)?.value ?? 0
                 let at = placement.audioPosition(pts: p.pts, timeBase: a.stream.timeBase!)
                 var trial = assembler
                 let step = trial.place(at: at, samples: samples, limit: limit)
+                if k > 0, runStarts[k].isEmpty, silence.overlapsFrames,
+                   padded || step.silence != 0 || step.trimStart != 0 || step.residual != 0 {
+                    // A frame's transform overlaps the next frame's and holds
+                    // what its own recording went on with: at a joint that is
+                    // not the packets' own continuation (a split's parts are),
+                    // the last frames before it and the first after it are
+                    // re-encoded from the spliced sound (with any priming
+                    // before them decoded first).
+                    jointPackets[k].append(0..<min(i + CopiedAudioScan.jointFrames, packets.count))
+                    if let last = before.dropLast(CopiedAudioScan.jointFrames - 1).last {
+                        jointPackets[k - 1].append(last..<Int.max)
+                    }
+                }
                 if step.residual != 0, step.writes, let at {
                     // Not whole frames from the packets before: a run on another grid.
                     guard silence.encoderSettings != nil else {
@@ -83,23 +105,35 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
                         runStarts[k].append((i, grid.runs.count - 1))
                     }
                 }
-                if step.writes { grid.addPacket() }
+                if step.writes {
+                    grid.addPacket()
+                    lastWritten.append(i)
+                    if lastWritten.count > CopiedAudioScan.jointFrames { lastWritten.removeFirst() }
+                }
             }
+            padded = false
             if segments.count > 1,
                let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {
                 assembler.start(at: placement.jointSamples)
-                _ = assembler.pad(to: target)
+                padded = assembler.pad(to: target) > 0
             }
         }
         plan.end(placement, videoEnd: videoEnd)
     }
     layout.plan = plan
     var scan = CopiedAudioScan(reencodeReason: nil, layout: segments.count > 1 ? layout : nil)
-    if grid.counts.reencoded > 0, let settings = silence.encoderSettings, let phase = grid.chosenPhase {
-        scan.reencoded = ReencodedPackets(ranges: reencodedRanges(runStarts, copied: grid.copied),
-                                          phase: phase, frameSize: silence.quantum, settings: settings)
+    if grid.counts.reencoded > 0 || jointPackets.contains(where: { !$0.isEmpty }),
+       let settings = silence.encoderSettings, let phase = grid.chosenPhase {
+        var ranges = reencodedRanges(runStarts, copied: grid.copied)
+        for (k, r) in jointPackets.enumerated() { ranges[k] += r }
+        scan.reencoded = ReencodedPackets(ranges: ranges, phase: phase, frameSize: silence.quantum, settings: settings)
     }
     return scan
+}
+
+extension CopiedAudioScan {
+    /// Frames of a segment's start re-encoded with the joint before it (after its priming).
+    static let jointFrames = 2
 }
 
 /// The ordinal ranges of each segment's packets in runs that are not copied.

@@ -73,8 +73,9 @@ public final class AudioCopyTrack: AudioTrackWriter {
     /// The packet's order in the current segment's audio.
     private var ordinal = 0
     private var region: JointRegion?
-    /// The last copied packets of the current segment (a region's look-back).
+    /// The last copied packets (a region's look-back), and the input they are from.
     private var recent: [HeldPacket] = []
+    private var recentInput: (stream: InputStream, shift: Int64)?
     /// Silent frames written (frame codecs), and what the regions did.
     public private(set) var silentFrames = 0
     public private(set) var framesReencoded = 0
@@ -92,7 +93,7 @@ public final class AudioCopyTrack: AudioTrackWriter {
         self.fill = fill
         self.longestFillSeconds = longestFillSeconds
         self.toleranceSamples = toleranceSamples
-        self.reencoded = fill && reencoded?.packetCount ?? 0 > 0 ? reencoded : nil
+        self.reencoded = fill && reencoded?.isEmpty == false ? reencoded : nil
         assembler = AudioAssembler(sampleRate: sampleRate, frameSize: silence.quantum,
                                    toleranceSamples: fill ? toleranceSamples : Int64.max / 4)
         silentPacket = try Packet()
@@ -103,7 +104,6 @@ public final class AudioCopyTrack: AudioTrackWriter {
         self.segment = segment
         self.shift = shift
         ordinal = 0
-        recent.removeAll()
         try region?.switchInput(stream, shift: shift)
     }
 
@@ -111,8 +111,7 @@ public final class AudioCopyTrack: AudioTrackWriter {
         guard let stream else { return }
         let n = ordinal
         ordinal += 1
-        // Later segments' priming is not replayed at the joint.
-        if segment > 0 && packet.isDiscard { return }
+        // A re-encoded stretch decodes priming too (and drops what it decodes).
         if let reencoded, reencoded.contains(segment: segment, ordinal: n) {
             if let region {
                 // A copied run too short to rejoin: its packets are in the stretch already.
@@ -123,13 +122,26 @@ public final class AudioCopyTrack: AudioTrackWriter {
             try region!.send(packet)
             return
         }
+        // Later segments' priming is not replayed at the joint.
+        if segment > 0 && packet.isDiscard { return }
         if let region {
             try region.hold(packet, at: position)
             if region.held.count >= 3 { try closeRegion() }
             return
         }
+        // Kept before the write, which takes the packet's reference and retimes it.
+        let kept = try HeldPacket(packet)
         try copy(packet, at: position)
-        recent.append(try HeldPacket(packet))
+        remember(kept)
+    }
+
+    /// Keeps the last two copied packets of the current input.
+    private func remember(_ p: HeldPacket) {
+        if recentInput?.stream.file !== stream?.file || recentInput?.stream.index != stream?.index {
+            recent.removeAll()
+        }
+        recentInput = stream.map { ($0, shift) }
+        recent.append(p)
         if recent.count > 2 { recent.removeFirst() }
     }
 
@@ -156,11 +168,19 @@ public final class AudioCopyTrack: AudioTrackWriter {
     private func openRegion(_ stream: InputStream, at position: Int64?, _ plan: ReencodedPackets) throws(MediaError) {
         // After copied frames, where they end; at the start, on their grid before the first sample.
         let start = assembler.cursor ?? plan.gridStart(atOrBefore: position ?? 0)
-        region = try JointRegion(start: start, settings: plan.settings, stream: stream, shift: shift,
-                                 toleranceSamples: toleranceSamples, longestFillSeconds: longestFillSeconds,
-                                 limit: limit, lookback: assembler.cursor == nil ? [] : recent,
-                                 session: session, track: track, frameSize: plan.frameSize)
+        // The look-back is decoded from its own input (the segment before, at a joint).
+        let lookback = assembler.cursor == nil ? nil : recentInput
+        let r = try JointRegion(start: start, settings: plan.settings, stream: lookback?.stream ?? stream,
+                                shift: lookback?.shift ?? shift, toleranceSamples: toleranceSamples,
+                                longestFillSeconds: longestFillSeconds, limit: limit,
+                                lookback: lookback == nil ? [] : recent,
+                                session: session, track: track, frameSize: plan.frameSize)
+        if let lookback, lookback.stream.file !== stream.file || lookback.stream.index != stream.index {
+            try r.switchInput(stream, shift: shift)
+        }
+        region = r
         recent.removeAll()
+        recentInput = nil
     }
 
     /// Ends the open stretch where the first held copied packet's frame
@@ -178,10 +198,10 @@ public final class AudioCopyTrack: AudioTrackWriter {
         if audibleStart == nil { audibleStart = r.start }
         assembler.rebase(at: max(end ?? r.writtenEnd, r.writtenEnd))
         for h in r.held {
+            let kept = try HeldPacket(h.packet)
             try copy(h.packet, at: h.position)
-            recent.append(h)
+            remember(kept)
         }
-        if recent.count > 2 { recent.removeFirst(recent.count - 2) }
     }
 
     public func endSegment() throws(MediaError) {

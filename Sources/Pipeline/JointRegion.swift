@@ -26,7 +26,8 @@ public struct ReencodedPackets: Sendable {
         return ranges[segment].contains { $0.contains(ordinal) }
     }
 
-    public var packetCount: Int { ranges.joined().reduce(0) { $0 + $1.count } }
+    /// Whether no packet is re-encoded. (A range may run to `Int.max`: to the segment's end.)
+    public var isEmpty: Bool { ranges.allSatisfy { $0.allSatisfy(\.isEmpty) } }
 
     /// The first position on the grid at or before `position`.
     public func gridStart(atOrBefore position: Int64) -> Int64 {

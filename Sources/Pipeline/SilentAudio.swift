@@ -21,6 +21,11 @@ public final class SilentAudio {
     /// real sound well (for stretches re-encoded onto the copied frames'
     /// grid); `nil` for PCM, whose silence is any number of samples.
     public let encoderSettings: AudioEncoderSettings?
+    /// Whether a frame's decoded samples depend on the frame before (AAC,
+    /// AC-3, MP3: overlapping transforms), so a copied frame after a joint
+    /// decodes against another recording's frame unless the joint's frames
+    /// are re-encoded; not so for PCM and ALAC.
+    public var overlapsFrames: Bool { encoderSettings.map { !["alac", "flac"].contains($0.codec) } ?? false }
     /// One silent sample frame, for PCM.
     private let pcmFrame: [UInt8]?
     private var pcmBytes: [UInt8] = []

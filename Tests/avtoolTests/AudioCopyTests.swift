@@ -168,9 +168,11 @@ struct AudioCopyTests {
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         #expect(report["audio_mode"] as? String == "copied")
         let theirs = try Self.audioHashes(input), ours = try Self.audioHashes(out)
-        #expect(Array(ours.prefix(theirs.count)) == theirs, "the first segment's frames copied")
+        // The first segment's frames copied, but for the last two: re-encoded with the joint.
+        let copied = theirs.count - 2
+        #expect(Array(ours.prefix(copied)) == Array(theirs.prefix(copied)), "the first segment's frames copied")
         let reencoded = try #require(report["audio_frames_reencoded"] as? Int)
-        #expect(reencoded > 0 && reencoded <= theirs.count, "\(run.stdout)")
+        #expect(reencoded > 0 && reencoded <= theirs.count + 3, "\(run.stdout)")
         let joint = try #require((report["joints_seconds"] as? [Double])?.last)
         let once = try ClickTrack(input, audioOnly: true).beeps
         let expected = once + once.map { $0 + joint }

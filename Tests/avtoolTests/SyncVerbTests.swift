@@ -80,14 +80,19 @@ struct SyncVerbTests {
         #expect(errors.allSatisfy { abs($0 - 0.25) < 0.002 }, "\(errors)")
     }
 
-    @Test func mergeAudioWithAHoleIsReencodedOnceAndStaysInSync() throws {
+    /// A hole of part frames: the frames on one side of it are copied, the
+    /// others re-encoded onto their grid; every beep stays in sync.
+    @Test func mergeAudioWithAHoleOfPartFramesReencodesOneSideAndStaysInSync() throws {
         let (keep, out, run) = try merged("clicks_audio_gap.m4a")
         defer { withExtendedLifetime(keep) {} }
         try #require(run.status == 0, "\(run)")
         let c = try ClickTrack(out)
         expectInSync(c, beeps: Array(0...9))
-        #expect(run.stdout.contains("\"audio_mode\" : \"re-encoded\""), "\(run.stdout)")
-        #expect(run.stdout.contains("\"reencode_reason\" : \"a gap or overlap"), "\(run.stdout)")
+        #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(run.stdout)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let reencoded = try #require(report["audio_frames_reencoded"] as? Int)
+        let total = try #require(report["audio_packets"] as? Int)
+        #expect(reencoded > 0 && 2 * reencoded <= total + 2, "\(reencoded) of \(total) re-encoded")
         let video = FFprobe.double(try FFprobe(out).stream(0), "duration")!
         #expect(abs(c.audioSeconds - video) <= 1024 / c.sampleRate)
     }
@@ -157,14 +162,16 @@ struct SyncVerbTests {
         }
     }
 
-    @Test func fillSilenceOnAudioAloneReencodesAHoleOfPartFrames() throws {
+    @Test func fillSilenceOnAudioAloneFillsAHoleOfPartFrames() throws {
         let scratch = try Scratch()
         // The microphone stopped 4.3 → 4.8 s, in 1000-sample frames: not whole AAC frames.
         let input = try Fixtures.path("clicks_audio_gap.m4a")
         let out = scratch.path("fixed.m4a")
         let run = try Tool.avtool("fill-silence", input, out, "--json")
         try #require(run.status == 0, "\(run)")
-        #expect(run.stdout.contains("\"audio_mode\" : \"re-encoded\""), "\(run.stdout)")
+        // Copied, with one side of the hole re-encoded onto the other's frame grid.
+        #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(run.stdout)")
+        #expect(!run.stdout.contains("\"audio_frames_reencoded\" : 0"), "\(run.stdout)")
         #expect(!run.stdout.contains("video_codec"), "\(run.stdout)")
         let probe = try FFprobe(out)
         #expect(probe.streams.map { FFprobe.string($0, "codec_type") } == ["audio"])

@@ -229,7 +229,7 @@ extension AssemblyReport: VerbReport {
             if silentFramesAdded > 0 { s += " (\(silentFramesAdded) silent frame\(silentFramesAdded == 1 ? "" : "s") added)" }
             if audioFramesReencoded > 0 {
                 let n = audioStretchesReencoded
-                s += ", \(audioFramesReencoded) of \(audioPackets) frames re-encoded in \(n) stretch\(n == 1 ? "" : "es") around joints that are not whole frames"
+                s += ", \(audioFramesReencoded) of \(audioPackets) frames re-encoded around \(n) joint\(n == 1 ? "" : "s")"
             }
         }
         if let originalAudioCodec { s += ", original audio \(originalAudioCodec) copied as a second track" }
