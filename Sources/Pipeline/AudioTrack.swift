@@ -113,6 +113,8 @@ public final class AudioCopyTrack: AudioTrackWriter {
         ordinal += 1
         // A re-encoded stretch decodes priming too (and drops what it decodes).
         if let reencoded, reencoded.contains(segment: segment, ordinal: n) {
+            // A stretch at the output's start: its first sample is the first heard.
+            if audibleStart == nil && assembler.cursor == nil && !packet.isDiscard { audibleStart = position }
             if let region {
                 // A copied run too short to rejoin: its packets are in the stretch already.
                 region.absorbHeld()
@@ -129,7 +131,12 @@ public final class AudioCopyTrack: AudioTrackWriter {
             if region.held.count >= 3 { try closeRegion() }
             return
         }
-        // Kept before the write, which takes the packet's reference and retimes it.
+        guard reencoded != nil else {
+            try copy(packet, at: position)
+            return
+        }
+        // Kept (for a stretch's look-back) before the write, which takes the
+        // packet's reference and retimes it.
         let kept = try HeldPacket(packet)
         try copy(packet, at: position)
         remember(kept)
