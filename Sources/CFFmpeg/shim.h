@@ -22,6 +22,7 @@
 #include <malloc.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <fcntl.h>
 
 // Swift cannot import function-like or compound macros; these constants and
 // helpers stand in for them.
@@ -37,6 +38,14 @@ static const int AVTOOL_AVERROR_ENCODER_NOT_FOUND = AVERROR_ENCODER_NOT_FOUND;
 static const int AVTOOL_AVERROR_PATCHWELCOME = AVERROR_PATCHWELCOME;
 static const int64_t AVTOOL_NOPTS_VALUE = AV_NOPTS_VALUE;
 static const int AVTOOL_TIME_BASE = AV_TIME_BASE;
+// An unnamed file in a directory (Linux); 0 where the headers lack it.
+#if defined(O_TMPFILE)
+static const int AVTOOL_O_TMPFILE = O_TMPFILE;
+#elif defined(__O_TMPFILE)
+static const int AVTOOL_O_TMPFILE = __O_TMPFILE;
+#else
+static const int AVTOOL_O_TMPFILE = 0;
+#endif
 
 static inline int avtool_averror(int posix_errno) { return AVERROR(posix_errno); }
 

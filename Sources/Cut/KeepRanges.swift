@@ -73,7 +73,9 @@ func cutRanges(input inputPath: String, output outputPath: String, options: CutO
             throw MediaError.invalidOption("range \(k + 1) starts at \(fixed(r.from.seconds, 3)) s, past the end of '\(inputPath)' (\(fixed(Double(length) / 1e6, 3)) s)",
                                            options: ["keep"])
         }
-        let staged = try StagedOutput(target: "\(outputPath).range\(k + 1)", overwrite: true, inputs: [inputPath])
+        // Named: the part writer stages its own output and replaces this one by name.
+        let staged = try StagedOutput(target: "\(outputPath).range\(k + 1)", overwrite: true, inputs: [inputPath],
+                                      named: true)
         temporaries.append(staged)
         let spec = PartSpec(from: source.absolute(r.from), to: source.absolute(r.to), split: false, mode: options.mode,
                             startAtKeyframe: options.mode == .keyframe)

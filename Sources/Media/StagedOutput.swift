@@ -2,18 +2,34 @@ import CFFmpeg
 import Glibc
 
 /// An output written to a temporary file beside its target and moved into
-/// place only by `commit()`. Until then the target is untouched; a staged
-/// output that is dropped, or cancelled by a signal, removes its temporary.
+/// place only by `commit()`. Until then the target is untouched.
+///
+/// The temporary has no name (`O_TMPFILE` in the target's directory, on
+/// the same filesystem): its path is `/proc/self/fd/N`, which everything that
+/// opens the output by path (the muxer, its second pass for an index in
+/// front, read-backs, the bulk copy) opens like any file, and `commit()`
+/// links it under its name. A process killed at any moment, even by SIGKILL
+/// or a power cut, leaves nothing behind: the kernel frees an unnamed file
+/// with its last descriptor. Where the filesystem refuses unnamed files
+/// (some network and FUSE filesystems), or with `AVTOOL_NAMED_TEMPORARIES=1`
+/// (for tests), the temporary is a hidden named file, removed when the
+/// staged output is dropped or cancelled by a signal.
 public final class StagedOutput {
     public let target: String
     public let temporary: String
     public let overwrite: Bool
+    /// The unnamed temporary's descriptor, held until commit or discard; -1 for a named one.
+    private let unnamed: Int32
+    /// The named temporary's descriptor, which holds its lock; -1 for an unnamed one.
+    private let lock: Int32
     private var done = false
 
     /// Checks the target before any work starts: its directory exists and is
     /// writable, it is not one of `inputs`, and it does not exist unless
     /// `overwrite`. Reserves the temporary file.
-    public init(target: String, overwrite: Bool, inputs: [String]) throws(MediaError) {
+    /// `named`: a named temporary even where unnamed files work, for an
+    /// intermediate file that another staged writer replaces by its name.
+    public init(target: String, overwrite: Bool, inputs: [String], named: Bool = false) throws(MediaError) {
         self.target = target
         self.overwrite = overwrite
         let op = "could not write output"
@@ -50,6 +66,15 @@ public final class StagedOutput {
                                  message: "file exists", remedy: .overwrite)
             }
         }
+        let swept = Self.sweep(dir)
+        if !swept.isEmpty { Self.sweptReporter.withLock { $0 }?(dir, swept) }
+        if !named, let fd = Self.openUnnamed(in: dir, mode: mode) {
+            unnamed = fd
+            lock = -1
+            temporary = "/proc/self/fd/\(fd)"
+            return
+        }
+        unnamed = -1
         // Reserve a unique temporary name in the same directory (same
         // filesystem, so the final rename is atomic).
         var template = Array("\(dir)/.\(base).avtool-XXXXXX".utf8CString)
@@ -62,12 +87,61 @@ public final class StagedOutput {
                                 : MediaError.describe(avtool_averror(e)))
         }
         fchmod(fd, mode)
-        close(fd)
+        // Locked for the temporary's whole life: the kernel drops the lock
+        // when this process ends, however it ends, which tells a later run
+        // the temporary is a killed writer's (`sweep`).
+        flock(fd, LOCK_EX)
+        lock = fd
         temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         TemporaryFiles.shared.register(temporary)
     }
 
+    /// Told of the temporaries `init` removed from a directory (the CLI
+    /// says so in one line): those whose writer was killed.
+    public static let sweptReporter = Locked<(@Sendable (_ directory: String, _ names: [String]) -> Void)?>(nil)
+
+    /// Removes the named temporaries in `dir` whose writer is gone, and
+    /// returns their names. A writer holds a lock (`flock`) on its temporary
+    /// from a moment after making it until it is gone; one not locked and
+    /// older than a second is a killed writer's. A live writer's is never
+    /// touched (two runs may write into one folder at once).
+    static func sweep(_ dir: String) -> [String] {
+        var removed: [String] = []
+        let now = time(nil)
+        for path in paths(literal: dir, then: "/.*.avtool-??????") {
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, now - st.st_ctim.tv_sec >= 1,
+                  flock(fd, LOCK_EX | LOCK_NB) == 0, unlink(path) == 0 else { continue }
+            removed.append(split(path).base)
+        }
+        return removed
+    }
+
     deinit { discard() }
+
+    /// An unnamed file in `dir`, or nil where the filesystem (or the switch) says no.
+    private static func openUnnamed(in dir: String, mode: mode_t) -> Int32? {
+        guard AVTOOL_O_TMPFILE != 0, getenv("AVTOOL_NAMED_TEMPORARIES") == nil else { return nil }
+        let fd = open(dir, AVTOOL_O_TMPFILE | O_RDWR | O_CLOEXEC, mode)
+        guard fd >= 0 else { return nil }
+        // It must open again by its /proc path, as the muxer and read-backs open it.
+        let again = open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
+        guard again >= 0 else {
+            close(fd)
+            return nil
+        }
+        close(again)
+        fchmod(fd, mode)
+        return fd
+    }
+
+    /// Gives the unnamed temporary the name `name` (fails with EEXIST if it is taken).
+    private func linkUnnamed(as name: String) -> Bool {
+        linkat(AT_FDCWD, temporary, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0
+    }
 
     /// Moves the finished temporary onto the target. Without `overwrite` this
     /// never replaces a file that appeared meanwhile (hard link, then unlink).
@@ -84,6 +158,10 @@ public final class StagedOutput {
     public func commit() throws(MediaError) {
         guard !done else { return }
         let op = "could not write output"
+        if unnamed >= 0 {
+            try commitUnnamed()
+            return
+        }
         if overwrite {
             var existing = stat()
             let replacing = lstat(target, &existing) == 0
@@ -110,6 +188,47 @@ public final class StagedOutput {
         }
         done = true
         TemporaryFiles.shared.unregister(temporary)
+        close(lock)
+    }
+
+    /// The unnamed temporary linked under the target's name; over an
+    /// existing file (`overwrite`) through a hidden name of its own and a
+    /// rename, which replaces the old file in one step.
+    private func commitUnnamed() throws(MediaError) {
+        let op = "could not write output"
+        if overwrite {
+            var existing = stat()
+            let replacing = lstat(target, &existing) == 0
+            if replacing { try flushTemporary() }
+            let (dir, base) = Self.split(target)
+            var named: String?
+            let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+            for _ in 0..<100 {
+                // The named temporaries' pattern: if a kill comes before the rename, the next run sweeps it.
+                let name = "\(dir)/.\(base).avtool-" + String((0..<6).map { _ in letters.randomElement()! })
+                if linkUnnamed(as: name) {
+                    named = name
+                    break
+                }
+                guard errno == EEXIST else { throw MediaError.posix(errno, op, path: target) }
+            }
+            guard let named else { throw MediaError.posix(EEXIST, op, path: target) }
+            guard rename(named, target) == 0 else {
+                let e = errno
+                unlink(named)
+                throw MediaError.posix(e, op, path: target)
+            }
+            if replacing { Self.flushDirectory(of: target) }
+        } else if !linkUnnamed(as: target) {
+            let e = errno
+            if e == EEXIST {
+                throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target,
+                                 message: "file exists", remedy: .overwrite)
+            }
+            throw MediaError.posix(e, op, path: target)
+        }
+        done = true
+        close(unnamed)
     }
 
     /// `fsync` of the finished temporary; errors name the target.
@@ -144,8 +263,13 @@ public final class StagedOutput {
     public func discard() {
         guard !done else { return }
         done = true
+        if unnamed >= 0 {
+            close(unnamed)
+            return
+        }
         unlink(temporary)
         TemporaryFiles.shared.unregister(temporary)
+        close(lock)
     }
 
     /// Temporaries of `target` that a killed process left behind (the names
@@ -153,11 +277,15 @@ public final class StagedOutput {
     /// `target` to remove.
     public static func leftovers(of target: String) -> [String] {
         let (dir, base) = split(target)
+        return paths(literal: "\(dir)/.\(base)", then: ".avtool-??????")
+    }
+
+    /// The paths matching `literal` (its glob metacharacters escaped) followed by the glob `pattern`.
+    private static func paths(literal: String, then pattern: String) -> [String] {
         var g = glob_t()
         defer { globfree(&g) }
-        // Glob metacharacters in the name are escaped so only the suffix is a pattern.
-        let escaped = "\(dir)/.\(base)".map { "*?[\\".contains($0) ? "\\\($0)" : String($0) }.joined()
-        guard glob(escaped + ".avtool-??????", GLOB_PERIOD, nil, &g) == 0 else { return [] }
+        let escaped = literal.map { "*?[\\".contains($0) ? "\\\($0)" : String($0) }.joined()
+        guard glob(escaped + pattern, GLOB_PERIOD, nil, &g) == 0 else { return [] }
         return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { String(cString: $0) } }
     }
 

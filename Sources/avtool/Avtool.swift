@@ -20,6 +20,11 @@ struct Avtool: ParsableCommand {
     /// `--json`) and a mistyped verb answered with the verb meant.
     static func main() {
         useOwnPagesForLargeBlocks()
+        StagedOutput.sweptReporter.withLock {
+            $0 = { dir, names in
+                Terminal.error("avtool: removed \(names.count) temporar\(names.count == 1 ? "y" : "ies") that killed runs left in '\(dir)': \(names.joined(separator: ", "))")
+            }
+        }
         let arguments = Array(CommandLine.arguments.dropFirst())
         let json = arguments.contains("--json")
         if let first = arguments.first, !first.hasPrefix("-"), first != "help", !verbs.contains(first) {

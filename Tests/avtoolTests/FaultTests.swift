@@ -182,6 +182,8 @@ struct FaultTests {
         // scripts/sanitize.sh): leaks are checked by every other test.
         var environment = ProcessInfo.processInfo.environment
         environment["ASAN_OPTIONS"] = (environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
+        // The named temporary's way (KillTests check the unnamed one's).
+        environment["AVTOOL_NAMED_TEMPORARIES"] = "1"
         let r = try Tool.run("strace", ["-f", "-qq", "-o", log,
                                         "-e", "trace=openat,fsync,fdatasync,rename,renameat,renameat2,link,linkat",
                                         Tool.avtool] + verb.arguments(try smallInputs(verb), output: output) + ["-q", "-y"],

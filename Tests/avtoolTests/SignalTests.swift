@@ -65,6 +65,8 @@ struct SignalTests {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Tool.avtool)
         p.arguments = arguments + [output]
+        // A named temporary, to see the output staged.
+        p.environment = ProcessInfo.processInfo.environment.merging(["AVTOOL_NAMED_TEMPORARIES": "1"]) { $1 }
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice

@@ -70,9 +70,12 @@ final class Running {
     private let errPipe = Pipe()
     private let outPipe = Pipe()
 
+    /// With named temporaries (the fallback for filesystems without unnamed
+    /// files), so a test can see the output staged and stop it there.
     init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: Tool.avtool)
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["AVTOOL_NAMED_TEMPORARIES": "1"]) { $1 }
         process.standardError = errPipe
         process.standardOutput = outPipe
         process.standardInput = FileHandle.nullDevice
