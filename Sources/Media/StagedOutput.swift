@@ -108,7 +108,9 @@ public final class StagedOutput {
     static func sweep(_ dir: String) -> [String] {
         var removed: [String] = []
         let now = time(nil)
-        for path in paths(literal: dir, then: "/.*.avtool-??????") {
+        for path in paths(literal: dir, then: "/.*.avtool-??????") where !TemporaryFiles.shared.contains(path) {
+            // (This process's own are skipped: a temporary another staged
+            // writer replaced by name no longer holds its writer's lock.)
             let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             guard fd >= 0 else { continue }
             defer { close(fd) }
@@ -313,6 +315,7 @@ public final class TemporaryFiles: Sendable {
 
     func register(_ path: String) { paths.withLock { _ = $0.insert(path) } }
     func unregister(_ path: String) { paths.withLock { _ = $0.remove(path) } }
+    func contains(_ path: String) -> Bool { paths.withLock { $0.contains(path) } }
 
     /// Unlinks every registered temporary.
     public func removeAll() {
