@@ -31,10 +31,7 @@ public struct ReencodedPackets: Sendable {
 
     /// The first position on the grid at or before `position`.
     public func gridStart(atOrBefore position: Int64) -> Int64 {
-        let n = max(frameSize, 1)
-        var r = (position &- phase) % n
-        if r < 0 { r += n }
-        return position &- r
+        FrameGridPlan.gridStart(atOrBefore: position, phase: phase, frameSize: frameSize)
     }
 }
 

@@ -79,7 +79,15 @@ public struct FrameGridPlan: Sendable, Equatable {
     /// The first grid position at or before `position` (on the chosen grid).
     public func gridStart(atOrBefore position: Int64) -> Int64 {
         guard let p = chosenPhase else { return position }
-        return position &- phase(of: position &- p)
+        return Self.gridStart(atOrBefore: position, phase: p, frameSize: frameSize)
+    }
+
+    /// The first position at or before `position` on the grid of `phase` plus whole frames.
+    public static func gridStart(atOrBefore position: Int64, phase: Int64, frameSize: Int64) -> Int64 {
+        let n = max(frameSize, 1)
+        var r = (position &- phase) % n
+        if r < 0 { r += n }
+        return position &- r
     }
 
     /// The grid position nearest `position`, counting whole frames from `origin`
