@@ -305,6 +305,7 @@ public final class OutputFile {
     public func finish() throws(MediaError) {
         guard !finished else { return }
         finished = true
+        StopPoint.index.reached()
         let r = av_write_trailer(context)
         if r < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }

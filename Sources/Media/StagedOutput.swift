@@ -1,4 +1,5 @@
 import CFFmpeg
+import Foundation
 import Glibc
 
 /// An output written to a temporary file beside its target and moved into
@@ -23,6 +24,8 @@ public final class StagedOutput {
     /// The named temporary's descriptor, which holds its lock; -1 for an unnamed one.
     private let lock: Int32
     private var done = false
+    /// The temporary has no name (`O_TMPFILE`).
+    public var isUnnamed: Bool { unnamed >= 0 }
 
     /// Checks the target before any work starts: its directory exists and is
     /// writable, it is not one of `inputs`, and it does not exist unless
@@ -108,6 +111,9 @@ public final class StagedOutput {
     static func sweep(_ dir: String) -> [String] {
         var removed: [String] = []
         let now = time(nil)
+        for path in paths(literal: dir, then: "/.*\(WorkingDirectory.marker)??????") where !TemporaryFiles.shared.contains(path) {
+            if WorkingDirectory.removeIfAbandoned(path, now: now) { removed.append(split(path).base) }
+        }
         for path in paths(literal: dir, then: "/.*.avtool-??????") where !TemporaryFiles.shared.contains(path) {
             // (This process's own are skipped: a temporary another staged
             // writer replaced by name no longer holds its writer's lock.)
@@ -159,6 +165,7 @@ public final class StagedOutput {
     /// redoes it. Flushing costs about 0.3 s per GB here (bench/remux-bench.sh).
     public func commit() throws(MediaError) {
         guard !done else { return }
+        StopPoint.commit.reached()
         let op = "could not write output"
         if unnamed >= 0 {
             try commitUnnamed()
@@ -291,7 +298,7 @@ public final class StagedOutput {
         return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { String(cString: $0) } }
     }
 
-    static func split(_ path: String) -> (dir: String, base: String) {
+    public static func split(_ path: String) -> (dir: String, base: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let dir = String(path[..<slash])
         return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
@@ -307,6 +314,74 @@ public final class StagedOutput {
     }
 }
 
+/// A hidden working directory beside an output (the chunks of a chunked
+/// transcode), `.NAME.work-XXXXXX`, removed with its files when dropped.
+/// Like a named temporary it is locked (`flock` on the directory) for its
+/// whole life, so the next run into its folder removes it if its writer was
+/// killed (`StagedOutput.sweep`), and never while its writer lives.
+public final class WorkingDirectory {
+    static let marker = ".work-"
+    public let path: String
+    private let lock: Int32
+
+    public init(beside output: String) throws(MediaError) {
+        let (dir, base) = StagedOutput.split(output)
+        var template = Array("\(dir)/.\(base)\(Self.marker)XXXXXX".utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw MediaError.posix(errno, "could not make a working directory", path: "\(dir)/.\(base)\(Self.marker)")
+        }
+        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        lock = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if lock >= 0 { flock(lock, LOCK_EX) }
+        TemporaryFiles.shared.register(path)
+    }
+
+    deinit {
+        Self.remove(path)
+        TemporaryFiles.shared.unregister(path)
+        if lock >= 0 { close(lock) }
+    }
+
+    /// The directory's regular files, then the directory (a directory in it,
+    /// which this project never makes, keeps it).
+    static func remove(_ path: String) {
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
+            for name in names {
+                let file = path + "/" + name
+                var st = stat()
+                if lstat(file, &st) == 0, st.st_mode & S_IFMT != S_IFDIR { unlink(file) }
+            }
+        }
+        rmdir(path)
+    }
+
+    /// Removes `path` if it is a working directory whose writer is gone:
+    /// a real directory (not a link), older than a second, not locked.
+    static func removeIfAbandoned(_ path: String, now: time_t) -> Bool {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, now - st.st_ctim.tv_sec >= 1, flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+        remove(path)
+        return access(path, F_OK) != 0
+    }
+}
+
+/// Moments of a run a test can stop the process at, to kill it there:
+/// with `AVTOOL_STOP_AT=index` (before an output's index is written) or
+/// `AVTOOL_STOP_AT=commit` (before an output takes its name) the process
+/// stops itself (SIGSTOP) on reaching it. Nothing happens without the variable.
+public enum StopPoint: String, Sendable {
+    case index, commit
+
+    private static let chosen: String? = getenv("AVTOOL_STOP_AT").map { String(cString: $0) }
+
+    public func reached() {
+        if Self.chosen == rawValue { raise(SIGSTOP) }
+    }
+}
+
 /// Temporaries not yet committed, so a signal handler can remove them when
 /// the process must stop at once.
 public final class TemporaryFiles: Sendable {
@@ -317,10 +392,10 @@ public final class TemporaryFiles: Sendable {
     func unregister(_ path: String) { paths.withLock { _ = $0.remove(path) } }
     func contains(_ path: String) -> Bool { paths.withLock { $0.contains(path) } }
 
-    /// Unlinks every registered temporary.
+    /// Unlinks every registered temporary (a working directory with its files).
     public func removeAll() {
         paths.withLock {
-            for p in $0 { unlink(p) }
+            for p in $0 where unlink(p) != 0 && errno == EISDIR { WorkingDirectory.remove(p) }
             $0.removeAll()
         }
     }

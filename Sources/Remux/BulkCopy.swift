@@ -73,6 +73,7 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
     for piece in layout.pieces {
         switch piece {
         case .index:
+            StopPoint.index.reached()
             try FileBytes.write(out, layout.index, path: outputPath)
             written += Int64(layout.index.count)
         case .input(let start, let count):

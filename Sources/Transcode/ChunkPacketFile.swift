@@ -17,29 +17,35 @@ enum ChunkPacketFile {
     static let largestPacket = 1 << 30
 }
 
-/// Writes a chunk's packets into `path` through a temporary beside it,
-/// renamed into place by `commit()`; dropped uncommitted, nothing is left.
+/// Writes a chunk's packets into `path` through a staged output (a file
+/// with no name until `commit()`); dropped uncommitted, or killed, it
+/// leaves nothing, and never a part of a chunk under the chunk's name.
 final class ChunkPacketWriter {
     private let path: String
-    private let temporary: String
+    private let staged: StagedOutput
+    /// Instead of a name at commit: the unnamed file handed on (a chunk store's).
+    private let keep: (() -> Void)?
     private var file: UnsafeMutablePointer<FILE>?
     private(set) var packets = 0
 
-    init(path: String) throws(MediaError) {
-        self.path = path
-        temporary = path + ".partial"
-        guard let f = fopen(temporary, "wb") else {
-            throw MediaError(code: -errno, operation: "could not write", path: temporary)
+    convenience init(path: String) throws(MediaError) {
+        try self.init(staged: StagedOutput(target: path, overwrite: true, inputs: []), name: path, keep: nil)
+    }
+
+    /// A writer into `staged`, which `keep` takes at commit (it stays unnamed).
+    init(staged: StagedOutput, name: String, keep: (() -> Void)?) throws(MediaError) {
+        path = name
+        self.staged = staged
+        self.keep = keep
+        guard let f = fopen(staged.temporary, "wb") else {
+            throw MediaError(code: -errno, operation: "could not write", path: path)
         }
         file = f
         try put(ChunkPacketFile.magic)
     }
 
     deinit {
-        if let file {
-            fclose(file)
-            unlink(temporary)
-        }
+        if let file { fclose(file) }
     }
 
     func write(_ packet: borrowing Packet) throws(MediaError) {
@@ -58,7 +64,7 @@ final class ChunkPacketWriter {
         let written = packet.withData { data in
             data.isEmpty ? 0 : fwrite(data.baseAddress, 1, data.count, file)
         }
-        guard written == packet.size else { throw MediaError(code: -errno, operation: "could not write", path: temporary) }
+        guard written == packet.size else { throw MediaError(code: -errno, operation: "could not write", path: path) }
         packets += 1
     }
 
@@ -66,18 +72,18 @@ final class ChunkPacketWriter {
     func commit() throws(MediaError) {
         guard let f = file else { return }
         file = nil
-        let flushed = fflush(f) == 0 && fsync(fileno(f)) == 0
+        // A named chunk is flushed to the disk first: a ledger may say it is done.
+        let flushed = fflush(f) == 0 && (keep != nil || fsync(fileno(f)) == 0)
         let closed = fclose(f) == 0
-        guard flushed && closed, rename(temporary, path) == 0 else {
-            let e = errno
-            unlink(temporary)
-            throw MediaError(code: -e, operation: "could not write", path: path)
+        guard flushed && closed else {
+            throw MediaError(code: -errno, operation: "could not write", path: path)
         }
+        if let keep { keep() } else { try staged.commit() }
     }
 
     private func put(_ bytes: [UInt8]) throws(MediaError) {
         guard fwrite(bytes, 1, bytes.count, file) == bytes.count else {
-            throw MediaError(code: -errno, operation: "could not write", path: temporary)
+            throw MediaError(code: -errno, operation: "could not write", path: path)
         }
     }
 }

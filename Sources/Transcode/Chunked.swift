@@ -207,28 +207,62 @@ func settingsLine(_ s: VideoEncoderSettings) -> String {
 
 // MARK: The chunk directory
 
-/// A chunk directory: its manifest and ledger.
-struct ChunkDirectory {
+/// A chunk directory: its manifest and ledger. A chunked transcode without
+/// a directory of the user's keeps its chunks in unnamed files in the
+/// output's folder instead (`unnamed`), and the manifest and ledger in
+/// memory, so a kill leaves nothing behind.
+final class ChunkDirectory: Sendable {
+    /// The directory, or for unnamed chunks the output's folder.
     let path: String
+    private let unnamed: Locked<(files: [String: StagedOutput], texts: [String: Data])>?
 
-    func file(_ name: String) -> String { path.hasSuffix("/") ? path + name : path + "/" + name }
+    init(path: String) {
+        self.path = path
+        unnamed = nil
+    }
+
+    /// Unnamed chunks beside `output`; nil where its filesystem has no unnamed files.
+    init?(unnamedBeside output: String) throws(MediaError) {
+        let probe = try StagedOutput(target: output + ".chunk", overwrite: true, inputs: [])
+        guard probe.isUnnamed else { return nil }
+        path = StagedOutput.split(output).dir
+        unnamed = Locked(([:], [:]))
+    }
+
+    func file(_ name: String) -> String {
+        if let unnamed { return unnamed.withLock { $0.files[name]?.temporary } ?? "" }
+        return path.hasSuffix("/") ? path + name : path + "/" + name
+    }
+
+    /// A writer of chunk file `name`, which takes that name when committed.
+    func writer(_ name: String) throws(MediaError) -> ChunkPacketWriter {
+        guard let unnamed else { return try ChunkPacketWriter(path: file(name)) }
+        let staged = try StagedOutput(target: path + "/" + name, overwrite: true, inputs: [])
+        return try ChunkPacketWriter(staged: staged, name: name) { unnamed.withLock { $0.files[name] = staged } }
+    }
+
+    /// The bytes of the manifest or a record, nil when it is not there.
+    private func contents(_ name: String) -> Data? {
+        if let unnamed { return unnamed.withLock { $0.texts[name] } }
+        return FileManager.default.contents(atPath: file(name))
+    }
 
     /// Makes the directory if needed and puts `manifest` there, or checks
     /// that the one there (another task's) is the same; several tasks may
     /// start at once, and exactly one manifest wins.
     func settle(_ manifest: ChunkManifest) throws(MediaError) {
-        if let why = FileBytes.makeDirectories(path) {
+        if unnamed == nil, let why = FileBytes.makeDirectories(path) {
             throw MediaError.invalid("could not use chunk directory", path: path, message: why)
         }
-        let target = file(ChunkFiles.manifest)
-        if !FileManager.default.fileExists(atPath: target) {
-            let temporary = target + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
-            try write(manifest, to: temporary)
-            // link() fails if another task's manifest came first: then that one is checked.
-            _ = link(temporary, target)
-            unlink(temporary)
+        let name = ChunkFiles.manifest
+        if contents(name) == nil {
+            // Named only once complete; if another task's manifest came
+            // first, this one is not written and that one is checked.
+            do {
+                try write(manifest, to: name, overwrite: false)
+            } catch where contents(name) != nil {}
         }
-        let existing: ChunkManifest = try read(target)
+        let existing: ChunkManifest = try read(name)
         if let difference = difference(existing, manifest) {
             throw MediaError.invalid("could not use chunk directory", path: path,
                                      message: "it holds chunks of another transcode: \(difference)",
@@ -238,49 +272,59 @@ struct ChunkDirectory {
 
     /// The manifest of a directory made by chunk tasks.
     func manifest() throws(MediaError) -> ChunkManifest {
-        let target = file(ChunkFiles.manifest)
-        guard FileManager.default.fileExists(atPath: target) else {
+        guard contents(ChunkFiles.manifest) != nil else {
             throw MediaError.invalid("could not join", path: path,
                                      message: "no \(ChunkFiles.manifest): not a chunk directory, or no chunk task has started",
                                      hint: "run 'avtool transcode IN --chunk K/N --chunk-dir DIR' for each chunk first")
         }
-        return try read(target)
+        return try read(ChunkFiles.manifest)
     }
 
     /// The ledger's record of chunk `number` if the chunk is complete with
     /// `settings` (its file there, of the size recorded); `nil` otherwise.
     func completed(_ number: Int, of count: Int, settings: String) -> ChunkRecord? {
-        guard let record: ChunkRecord = try? read(file(ChunkFiles.record(number, of: count))),
+        guard let record: ChunkRecord = try? read(ChunkFiles.record(number, of: count)),
               record.settings == settings, size(of: file(record.file)) == record.bytes else { return nil }
         return record
     }
 
     func record(_ record: ChunkRecord) throws(MediaError) {
-        let target = file(ChunkFiles.record(record.number, of: record.count))
-        let temporary = target + ".partial"
-        try write(record, to: temporary)
-        guard rename(temporary, target) == 0 else {
-            throw MediaError(code: -errno, operation: "could not write the chunk ledger", path: target)
-        }
+        try write(record, to: ChunkFiles.record(record.number, of: record.count), overwrite: true)
     }
 
-    private func write<T: Encodable>(_ value: T, to target: String) throws(MediaError) {
+    /// `value` as JSON under `name`, which names it only once it is complete
+    /// (a kill leaves the old record or none, never a part).
+    private func write<T: Encodable>(_ value: T, to name: String, overwrite: Bool) throws(MediaError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let target = file(name)
+        let data: Data
         do {
-            try encoder.encode(value).write(to: URL(fileURLWithPath: target))
+            data = try encoder.encode(value)
         } catch {
             throw MediaError.invalid("could not write", path: target, message: "\(error)")
         }
+        if let unnamed {
+            unnamed.withLock { if overwrite || $0.texts[name] == nil { $0.texts[name] = data } }
+            return
+        }
+        let staged = try StagedOutput(target: target, overwrite: overwrite, inputs: [])
+        let fd = try FileBytes.create(staged.temporary, reportingAs: target)
+        defer { close(fd) }
+        try FileBytes.write(fd, Array(data), path: target)
+        try staged.commit()
     }
 
-    private func read<T: Decodable>(_ target: String) throws(MediaError) -> T {
+    private func read<T: Decodable>(_ name: String) throws(MediaError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(contentsOf: URL(fileURLWithPath: target)))
+            return try JSONDecoder().decode(T.self, from: contents(name) ?? Data())
         } catch {
-            throw MediaError.invalid("could not read", path: target, message: "not a chunk manifest or ledger this version reads")
+            throw MediaError.invalid("could not read", path: file(name), message: "not a chunk manifest or ledger this version reads")
         }
     }
+
+    /// The record `name` as it is, nil when absent or unreadable.
+    func rawRecord(_ name: String) -> ChunkRecord? { try? read(name) }
 
     private func difference(_ a: ChunkManifest, _ b: ChunkManifest) -> String? {
         if a.source != b.source { return "of '\(a.source)', not '\(b.source)'" }
@@ -343,13 +387,13 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
         report.outputBytes = done.bytes
         return report
     }
-    let target = dir.file(ChunkFiles.media(number, of: count))
+    let name = ChunkFiles.media(number, of: count)
     guard let chunk else {
         // Fewer keyframes than chunks: this one is empty, recorded as such.
-        let empty = try ChunkPacketWriter(path: target)
+        let empty = try dir.writer(name)
         try empty.commit()
         report.status = "empty"
-        report.outputBytes = size(of: target) ?? 0
+        report.outputBytes = size(of: dir.file(name)) ?? 0
         report.warnings.append("the video has keyframes for \(manifest.plan.count) chunks only: chunk \(number) is empty")
         try dir.record(ChunkRecord(number: number, count: count, file: ChunkFiles.media(number, of: count),
                                    bytes: report.outputBytes, frames: 0, firstPTS: nil, lower: nil, upper: nil,
@@ -357,14 +401,14 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
                                    host: ProcessInfo.processInfo.hostName))
         return report
     }
-    var first = try encodeWindow(chunk, stream: stream, video: video, target: target, seek: true,
+    var first = try encodeWindow(chunk, stream: stream, video: video, target: { () throws(MediaError) in try dir.writer(name) }, seek: true,
                                  prime: prime, cancellation: cancellation, progress: progress)
     if let lower = chunk.lower, first.firstPTS != lower || first.damaged > 0 {
         // The demuxer's seek landed after the chunk's keyframe (an index
         // that lists it late), or the pictures after it decode damaged (a
         // stream that is no clean entry point there): decoded from the
         // start instead, as the single pass decodes it.
-        first = try encodeWindow(chunk, stream: stream, video: video, target: target, seek: false,
+        first = try encodeWindow(chunk, stream: stream, video: video, target: { () throws(MediaError) in try dir.writer(name) }, seek: false,
                                  cancellation: cancellation, progress: progress)
         guard first.firstPTS == lower else {
             throw MediaError.invalid("could not transcode", path: stream.file.path, stream: stream.index,
@@ -373,7 +417,7 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
         report.decodedFromStart = true
     }
     report.frames = first.frames
-    report.outputBytes = size(of: target) ?? 0
+    report.outputBytes = size(of: dir.file(name)) ?? 0
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     try dir.record(ChunkRecord(number: number, count: count, file: ChunkFiles.media(number, of: count),
                                bytes: report.outputBytes, frames: first.frames, firstPTS: first.firstPTS,
@@ -387,7 +431,8 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
 /// the source's timestamps; decoded from the chunk's keyframe (`seek`) or
 /// from the start. A seek attempt stops at the first damaged picture of the
 /// chunk and writes nothing (`damaged` > 0).
-private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, video: VideoPlan, target: String, seek: Bool,
+private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, video: VideoPlan,
+                          target: () throws(MediaError) -> ChunkPacketWriter, seek: Bool,
                           prime: Bool = true, cancellation: Cancellation, progress: ((TranscodeProgress) -> Void)?)
     throws(MediaError) -> (frames: Int, firstPTS: Int64?, extradata: [UInt8], damaged: Int) {
     let input = try InputFile(path: stream.file.path, cancellation: cancellation, sameAs: stream.file)
@@ -395,7 +440,7 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
     input.discardAll(except: [s.index])
     let encoder = try VideoReencoder(stream: s, settings: video.settings, frameRate: nil)
     encoder.window = chunk
-    let writer = try ChunkPacketWriter(path: target)
+    let writer = try target()
     if seek, let lower = chunk.lower {
         // The stream's first packet is decoded (and let go) before the
         // seek: decoder state a stream sets up once at its start (x264's
@@ -523,8 +568,7 @@ private func unusable(_ number: Int, _ manifest: ChunkManifest, in dir: ChunkDir
     let count = manifest.count
     let name = ChunkFiles.record(number, of: count)
     let rerun = "rerun its task: 'avtool transcode \(manifest.source) --chunk \(number)/\(count) --chunk-dir \(dir.path)'"
-    guard let data = FileManager.default.contents(atPath: dir.file(name)),
-          let record = try? JSONDecoder().decode(ChunkRecord.self, from: data) else {
+    guard let record = dir.rawRecord(name) else {
         return MediaError.invalid("could not join", path: dir.path,
                                   message: "chunk \(number) of \(count) is missing (its task has not finished, or failed)",
                                   hint: rerun)
@@ -548,8 +592,13 @@ private func unusable(_ number: Int, _ manifest: ChunkManifest, in dir: ChunkDir
 public func joinChunks(directory: String, output outputPath: String, options: TranscodeOptions,
                        cancellation: Cancellation = .shared,
                        progress: ((TranscodeProgress) -> Void)? = nil) throws(MediaError) -> TranscodeReport {
+    try joinChunks(ChunkDirectory(path: directory), output: outputPath, options: options, cancellation: cancellation,
+                   progress: progress)
+}
+
+func joinChunks(_ dir: ChunkDirectory, output outputPath: String, options: TranscodeOptions,
+                cancellation: Cancellation, progress: ((TranscodeProgress) -> Void)?) throws(MediaError) -> TranscodeReport {
     let began = ContinuousClock.now
-    let dir = ChunkDirectory(path: directory)
     let manifest = try dir.manifest()
     var records: [ChunkRecord] = []
     for k in 1...manifest.count {
@@ -682,10 +731,14 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
     // The join's own checks (audio, streams) before the encoding.
     _ = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
     let (manifest, video, stream) = try chunkManifest(input: input, count: count, options: options, cancellation: cancellation)
-    let temporary = directory == nil
-    let path = directory ?? temporaryChunkDirectory(beside: outputPath)
-    let dir = ChunkDirectory(path: path)
-    defer { if temporary { try? FileManager.default.removeItem(atPath: path) } }
+    // Without a directory of the user's, the chunks are unnamed files beside
+    // OUT; where its filesystem has none, a hidden directory, removed when
+    // the run ends, and by the next run into that folder if this one is killed.
+    // (Each unnamed chunk holds a descriptor: many chunks go to the directory.)
+    let unnamed = directory == nil && count <= 256 ? try ChunkDirectory(unnamedBeside: outputPath) : nil
+    let working = directory == nil && unnamed == nil ? try WorkingDirectory(beside: outputPath) : nil
+    defer { withExtendedLifetime(working) {} }
+    let dir = unnamed ?? ChunkDirectory(path: directory ?? working!.path)
     try dir.settle(manifest)
 
     let n = manifest.count
@@ -739,7 +792,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
     group.wait()
     if let error = failure.withLock({ $0 }) { throw error }
     try cancellation.check()
-    var report = try joinChunks(directory: path, output: outputPath, options: options, cancellation: cancellation,
+    var report = try joinChunks(dir, output: outputPath, options: options, cancellation: cancellation,
                                 progress: progress.map { report in
                                     { (p: TranscodeProgress) in
                                         let d = total ?? 0
@@ -752,11 +805,4 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
     }
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
-}
-
-/// A directory for chunks beside `output` (hidden, named after it).
-private func temporaryChunkDirectory(beside output: String) -> String {
-    let url = URL(fileURLWithPath: output)
-    let name = "." + url.lastPathComponent + ".chunks-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    return url.deletingLastPathComponent().appendingPathComponent(name).path
 }
