@@ -14,7 +14,7 @@ public protocol JobRunner: Sendable {
     func usesAllCores(_ verb: String) -> Bool
     /// True once the user asked to stop (a signal).
     var isCancelled: Bool { get }
-    /// Removes temporaries a killed earlier run left for `output`.
+    /// Removes the temporaries killed earlier runs left in `output`'s folder (never a live writer's).
     func removeStaleTemporaries(for output: String)
 }
 

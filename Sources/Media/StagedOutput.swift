@@ -69,8 +69,7 @@ public final class StagedOutput {
                                  message: "file exists", remedy: .overwrite)
             }
         }
-        let swept = Self.sweep(dir)
-        if !swept.isEmpty { Self.sweptReporter.withLock { $0 }?(dir, swept) }
+        Self.sweepFolder(of: target)
         if !named, let fd = Self.openUnnamed(in: dir, mode: mode) {
             unnamed = fd
             lock = -1
@@ -281,12 +280,12 @@ public final class StagedOutput {
         close(lock)
     }
 
-    /// Temporaries of `target` that a killed process left behind (the names
-    /// `init` reserves), for a caller that knows no other process is writing
-    /// `target` to remove.
-    public static func leftovers(of target: String) -> [String] {
-        let (dir, base) = split(target)
-        return paths(literal: "\(dir)/.\(base)", then: ".avtool-??????")
+    /// Sweeps the folder `target` is to be written into (as `init` does),
+    /// telling `sweptReporter` what it removed.
+    public static func sweepFolder(of target: String) {
+        let dir = split(target).dir
+        let swept = sweep(dir)
+        if !swept.isEmpty { sweptReporter.withLock { $0 }?(dir, swept) }
     }
 
     /// The paths matching `literal` (its glob metacharacters escaped) followed by the glob `pattern`.

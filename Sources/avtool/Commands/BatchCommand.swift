@@ -300,7 +300,8 @@ struct VerbRunner: JobRunner {
     var isCancelled: Bool { Cancellation.shared.isCancelled }
 
     func removeStaleTemporaries(for output: String) {
-        for t in StagedOutput.leftovers(of: output) { unlink(t) }
+        // Only those whose writer is gone: shards of one recipe may write into one folder at once.
+        StagedOutput.sweepFolder(of: output)
     }
 }
 

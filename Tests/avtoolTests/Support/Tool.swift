@@ -63,8 +63,9 @@ enum Tool {
 /// A fresh directory per test, removed afterwards.
 final class Scratch {
     let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("avtool-test-\(UUID().uuidString)")
+    /// In the temporary directory, or under `base` (a tmpfs, say).
+    init(under base: URL? = nil) throws {
+        url = (base ?? FileManager.default.temporaryDirectory).appendingPathComponent("avtool-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
     deinit { try? FileManager.default.removeItem(at: url) }
