@@ -420,7 +420,8 @@ extension CutSource {
     func shiftedTimecodes(start: Timestamp) -> [MetadataEdits.Tag] {
         guard let v = video, let rate = v.averageFrameRate ?? v.realFrameRate,
               let videoStart = v.startTime?.rescaled(to: .microseconds),
-              let frames = rescale(start.value &- videoStart.value, from: .microseconds,
+              let startMicros = start.rescaled(to: .microseconds),
+              let frames = rescale(startMicros.value &- videoStart.value, from: .microseconds,
                                    to: Rational(unchecked: rate.denominator, rate.numerator), rounding: .nearest),
               frames != 0 else { return [] }
         func shifted(_ text: String?) -> String? {
@@ -438,8 +439,8 @@ extension CutSource {
 }
 
 /// Seeks so the next video packet read is a keyframe shown at or before
-/// `at`, and returns its PTS and that of the frame shown at `at`, in
-/// microseconds (nil without video). A seek
+/// `at`, and returns its PTS and that of the frame shown at `at`, on the
+/// video's time base (nil without video). A seek
 /// finds keyframes by DTS, so with reordered frames it can land on one shown
 /// after `at`: then it seeks again before that keyframe's DTS.
 private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timestamp) throws(MediaError) -> (keyframe: Timestamp, frame: Timestamp, frameTicks: Int64)? {
@@ -480,9 +481,9 @@ private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timest
             }
             guard input.seek(stream: stream.index, toKeyframeBefore: target)
                 || input.seek(stream: stream.index, toKeyframeBefore: stream.startTime?.value ?? 0) else { throw fail }
-            guard let keyframe = Timestamp(k.pts, tb).rescaled(to: .microseconds),
-                  let frame = Timestamp(shown, tb).rescaled(to: .microseconds) else { throw fail }
-            return (keyframe, frame, shown)
+            // Exact, in the stream's time base: a part that starts at this
+            // keyframe and the part before that ends at it meet on one tick.
+            return (Timestamp(k.pts, tb), Timestamp(shown, tb), shown)
         }
         target = min(k.dts ?? k.pts, target) - back
         back = max(back * 2, halfSecond)

@@ -118,7 +118,7 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
         asked = []
     }
     var sizeNote: String?
-    let starts: [Int64]
+    let starts: [Timestamp]
     if case .size(let limit) = options.points {
         (starts, sizeNote) = try sizedPartStarts(source, limit: limit, everyFrame: options.mode == .exact)
     } else {
@@ -129,8 +129,8 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     for (k, start) in starts.enumerated() {
         let end = k + 1 < starts.count ? starts[k + 1] : nil
         parts.append(SplitPart(number: k + 1, output: name(k + 1),
-                               start: Double(start - source.origin.value) / 1e6,
-                               end: end.map { Double($0 - source.origin.value) / 1e6 }))
+                               start: start.seconds - source.origin.seconds,
+                               end: end.map { $0.seconds - source.origin.seconds }))
     }
     var report = SplitReport(input: inputPath, container: container.name, parts: parts, dryRun: options.dryRun,
                              warnings: source.plan.warnings)
@@ -150,8 +150,7 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
         throw MediaError.invalidOption("the output pattern '\(pattern)' names the input or one file twice", options: [])
     }
     for k in parts.indices {
-        let spec = PartSpec(from: Timestamp(starts[k], .microseconds),
-                            to: k + 1 < starts.count ? Timestamp(starts[k + 1], .microseconds) : nil,
+        let spec = PartSpec(from: starts[k], to: k + 1 < starts.count ? starts[k + 1] : nil,
                             split: true, first: k == 0, mode: options.mode)
         let written = try source.write(spec, to: parts[k].output, container: container, options: cutOptions) { p in
             progress?(CutProgress(fraction: (Double(k) + (p.fraction ?? 0)) / Double(parts.count), position: p.position))
@@ -168,21 +167,23 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     return report
 }
 
-/// The parts' starts (µs, input timeline): the recording's start, then for
-/// each point the last video keyframe (or with `everyFrame`, frame) shown
-/// at or before it (every point as asked without video); points in one
-/// stretch between keyframes (one frame) give one part.
-private func partStarts(_ source: CutSource, asked: [Int64], everyFrame: Bool) throws(MediaError) -> [Int64] {
-    var keyframes: [Int64] = []
+/// The parts' starts (input timeline): the recording's start, then for
+/// each point (µs) the last video keyframe (or with `everyFrame`, frame)
+/// shown at or before it, exactly, on the video's time base (every point
+/// as asked without video); points in one stretch between keyframes (one
+/// frame) give one part.
+private func partStarts(_ source: CutSource, asked: [Int64], everyFrame: Bool) throws(MediaError) -> [Timestamp] {
+    var keyframes: [Timestamp] = []
     if let v = source.video, let tb = v.timeBase {
-        keyframes = try PresentationTimes(of: v, everyFrame: everyFrame, cancellation: source.cancellation).times.compactMap {
-            // Rounded up: a frame's start must not fall before the frame.
-            Timestamp($0, tb).rescaled(to: .microseconds, rounding: everyFrame ? .up : .nearest)?.value
+        keyframes = try PresentationTimes(of: v, everyFrame: everyFrame, cancellation: source.cancellation).times.map {
+            Timestamp($0, tb)
         }
     }
-    var starts = [source.origin.value]
-    for p in asked {
-        let s = keyframes.isEmpty ? p : (keyframes.last { $0 <= p } ?? starts[0])
+    var starts = [source.origin]
+    for p in asked.map({ Timestamp($0, .microseconds) }) {
+        // Compared at the points' precision: a keyframe asked for by its
+        // time in microseconds (as ffprobe shows it) is that keyframe.
+        let s = keyframes.isEmpty ? p : (keyframes.last { ($0.rescaled(to: .microseconds) ?? $0) <= p } ?? starts[0])
         if s > starts.last! { starts.append(s) }
     }
     return starts
@@ -193,7 +194,7 @@ private func partStarts(_ source: CutSource, asked: [Int64], everyFrame: Bool) t
 /// stream's packets, in file order: what the part will hold) still fit,
 /// less 2 % for the container. A GOP larger than that on its own makes a
 /// larger part, which the returned note names.
-private func sizedPartStarts(_ source: CutSource, limit: Int64, everyFrame: Bool) throws(MediaError) -> ([Int64], String?) {
+private func sizedPartStarts(_ source: CutSource, limit: Int64, everyFrame: Bool) throws(MediaError) -> ([Timestamp], String?) {
     guard let v = source.video, let tb = v.timeBase else {
         throw MediaError.invalid("could not split", path: source.input.path,
                                  message: "--size needs a video stream to place the parts on its keyframes")
@@ -203,37 +204,38 @@ private func sizedPartStarts(_ source: CutSource, limit: Int64, everyFrame: Bool
     let kept = Set(source.plan.kept.map(\.index))
     file.discardAll(except: kept)
     let budget = limit - limit / 50
-    var starts = [source.origin.value]
+    var starts = [source.origin]
     var partStartBytes: Int64 = 0
     var bytes: Int64 = 0
-    var lastFit: (us: Int64, bytes: Int64)?
+    var lastFit: (at: Timestamp, bytes: Int64)?
     var oversized = 0
     let packet = try Packet()
     while try file.read(into: packet) {
         defer { bytes += Int64(packet.size) }
         guard kept.contains(packet.streamIndex) else { continue }
-        guard packet.streamIndex == v.index, packet.isKeyframe || everyFrame, let pts = packet.timing.pts ?? packet.timing.dts,
-              let us = Timestamp(pts, tb).rescaled(to: .microseconds, rounding: everyFrame ? .up : .nearest)?.value,
-              us > starts.last! else { continue }
+        guard packet.streamIndex == v.index, packet.isKeyframe || everyFrame, let pts = packet.timing.pts ?? packet.timing.dts
+        else { continue }
+        let at = Timestamp(pts, tb)
+        guard at > starts.last! else { continue }
         if bytes - partStartBytes > budget {
             // Ending the part here makes it too big: end it at the last boundary that fit.
-            if let fit = lastFit, fit.us > starts.last! {
-                starts.append(fit.us)
+            if let fit = lastFit, fit.at > starts.last! {
+                starts.append(fit.at)
                 partStartBytes = fit.bytes
             }
             if bytes - partStartBytes > budget {
                 // One stretch between boundaries holds more than the budget.
                 oversized += 1
-                starts.append(us)
+                starts.append(at)
                 partStartBytes = bytes
                 lastFit = nil
                 continue
             }
         }
-        lastFit = (us, bytes)
+        lastFit = (at, bytes)
     }
-    if bytes - partStartBytes > budget, let fit = lastFit, fit.us > starts.last! {
-        starts.append(fit.us)
+    if bytes - partStartBytes > budget, let fit = lastFit, fit.at > starts.last! {
+        starts.append(fit.at)
         if bytes - fit.bytes > budget { oversized += 1 }
     }
     let note = oversized > 0 ? "\(oversized) part(s) are larger than the size asked: a stretch between keyframes holds more than that on its own" : nil

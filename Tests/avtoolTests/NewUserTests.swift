@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// What a new user hit in everyday jobs on real recordings, each fixed
+/// where the rule lives and checked here on a file that showed it.
+@Suite("a new user's jobs")
+struct NewUserTests {
+    /// A B-frame H.264 file on a 30000 time base (NTSC rates as HandBrake
+    /// and cameras write them), with keyframes whose times fall between two
+    /// microseconds: at frames 50, 101 and 152 (1.668333…, 3.370033…,
+    /// 5.071733… s).
+    static func ntscBFrames(in scratch: Scratch) throws -> String {
+        let path = scratch.path("ntsc_bframes.mp4")
+        let r = try Tool.run("ffmpeg", ["-v", "error", "-nostdin", "-y",
+                                        "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30000/1001:duration=8",
+                                        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=8",
+                                        "-c:v", "libx264", "-preset", "ultrafast", "-bf", "3", "-g", "1000",
+                                        "-force_key_frames", "expr:eq(n,50)+eq(n,101)+eq(n,152)",
+                                        "-c:a", "aac", "-video_track_timescale", "30000", path])
+        try #require(r.status == 0, "\(r)")
+        return path
+    }
+
+    /// The video's keyframe times as ffprobe prints them (microseconds).
+    static func keyframeTimes(_ path: String) throws -> [String] {
+        let r = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
+                                         "-of", "csv=p=0", path])
+        return r.stdout.split(separator: "\n").filter { $0.hasSuffix("K_") }.map { String($0.split(separator: ",")[0]) }
+    }
+
+    /// 1 and 3: a split part that starts at a keyframe starts at that
+    /// keyframe, on files whose keyframe times are not whole microseconds (a
+    /// GoPro's 90 kHz clock at 29.97 fps, a B-frame file on a 30000 clock):
+    /// every packet in exactly one part, and `concat` of the parts gives back
+    /// the source's packets, the audio copied with no frame re-encoded.
+    @Test(arguments: ["gopro", "ntsc-bframes"])
+    func splitThenConcatGivesBackEveryPacketOnce(_ name: String) throws {
+        let scratch = try Scratch()
+        let source: String
+        var options: [String]
+        if name == "gopro" {
+            source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+            options = ["--every", "2", "--no-data"]
+        } else {
+            source = try Self.ntscBFrames(in: scratch)
+            // The keyframes asked for by the times ffprobe shows.
+            options = ["--at", try Self.keyframeTimes(source).dropFirst().joined(separator: ",")]
+        }
+        let run = try Tool.avtool(["split", source, scratch.path("part-{n}.mp4"), "--json"] + options)
+        try #require(run.status == 0, "\(run)")
+        let parts = try SplitMoreTests.parts(run).compactMap { $0["output"] as? String }
+        #expect(parts.count >= 4, "\(parts)")
+        let original = try PacketList(source).payloads
+        var video: [String] = [], audio: [String] = []
+        for p in parts {
+            let l = try PacketList(p)
+            video += l.payloads[0] ?? []
+            audio += l.payloads[1] ?? []
+        }
+        #expect(video.count == original[0]?.count && audio.count == original[1]?.count,
+                "parts hold \(video.count) video and \(audio.count) audio packets; the source \(original[0]?.count ?? 0) and \(original[1]?.count ?? 0)")
+        #expect(video == original[0] && audio == original[1], "the parts do not hold every packet once, in order")
+
+        let joined = scratch.path("joined.mp4")
+        let concat = try Tool.avtool(["concat"] + parts + [joined, "--json"])
+        try #require(concat.status == 0, "\(concat)")
+        let report = try #require(try JSONSerialization.jsonObject(with: concat.data) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied", "\(concat.stdout)")
+        #expect(report["audio_frames_reencoded"] as? Int == 0, "\(concat.stdout)")
+        let back = try PacketList(joined).payloads
+        #expect(back[0] == original[0], "concat of the parts changed the video")
+        // Every source packet, in order; concat pads a short audio tail to the video's end.
+        let heard = back[1] ?? []
+        #expect(Array(heard.prefix(original[1]?.count ?? 0)) == original[1], "concat of the parts changed the audio")
+        #expect(heard.count - (original[1]?.count ?? 0) <= 1, "\(heard.count) audio packets for \(original[1]?.count ?? 0)")
+    }
+}
