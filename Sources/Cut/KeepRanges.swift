@@ -75,7 +75,7 @@ func cutRanges(input inputPath: String, output outputPath: String, options: CutO
         }
         // Named: the part writer stages its own output and replaces this one by name.
         let staged = try StagedOutput(target: "\(outputPath).range\(k + 1)", overwrite: true, inputs: [inputPath],
-                                      named: true)
+                                      named: true, counted: false)
         temporaries.append(staged)
         let spec = PartSpec(from: source.absolute(r.from), to: source.absolute(r.to), split: false, mode: options.mode,
                             startAtKeyframe: options.mode == .keyframe)

@@ -24,6 +24,7 @@ public final class StagedOutput {
     /// The named temporary's descriptor, which holds its lock; -1 for an unnamed one.
     private let lock: Int32
     private var done = false
+    private let counted: Bool
     /// The temporary has no name (`O_TMPFILE`).
     public var isUnnamed: Bool { unnamed >= 0 }
 
@@ -32,9 +33,14 @@ public final class StagedOutput {
     /// `overwrite`. Reserves the temporary file.
     /// `named`: a named temporary even where unnamed files work, for an
     /// intermediate file that another staged writer replaces by its name.
-    public init(target: String, overwrite: Bool, inputs: [String], named: Bool = false) throws(MediaError) {
+    /// `counted`: its bytes are an output's (`OutputBytes`), not an
+    /// intermediate file's; a file written in place of another temporary
+    /// (a part later joined) never is.
+    public init(target: String, overwrite: Bool, inputs: [String], named: Bool = false,
+                counted: Bool = true) throws(MediaError) {
         self.target = target
         self.overwrite = overwrite
+        self.counted = counted && !TemporaryFiles.shared.contains(target)
         let op = "could not write output"
         let (dir, base) = Self.split(target)
         guard !base.isEmpty, base != ".", base != ".." else {
@@ -74,6 +80,7 @@ public final class StagedOutput {
             unnamed = fd
             lock = -1
             temporary = "/proc/self/fd/\(fd)"
+            if self.counted { OutputBytes.writing(self) }
             return
         }
         unnamed = -1
@@ -96,6 +103,14 @@ public final class StagedOutput {
         lock = fd
         temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         TemporaryFiles.shared.register(temporary)
+        if self.counted { OutputBytes.writing(self) }
+    }
+
+    /// The temporary's size so far.
+    var bytesSoFar: Int64 {
+        var st = stat()
+        let ok = unnamed >= 0 ? fstat(unnamed, &st) == 0 : stat(temporary, &st) == 0
+        return ok ? Int64(st.st_size) : 0
     }
 
     /// Told of the temporaries `init` removed from a directory (the CLI
@@ -165,6 +180,7 @@ public final class StagedOutput {
     public func commit() throws(MediaError) {
         guard !done else { return }
         StopPoint.commit.reached()
+        if counted { OutputBytes.finished(self, bytes: bytesSoFar) }
         let op = "could not write output"
         if unnamed >= 0 {
             try commitUnnamed()
@@ -271,6 +287,7 @@ public final class StagedOutput {
     public func discard() {
         guard !done else { return }
         done = true
+        if counted { OutputBytes.finished(self, bytes: 0) }
         if unnamed >= 0 {
             close(unnamed)
             return
@@ -310,6 +327,29 @@ public final class StagedOutput {
             return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
         }
         return false
+    }
+}
+
+/// The bytes of the outputs this process writes, counted in one place:
+/// the finished outputs' sizes and the sizes so far of those being
+/// written, intermediate files (chunks, ranges to be joined) left out.
+/// What `--progress json` reports as `bytes_written`; it ends at the
+/// outputs' size, whatever the muxer rewrote or read back on the way.
+public enum OutputBytes {
+    private static let state = Locked<(finished: Int64, writing: [ObjectIdentifier: StagedOutput])>((0, [:]))
+
+    static func writing(_ output: StagedOutput) {
+        state.withLock { $0.writing[ObjectIdentifier(output)] = output }
+    }
+
+    static func finished(_ output: StagedOutput, bytes: Int64) {
+        state.withLock {
+            if $0.writing.removeValue(forKey: ObjectIdentifier(output)) != nil { $0.finished += bytes }
+        }
+    }
+
+    public static var total: Int64 {
+        state.withLock { s in s.writing.values.reduce(s.finished) { $0 + $1.bytesSoFar } }
     }
 }
 

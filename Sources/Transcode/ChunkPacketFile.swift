@@ -29,7 +29,7 @@ final class ChunkPacketWriter {
     private(set) var packets = 0
 
     convenience init(path: String) throws(MediaError) {
-        try self.init(staged: StagedOutput(target: path, overwrite: true, inputs: []), name: path, keep: nil)
+        try self.init(staged: StagedOutput(target: path, overwrite: true, inputs: [], counted: false), name: path, keep: nil)
     }
 
     /// A writer into `staged`, which `keep` takes at commit (it stays unnamed).

@@ -223,7 +223,7 @@ final class ChunkDirectory: Sendable {
 
     /// Unnamed chunks beside `output`; nil where its filesystem has no unnamed files.
     init?(unnamedBeside output: String) throws(MediaError) {
-        let probe = try StagedOutput(target: output + ".chunk", overwrite: true, inputs: [])
+        let probe = try StagedOutput(target: output + ".chunk", overwrite: true, inputs: [], counted: false)
         guard probe.isUnnamed else { return nil }
         path = StagedOutput.split(output).dir
         unnamed = Locked(([:], [:]))
@@ -237,7 +237,7 @@ final class ChunkDirectory: Sendable {
     /// A writer of chunk file `name`, which takes that name when committed.
     func writer(_ name: String) throws(MediaError) -> ChunkPacketWriter {
         guard let unnamed else { return try ChunkPacketWriter(path: file(name)) }
-        let staged = try StagedOutput(target: path + "/" + name, overwrite: true, inputs: [])
+        let staged = try StagedOutput(target: path + "/" + name, overwrite: true, inputs: [], counted: false)
         return try ChunkPacketWriter(staged: staged, name: name) { unnamed.withLock { $0.files[name] = staged } }
     }
 
@@ -308,7 +308,7 @@ final class ChunkDirectory: Sendable {
             unnamed.withLock { if overwrite || $0.texts[name] == nil { $0.texts[name] = data } }
             return
         }
-        let staged = try StagedOutput(target: target, overwrite: overwrite, inputs: [])
+        let staged = try StagedOutput(target: target, overwrite: overwrite, inputs: [], counted: false)
         let fd = try FileBytes.create(staged.temporary, reportingAs: target)
         defer { close(fd) }
         try FileBytes.write(fd, Array(data), path: target)

@@ -38,6 +38,11 @@ struct MachineOutputTests {
             }
         }
         #expect(progress.contains { $0["eta_s"] != nil })
+        // The output's bytes, rising to the file's size (not what the muxer rewrote or read back).
+        let written = lines.compactMap { ($0["bytes_written"] as? NSNumber)?.int64Value }
+        #expect(written == written.sorted(), "\(written)")
+        let size = (try FileManager.default.attributesOfItem(atPath: out)[.size] as? NSNumber)?.int64Value
+        #expect((end["bytes_written"] as? NSNumber)?.int64Value == size, "\(end), the file has \(size ?? 0) bytes")
         // The summary still follows for people.
         #expect(run.stderr.contains("transcoded"))
     }
@@ -64,6 +69,13 @@ struct MachineOutputTests {
         #expect(finished.count == 3, "\(lines)")
         #expect(Set(finished.compactMap { $0["output"] as? String }).count == 3)
         #expect(lines.last?["event"] as? String == "end" && lines.last?["percent"] as? Double == 100)
+        // The batch's bytes: its outputs' sizes summed.
+        var sizes: Int64 = 0
+        for f in Set(finished.compactMap { $0["output"] as? String }) {
+            let path = f.hasPrefix("/") ? f : scratch.url.appendingPathComponent(f).path
+            sizes += (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        #expect((lines.last?["bytes_written"] as? NSNumber)?.int64Value == sizes, "\(lines.last ?? [:]), outputs \(sizes) bytes")
         let percents = lines.compactMap { $0["event"] as? String == "job" ? nil : $0["percent"] as? Double }
         #expect(percents == percents.sorted(), "\(percents)")
     }

@@ -9,7 +9,7 @@ import Media
 /// A line at least once a second while work runs (a timer repeats the last
 /// state when the work reports nothing new), each with `percent` (never
 /// lower than the line before), the output position, speed, ETA, elapsed
-/// time and the bytes the process has written; then one `end` line with
+/// time and the bytes of the outputs written so far (`OutputBytes`: their sizes, intermediate files left out); then one `end` line with
 /// `status` `ok` (percent 100) or `error`.
 ///
 ///     {"event":"progress","percent":41.5,"out_time_s":124.2,"speed":8.1,"eta_s":21.7,"elapsed_s":15.3,"bytes_written":52428800}
@@ -91,7 +91,7 @@ final class ProgressJSON: @unchecked Sendable {
                 line += ",\"eta_s\":\(Self.number(elapsed * (100 - p) / p, 1))"
             }
             line += ",\"elapsed_s\":\(Self.number(elapsed, 3))"
-            if let w = Self.bytesWritten() { line += ",\"bytes_written\":\(w)" }
+            line += ",\"bytes_written\":\(OutputBytes.total)"
             return line + s.fragment + extra + "}\n"
         }
         guard let text else { return }
@@ -109,20 +109,6 @@ final class ProgressJSON: @unchecked Sendable {
 
     private func write(_ text: String) {
         writing.withLock { _ in Terminal.write(fd, text) }
-    }
-
-    /// Bytes this process has written so far (`wchar` of /proc/self/io).
-    static func bytesWritten() -> Int64? {
-        guard let f = fopen("/proc/self/io", "r") else { return nil }
-        defer { fclose(f) }
-        var buffer = [CChar](repeating: 0, count: 128)
-        while fgets(&buffer, Int32(buffer.count), f) != nil {
-            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if line.hasPrefix("wchar:") {
-                return Int64(line.dropFirst(6).filter { $0.isNumber })
-            }
-        }
-        return nil
     }
 
     static func number(_ v: Double, _ digits: Int) -> String {
