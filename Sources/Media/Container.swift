@@ -36,6 +36,29 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
 
     public static var knownNames: String { known.keys.sorted().joined(separator: ", ") }
 
+    /// The format libavformat names by `path`'s extension when it is not
+    /// one avtool writes (`AVI` for `.avi`); nil for ours or none.
+    public static func otherFormat(of path: String) -> String? {
+        guard let f = av_guess_format(nil, path, nil), Container(path: path) == nil else { return nil }
+        let name = String(cString: f.pointee.name)
+        return name == "avi" ? "AVI" : name
+    }
+
+    /// Told when an output is given a container its name's extension
+    /// contradicts (the CLI prints it as a warning).
+    public static let misnamedReporter = Locked<(@Sendable (String) -> Void)?>(nil)
+
+    /// A warning when `path`'s extension names another format than this
+    /// container (`--format mkv` into `x.avi`): the file is this one's
+    /// under a name that says otherwise.
+    public func extensionMismatch(_ path: String) -> String? {
+        if let named = Container(path: path) {
+            return named.demuxer == demuxer ? nil
+                : "'\(path)' will be a \(name) file (--format), not the \(named.name) its extension says"
+        }
+        return Self.otherFormat(of: path).map { "'\(path)' will be a \(name) file (--format), not the \($0) its extension says" }
+    }
+
     public var description: String { name }
 
     /// MP4, MOV and M4A: ISO base media files, written by movenc.

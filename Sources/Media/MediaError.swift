@@ -120,6 +120,8 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
     case drop(StreamKind)
     /// Convert (re-encode) the stream, or leave out streams of this kind.
     case convertOrDrop(StreamKind)
+    /// Write a container that holds the stream (no encoder here makes what this one holds), or leave it out.
+    case otherContainerOrDrop(StreamKind)
     /// Name the output's container.
     case nameContainer
     /// Let the timeline fix timestamps instead of refusing them.
@@ -145,6 +147,7 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
         case .overwrite: "allow overwriting to replace it"
         case .drop(let k): "leave out the \(k.rawValue) streams"
         case .convertOrDrop(let k): "convert it (transcode) or leave out the \(k.rawValue) streams"
+        case .otherContainerOrDrop(let k): "write Matroska (.mkv), which holds it, or leave out the \(k.rawValue) streams"
         case .nameContainer: "name the output container"
         case .repairTimestamps: "let the timestamps be fixed"
         case .encodeAudioOrDrop: "encode it to AAC, or leave out the audio"

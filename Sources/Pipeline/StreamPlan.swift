@@ -43,8 +43,16 @@ extension MuxSession {
 }
 
 package func resolveContainer(_ explicit: Container?, output: String) throws(MediaError) -> Container {
-    if let explicit { return explicit }
+    if let explicit {
+        if let w = explicit.extensionMismatch(output) { Container.misnamedReporter.withLock { $0 }?(w) }
+        return explicit
+    }
     guard let c = Container(path: output) else {
+        if let other = Container.otherFormat(of: output) {
+            throw MediaError.invalid("could not choose a container for", path: output,
+                                     message: "avtool does not write \(other) files (it writes \(Container.knownNames))",
+                                     remedy: .nameContainer)
+        }
         throw MediaError.invalid("could not choose a container for", path: output,
                          message: "unknown or missing extension (known: \(Container.knownNames))",
                          remedy: .nameContainer)
@@ -97,9 +105,14 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
         if !reencoded(s), container.canHold(s) == false {
             let kind = StreamSelection.kind(of: s)
             let what = s.isAttachedPicture ? "cover art" : "\(s.mediaType.rawValue) codec '\(s.codecName)'"
+            // WebM holds VP8, VP9, AV1, Vorbis and Opus, none of which avtool encodes: no transcode leads there.
+            let remedy: Remedy = kind != .audio && kind != .video ? .drop(kind)
+                : container.muxer == "webm" ? .otherContainerOrDrop(kind) : .convertOrDrop(kind)
             throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
-                                     message: "\(container.name) cannot hold \(what)",
-                                     remedy: kind == .audio || kind == .video ? .convertOrDrop(kind) : .drop(kind))
+                                     message: container.muxer == "webm"
+                                        ? "webm cannot hold \(what) (WebM holds VP8, VP9 and AV1 video, Vorbis and Opus audio)"
+                                        : "\(container.name) cannot hold \(what)",
+                                     remedy: remedy)
         }
         // libavformat 5.1 writes the display matrix only in MP4/MOV.
         if let r = s.rotation, r != 0, !container.isISOBMFF {

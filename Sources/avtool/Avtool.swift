@@ -25,12 +25,20 @@ struct Avtool: ParsableCommand {
                 Terminal.error("avtool: removed \(names.count) temporar\(names.count == 1 ? "y" : "ies") that killed runs left in '\(dir)': \(names.joined(separator: ", "))")
             }
         }
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = ArgumentHabits.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
+        if !arguments.contains(where: { $0 == "--quiet" || $0 == "--json" || ($0.hasPrefix("-") && !$0.hasPrefix("--") && $0.contains("q")) }) {
+            Container.misnamedReporter.withLock { $0 = { Terminal.error("avtool: warning: \($0)") } }
+        }
         let json = arguments.contains("--json")
-        if let first = arguments.first, !first.hasPrefix("-"), first != "help", !verbs.contains(first) {
+        let named = arguments.first == "help" ? arguments.dropFirst().first : arguments.first
+        if let first = named, !first.hasPrefix("-"), first != "help", !verbs.contains(first) {
             let guess = VerbSuggestion.closest(to: first, among: verbs)
             usageFailure("unknown verb '\(first)'" + (guess.map { "; did you mean '\($0)'?" } ?? "; the verbs are \(verbs.joined(separator: ", "))"),
                          see: "avtool --help", json: json)
+        }
+        if let foreign = ArgumentHabits.foreignOptions(arguments) {
+            let verb = arguments.first.flatMap { verbs.contains($0) ? $0 : nil }
+            usageFailure(foreign, see: "avtool \(verb.map { "\($0) " } ?? "")--help", json: json)
         }
         do {
             var command = try parseAsRoot(arguments)
@@ -48,6 +56,64 @@ struct Avtool: ParsableCommand {
         Terminal.error("avtool: error: \(message)\n  See '\(help)' for the verbs and options.")
         if json { Terminal.output(jsonText(ErrorReport.usage(message))) }
         Glibc.exit(ExitCode.validationFailure.rawValue)
+    }
+}
+
+/// Command-line habits from other tools, answered before parsing.
+enum ArgumentHabits {
+    /// `--offset -0.5s` as `--offset=-0.5s`: a value that starts with a
+    /// minus sign and a digit is a value (a negative time), not an option.
+    static func joiningNegativeValues(_ arguments: [String]) -> [String] {
+        var out: [String] = []
+        var k = 0
+        while k < arguments.count {
+            let a = arguments[k]
+            if a == "--" { return out + arguments[k...] }
+            if a.hasPrefix("--"), a.count > 2, !a.contains("="), k + 1 < arguments.count, isNegativeValue(arguments[k + 1]) {
+                out.append(a + "=" + arguments[k + 1])
+                k += 2
+                continue
+            }
+            out.append(a)
+            k += 1
+        }
+        return out
+    }
+
+    static func isNegativeValue(_ text: String) -> Bool {
+        let rest = text.dropFirst()
+        return text.hasPrefix("-") && (rest.first?.isNumber == true || (rest.first == "." && rest.dropFirst().first?.isNumber == true))
+    }
+
+    /// The short options avtool has (`-y`, `-q`, `-v`, `-h`, batch's `-j`).
+    static let shortOptions: Set<Character> = ["y", "q", "v", "h", "j"]
+
+    /// What ffmpeg's options are here.
+    static let ffmpeg: [String: String] = [
+        "-ss": "'--from'", "-to": "'--to'", "-t": "'--duration'", "-vn": "'--no-video'", "-an": "'--no-audio'",
+        "-sn": "'--no-subtitles'", "-dn": "'--no-data'", "-f": "'--format'", "-metadata": "'--metadata'",
+        "-crf": "'--crf'", "-preset": "'--preset'", "-itsoffset": "merge's '--offset'",
+        "-i": "none: the input is the first argument", "-map": "none: streams are left out with '--no-audio', '--no-subtitles', '--no-data'",
+        "-c": "none: remux copies every stream, transcode re-encodes the video", "-codec": "none: remux copies every stream, transcode re-encodes the video",
+        "-c:v": "none: transcode re-encodes the video, remux copies it", "-c:a": "'--audio' (transcode)",
+        "-movflags": "none: the index goes in front unless '--no-faststart'",
+    ]
+
+    /// A line naming the options given the way other tools take them
+    /// (`-ss 1 -t 2`), which avtool does not know, with avtool's own where
+    /// there is one; nil when there are none.
+    static func foreignOptions(_ arguments: [String]) -> String? {
+        var named: [String] = []
+        for a in arguments.dropFirst() {
+            if a == "--" { break }
+            guard a.hasPrefix("-"), !a.hasPrefix("--"), a.count > 1, !isNegativeValue(a) else { continue }
+            let letters = a.dropFirst()
+            if letters.allSatisfy({ shortOptions.contains($0) }) { continue }
+            named.append("'\(a)'" + (ffmpeg[a].map { " (avtool's: \($0))" } ?? ""))
+        }
+        guard !named.isEmpty else { return nil }
+        return "unknown option\(named.count == 1 ? "" : "s") " + named.joined(separator: ", ")
+            + "; avtool's options are long ('--from 1 --duration 2')"
     }
 }
 

@@ -74,4 +74,41 @@ struct NewUserTests {
         #expect(Array(heard.prefix(original[1]?.count ?? 0)) == original[1], "concat of the parts changed the audio")
         #expect(heard.count - (original[1]?.count ?? 0) <= 1, "\(heard.count) audio packets for \(original[1]?.count ?? 0)")
     }
+
+    /// 5: hints that lead somewhere, and mistakes named as they were made.
+    @Test func hintsLeadSomewhere() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        // WebM holds none of what avtool encodes: the hint is a container that holds H.264, not transcode.
+        let webm = try Tool.avtool("remux", source, scratch.path("o.webm"))
+        #expect(webm.status == 1 && webm.stderr.contains("write .mkv") && !webm.stderr.contains("transcode"), "\(webm)")
+        let transcode = try Tool.avtool("transcode", source, scratch.path("o.webm"))
+        #expect(transcode.status == 1 && transcode.stderr.contains(".mkv"), "\(transcode)")
+        // An extension libavformat knows but avtool does not write is named as such.
+        let avi = try Tool.avtool("remux", source, scratch.path("o.avi"))
+        #expect(avi.status == 1 && avi.stderr.contains("does not write AVI") && avi.stderr.contains(".mkv"), "\(avi)")
+        // --format into a file named otherwise: written, with a warning.
+        let misnamed = try Tool.avtool("remux", source, scratch.path("o.avi"), "--format", "mkv")
+        #expect(misnamed.status == 0 && misnamed.stderr.contains("warning: '\(scratch.path("o.avi"))' will be a mkv file"), "\(misnamed)")
+        // An unknown verb after 'help' is an unknown verb.
+        let help = try Tool.avtool("help", "convert")
+        #expect(help.status == 64 && help.stderr.contains("unknown verb 'convert'"), "\(help)")
+        #expect(try Tool.avtool("help", "cut").status == 0)
+        // ffmpeg's options are named, with avtool's own.
+        let habits = try Tool.avtool("cut", source, scratch.path("c.mp4"), "-ss", "1", "-t", "2")
+        #expect(habits.status == 64, "\(habits)")
+        #expect(habits.stderr.contains("'-ss' (avtool's: '--from')") && habits.stderr.contains("'-t' (avtool's: '--duration')"), "\(habits)")
+        // A negative value is a value: refused for what it is, and accepted where it means something.
+        let negative = try Tool.avtool("cut", source, scratch.path("c.mp4"), "--from", "1", "--duration", "-1")
+        #expect(negative.status == 64 && negative.stderr.contains("'--duration' -1 is negative"), "\(negative)")
+        let earlier = try Tool.avtool("merge", try Fixtures.path("clicks_video.mp4"), try Fixtures.path("clicks_audio.m4a"),
+                                      scratch.path("m.mov"), "--offset", "-0.5s")
+        #expect(earlier.status == 0, "the help's own example: \(earlier)")
+        // Short flags avtool has still combine.
+        #expect(try Tool.avtool("remux", source, scratch.path("o.mkv"), "-yq").status == 0)
+        // The top-level help names every verb a recipe runs.
+        let top = try Tool.avtool("--help")
+        let flowing = top.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(flowing.contains("fill-silence, repair, cut, split) in parallel"), "\(top.stdout)")
+    }
 }

@@ -11,7 +11,7 @@ import Media
 struct BatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
-        abstract: "Run a YAML recipe of jobs (remux, transcode, merge, concat, fill-silence) in parallel, resumably.",
+        abstract: "Run a YAML recipe of jobs (\(Recipe.verbs.joined(separator: ", "))) in parallel, resumably.",
         discussion: """
             A recipe (version: 1) has per-verb defaults and a list of steps; each step names a verb, \
             its inputs by glob (merge: 'video' and 'audio' patterns paired by {name}), an output \

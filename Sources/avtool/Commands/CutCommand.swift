@@ -75,6 +75,9 @@ struct CutCommand: WritingVerb {
 
     func validate() throws {
         for (name, value) in [("from", from), ("to", to), ("duration", duration)] {
+            if let value, value.hasPrefix("-") {
+                throw ValidationError("'--\(name)' \(value) is negative: times count from the recording's start, and a duration is more than 0")
+            }
             if let value, parsePosition(value) == nil {
                 throw ValidationError("'--\(name)' \(value) is not a time like 90, 1:30, 1:30.250, 90s or 250ms")
             }
