@@ -1,5 +1,4 @@
 import CFFmpeg
-import Foundation
 import Glibc
 
 /// An output written to a temporary file beside its target and moved into
@@ -384,7 +383,13 @@ public final class WorkingDirectory {
     /// The directory's regular files, then the directory (a directory in it,
     /// which this project never makes, keeps it).
     static func remove(_ path: String) {
-        if let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
+        if let dir = opendir(path) {
+            var names: [String] = []
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            closedir(dir)
             for name in names {
                 let file = path + "/" + name
                 var st = stat()

@@ -16,6 +16,15 @@ struct ResourceTests {
         return fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + $0)) == target }.count
     }
 
+    /// The program links FoundationEssentials, never Foundation: Foundation
+    /// brings ICU's data, about 6 MiB resident in every run (`--version` included).
+    @Test func theProgramDoesNotLinkFoundation() throws {
+        let ldd = try Tool.run("ldd", [Tool.avtool])
+        try #require(ldd.status == 0, "\(ldd)")
+        #expect(ldd.stdout.contains("libFoundationEssentials"), "\(ldd.stdout)")
+        #expect(!ldd.stdout.contains("libFoundation.so") && !ldd.stdout.contains("lib_FoundationICU"), "\(ldd.stdout)")
+    }
+
     @Test func reencodingIsDecidedBeforeWritingAndHoldsOnlyItsOwnFiles() throws {
         let scratch = try Scratch()
         let inputs = try FaultInputs.copies(for: .merge, in: scratch)
