@@ -68,6 +68,8 @@ enum Digest {
 /// Why a recipe cannot be expanded: each missing input or clash, with its line.
 public struct ExpansionError: Error, CustomStringConvertible {
     public var problems: [RecipeError]
+    /// The jobs that did expand (their options are still worth checking).
+    public var jobs: [Job] = []
     public var description: String { problems.map(\.description).joined(separator: "\n") }
 }
 
@@ -81,7 +83,7 @@ extension Recipe {
         var problems: [RecipeError] = []
         func problem(_ line: Int, _ message: String) { problems.append(RecipeError(file: file, line: line, message)) }
 
-        for (i, step) in steps.enumerated() {
+        for step in steps {
             var options = Self.combine(defaults[step.verb] ?? [], step.options)
             // Files an option names are found where the recipe's inputs are.
             for k in options.indices where Self.fileOptions.contains(options[k].name) {
@@ -99,7 +101,7 @@ extension Recipe {
                 }
                 do {
                     let out = try Template.fill(step.output.text, fields)
-                    jobs.append(Job(step: i + 1, line: step.line, verb: step.verb, inputs: inputs,
+                    jobs.append(Job(step: step.number, line: step.line, verb: step.verb, inputs: inputs,
                                     output: Paths.join(base, out), options: options))
                 } catch {
                     problem(step.output.line, "\(error) in output '\(step.output.text)'")
@@ -146,8 +148,20 @@ extension Recipe {
                 problem(job.line, "'\(Paths.display(input))' is both an input of \(job.title) and an output of step \(writer[input]!.step)")
             }
         }
-        guard problems.isEmpty else { throw ExpansionError(problems: problems) }
+        guard problems.isEmpty else { throw ExpansionError(problems: problems, jobs: jobs) }
         return jobs
+    }
+
+    /// For each step numbered in `numbers` (1-based), a job of its
+    /// patterns as written, unexpanded: what the verb's own checks of the
+    /// step's options need when its inputs match nothing yet.
+    public func standIns(for numbers: Set<Int>, base: String) -> [Job] {
+        steps.compactMap { step -> Job? in
+            guard numbers.contains(step.number) else { return nil }
+            let inputs = step.verb == "merge" ? [step.video, step.audio].compactMap { $0?.text } : step.inputs.map(\.text)
+            return Job(step: step.number, line: step.line, verb: step.verb, inputs: inputs.map { Paths.join(base, $0) },
+                       output: Paths.join(base, step.output.text), options: Self.combine(defaults[step.verb] ?? [], step.options))
+        }
     }
 
     /// Defaults first, then the step's settings; a name the step sets

@@ -30,8 +30,13 @@ public struct Recipe: Sendable, Equatable {
     /// Options per verb, applied before a step's own.
     public var defaults: [String: [OptionSetting]]
     public var steps: [Step]
+    /// What was wrong with the steps and defaults left out of `steps` and
+    /// `defaults` (`read`); empty for a recipe `init` returns.
+    public var problems: [RecipeError] = []
 
     public struct Step: Sendable, Equatable {
+        /// 1-based, as the recipe lists it.
+        public var number = 0
         public var verb: String
         public var line: Int
         public var inputs: [Pattern]
@@ -80,6 +85,20 @@ public struct RecipeError: Error, CustomStringConvertible, Equatable {
     public var file: String
     public var line: Int?
     public var message: String
+    /// Problems found with this one (a recipe's are all listed at once).
+    public var others: [RecipeError] = []
+
+    /// This problem and the others, in the order of their lines.
+    public var all: [RecipeError] {
+        ([self] + others).enumerated().sorted { ($0.element.line ?? 0, $0.offset) < ($1.element.line ?? 0, $1.offset) }.map(\.element)
+    }
+
+    /// The first of `problems` carrying the rest; nil when there are none.
+    public static func collected(_ problems: [RecipeError]) -> RecipeError? {
+        guard var first = problems.first else { return nil }
+        first.others = Array(problems.dropFirst())
+        return first
+    }
 
     public init(file: String, line: Int?, _ message: String) {
         self.file = file
@@ -96,7 +115,7 @@ public struct RecipeError: Error, CustomStringConvertible, Equatable {
 extension Recipe {
     /// Reads a recipe from YAML text. Unknown keys, wrong types and bad
     /// values are errors naming the line.
-    public init(yaml text: String, file: String) throws(RecipeError) {
+    private init(reading text: String, file: String) throws(RecipeError) {
         self.file = file
         let root: Node?
         do {
@@ -115,19 +134,50 @@ extension Recipe {
         version = n
         if let l = top["ledger"] { ledger = try r.string(l, "'ledger'") } else { ledger = nil }
 
+        // Every problem of the defaults and the steps is found before any is reported.
+        var problems: [RecipeError] = []
         defaults = [:]
         if let d = top["defaults"] {
-            let m = try r.mapping(d, "'defaults'", known: Self.verbs)
-            for (verb, node) in m.pairs {
-                defaults[verb] = try r.options(node, "'defaults.\(verb)'")
+            do {
+                let m = try r.mapping(d, "'defaults'", known: Self.verbs)
+                for (verb, node) in m.pairs {
+                    do { defaults[verb] = try r.options(node, "'defaults.\(verb)'") } catch { problems.append(error) }
+                }
+            } catch {
+                problems.append(error)
             }
         }
 
-        guard let s = top["steps"] else { throw RecipeError(file: file, line: root.line, "missing 'steps'") }
-        guard case .sequence(let seq, _) = s, !seq.isEmpty else {
-            throw RecipeError(file: file, line: s.line, "'steps' must be a list of steps")
+        guard let s = top["steps"] else {
+            throw RecipeError.collected(problems + [RecipeError(file: file, line: root.line, "missing 'steps'")])!
         }
-        steps = try seq.enumerated().map { (i, node) throws(RecipeError) in try r.step(node, number: i + 1) }
+        guard case .sequence(let seq, _) = s, !seq.isEmpty else {
+            throw RecipeError.collected(problems + [RecipeError(file: file, line: s.line, "'steps' must be a list of steps")])!
+        }
+        var read: [Step] = []
+        for (i, node) in seq.enumerated() {
+            do { read.append(try r.step(node, number: i + 1)) } catch { problems.append(error) }
+        }
+        steps = read
+        self.problems = problems
+    }
+
+    /// Reads a recipe, keeping the steps that are right when others are not:
+    /// nil only when nothing can be read (not YAML, no version, no steps);
+    /// otherwise the good steps, with every other problem in `problems`.
+    public static func read(yaml text: String, file: String) -> (recipe: Recipe?, problems: [RecipeError]) {
+        do {
+            let r = try Recipe(reading: text, file: file)
+            return (r, r.problems)
+        } catch {
+            return (nil, error.all)
+        }
+    }
+
+    /// Reads a recipe; any problem is an error, carrying every other one found.
+    public init(yaml text: String, file: String) throws(RecipeError) {
+        self = try Recipe(reading: text, file: file)
+        if let all = RecipeError.collected(problems) { throw all }
     }
 }
 
@@ -225,7 +275,7 @@ private struct Reader {
             throw fail(v, "unknown verb '\(verb)' in \(what) (known: \(Recipe.verbs.joined(separator: ", ")))")
         }
         guard let o = m["output"] else { throw fail(node, "\(what) (\(verb)) has no 'output'") }
-        var step = Recipe.Step(verb: verb, line: node.line, inputs: [], video: nil, audio: nil,
+        var step = Recipe.Step(number: number, verb: verb, line: node.line, inputs: [], video: nil, audio: nil,
                                output: try pattern(o, "'output'"),
                                options: [])
         if let o = m["options"] { step.options = try options(o, "the options of \(what)") }

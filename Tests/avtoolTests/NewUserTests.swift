@@ -111,4 +111,57 @@ struct NewUserTests {
         let flowing = top.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(flowing.contains("fill-silence, repair, cut, split) in parallel"), "\(top.stdout)")
     }
+
+    /// 6: every mistake of a recipe listed at once, before any job runs: a
+    /// step's unknown key, an option no verb has, a value out of range, an
+    /// input that matches nothing, a range that ends before it starts, in
+    /// steps of their own.
+    @Test func recipeMistakesAreListedAtOnceBeforeAnyJob() throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.path("in"), withIntermediateDirectories: true)
+        for n in 1...2 {
+            try FileManager.default.copyItem(atPath: try Fixtures.path("clicks_video.mp4"), toPath: scratch.path("in/c\(n).mp4"))
+        }
+        let recipe = scratch.path("r.yaml")
+        try """
+            version: 1
+            defaults:
+              transcode:
+                crf: 99
+            steps:
+              - verb: remux
+                inputs: ["in/*.mp4"]
+                output: out/{stem}.mkv
+              - verb: transcode
+                inputs: ["in/*.mp4"]
+                output: out/{stem}.mov
+                options:
+                  presett: fast
+              - verb: remux
+                inputs: ["missing/*.mp4"]
+                output: out/{stem}.ts
+                options:
+                  no-vidoe: true
+              - verb: cut
+                inputs: ["in/*.mp4"]
+                output: out/{stem}-cut.mp4
+                options:
+                  from: "0:01"
+                  to: "0:00.5"
+              - verb: remux
+                inptus: ["in/*.mp4"]
+                output: out/{stem}.mp4
+            """.write(toFile: recipe, atomically: true, encoding: .utf8)
+        let run = try Tool.avtool("batch", recipe)
+        #expect(run.status == 2, "\(run)")
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        for (line, what) in [(4, "'--crf'"), (13, "presett"), (15, "no file matches 'missing/*.mp4'"), (18, "no-vidoe"),
+                             (24, "'--to' 0:00.5 must be after '--from' 0:01"), (26, "unknown key 'inptus' in step 5")] {
+            #expect(lines.contains { $0.contains("r.yaml:\(line):") && $0.contains(what) }, "line \(line) (\(what)) not named: \(run.stderr)")
+        }
+        // In the recipe's order, and nothing ran: the first step's outputs are not there.
+        let numbers = lines.compactMap { $0.split(separator: ":").dropFirst(2).first.flatMap { Int($0) } }
+        #expect(numbers == numbers.sorted(), "\(numbers)")
+        #expect(!fileExists(scratch.path("out")), "a job ran before the mistakes were listed")
+    }
 }

@@ -155,35 +155,54 @@ struct BatchCommand: ParsableCommand {
         guard let data = Paths.contents(of: recipe) else {
             throw fail("could not read the recipe '\(recipe)': \(String(cString: strerror(errno)))", status: 2)
         }
-        let parsed: Recipe
-        do {
-            parsed = try Recipe(yaml: String(decoding: data, as: UTF8.self), file: recipe)
-        } catch {
-            throw fail(error.description, status: 2)
+        let (read, found) = Recipe.read(yaml: String(decoding: data, as: UTF8.self), file: recipe)
+        guard let parsed = read else {
+            for p in found { Terminal.error("avtool: error: \(p)") }
+            throw ExitCode(2)
         }
         let root = base ?? Paths.directory(of: recipe)
+        // Every mistake is listed at once, before any job runs: the steps'
+        // and defaults' own, inputs that match nothing, and the options of
+        // every step (of steps whose inputs match nothing too).
+        var problems: [(line: Int, text: String)] = found.map { ($0.line ?? 0, "\($0)") }
         let jobs: [Job]
         do {
             jobs = try parsed.jobs(base: root)
         } catch {
-            for p in error.problems { Terminal.error("avtool: \(p)") }
-            throw ExitCode(2)
+            problems += error.problems.map { ($0.line ?? 0, $0.description) }
+            jobs = error.jobs
         }
+        let expanded = Set(jobs.map(\.step))
+        let standIns = parsed.standIns(for: Set(parsed.steps.map(\.number)).subtracting(expanded), base: root)
         // Each job's options through the verb's own parser and checks.
-        var problems: [String] = []
         var seen = Set<String>()
         let runner = VerbRunner()
-        for job in jobs {
+        for job in jobs + standIns {
             do {
                 try runner.check(job)
             } catch {
-                let line = error.option.flatMap { name in job.options.first { $0.name == name }?.line } ?? job.line
-                let text = "\(recipe):\(line): step \(job.step) (\(job.verb)): \(error.message)"
-                if seen.insert(text).inserted { problems.append(text) }
+                // The verb's parser stops at its first problem: each option
+                // alone too, so every wrong one is named.
+                var alone = job
+                for o in job.options {
+                    alone.options = [o]
+                    if o.name == "to" || o.name == "duration", let from = job.options.first(where: { $0.name == "from" }) {
+                        alone.options.insert(from, at: 0)
+                    }
+                    do { try runner.check(alone) } catch { report(error, job) }
+                }
+                report(error, job)
             }
         }
+        func report(_ error: JobFailure, _ job: Job) {
+            let line = error.option.flatMap { name in job.options.first { $0.name == name }?.line } ?? job.line
+            let text = "\(recipe):\(line): step \(job.step) (\(job.verb)): \(error.message)"
+            if seen.insert(text).inserted { problems.append((line, text)) }
+        }
         guard problems.isEmpty else {
-            for p in problems { Terminal.error("avtool: \(p)") }
+            for p in problems.enumerated().sorted(by: { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }) {
+                Terminal.error("avtool: error: \(p.element.text)")
+            }
             throw ExitCode(2)
         }
         let ledgerPath = ledger ?? parsed.ledger.map { Paths.join(root, $0) }
@@ -270,7 +289,11 @@ struct VerbRunner: JobRunner {
             parsed = try Avtool.parseAsRoot(argv)
         } catch {
             let message = Avtool.message(for: error)
-            let option = job.options.first { message.contains("--\($0.name)") }?.name
+            // The option the message names first.
+            let named = job.options.compactMap { (o: OptionSetting) -> (String, String.Index)? in
+                message.firstRange(of: "'--\(o.name)'").map { (o.name, $0.lowerBound) }
+            }
+            let option = named.min { $0.1 < $1.1 }?.0 ?? job.options.first { message.contains("--\($0.name)") }?.name
             throw JobFailure(message: message, option: option)
         }
         guard let verb = parsed as? any WritingVerb else {

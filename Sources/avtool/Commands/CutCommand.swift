@@ -83,6 +83,9 @@ struct CutCommand: WritingVerb {
             }
         }
         if to != nil && duration != nil { throw ValidationError("give '--to' or '--duration', not both") }
+        if let to = to.flatMap(parsePosition), to <= (from.flatMap(parsePosition) ?? .zero) {
+            throw ValidationError("'--to' \(self.to!) must be after '--from' \(from ?? "0")")
+        }
         if let keep {
             guard from == nil && to == nil && duration == nil else {
                 throw ValidationError("give '--keep' or '--from'/'--to'/'--duration', not both")
