@@ -164,4 +164,33 @@ struct NewUserTests {
         #expect(numbers == numbers.sorted(), "\(numbers)")
         #expect(!fileExists(scratch.path("out")), "a job ran before the mistakes were listed")
     }
+
+    /// 7: on a terminal an existing output is replaced when the user says
+    /// y, kept otherwise; without a terminal it is refused, as before.
+    @Test func aTerminalIsAskedBeforeAFileIsReplaced() throws {
+        guard fileExists("/usr/bin/script") else { try Test.cancel("no script(1) to give avtool a terminal") }
+        let scratch = try Scratch()
+        let source = try Fixtures.path("clicks_video.mp4")
+        let out = scratch.path("out.mkv")
+        let old = Data("an older file".utf8)
+        func onATerminal(answer: String) throws -> Run {
+            try old.write(to: URL(fileURLWithPath: out))
+            let command = "'\(Tool.avtool)' remux '\(source)' '\(out)'"
+            let feed = Pipe()
+            feed.fileHandleForWriting.write(Data((answer + "\n").utf8))
+            try feed.fileHandleForWriting.close()
+            return try Tool.run("/usr/bin/script", ["-qec", command, "/dev/null"], stdin: feed.fileHandleForReading)
+        }
+        let no = try onATerminal(answer: "n")
+        #expect(no.status == 1 && no.stdout.contains("exists; replace it? [y/N]"), "\(no)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == old)
+        let yes = try onATerminal(answer: "y")
+        #expect(yes.status == 0 && yes.stdout.contains("remuxed"), "\(yes)")
+        #expect(try Tool.run("ffprobe", ["-v", "error", out]).status == 0)
+        // No terminal: refused, nothing asked.
+        try old.write(to: URL(fileURLWithPath: out))
+        let script = try Tool.avtool("remux", source, out)
+        #expect(script.status == 1 && script.stderr.contains("--overwrite") && !script.stderr.contains("replace it?"), "\(script)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == old)
+    }
 }

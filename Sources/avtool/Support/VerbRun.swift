@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import Media
 
 /// A report a writing verb returns: JSON for `--json`, warnings and a
@@ -58,7 +59,30 @@ protocol WritingVerb: ParsableCommand {
 }
 
 extension WritingVerb {
+    /// On a terminal, an output that exists is replaced if the user says so
+    /// (`y` to the question); elsewhere (a pipe, a script, `--json`) it is
+    /// refused unless `--overwrite`, as the error says.
     func run() throws {
-        try reporting.perform(with: outputOptions) { line throws(MediaError) in try work(line) }
+        var verb = self
+        let ask = !outputOptions.overwrite && !reporting.json && isatty(0) == 1 && isatty(2) == 1
+        try reporting.perform(with: outputOptions) { line throws(MediaError) in
+            do throws(MediaError) {
+                return try verb.work(line)
+            } catch {
+                guard ask, error.remedy == .overwrite, let path = error.path, Self.confirmReplacing(path) else { throw error }
+                verb.outputOptions.overwrite = true
+                return try verb.work(line)
+            }
+        }
+    }
+
+    /// Asks on the terminal whether to replace `path`; yes only for y or yes.
+    static func confirmReplacing(_ path: String) -> Bool {
+        Terminal.status("avtool: '\(path)' exists; replace it? [y/N] ")
+        guard let answer = readLine() else {
+            Terminal.status("\n")
+            return false
+        }
+        return ["y", "yes"].contains(answer.split(separator: " ").joined().lowercased())
     }
 }
