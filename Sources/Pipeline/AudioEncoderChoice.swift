@@ -60,3 +60,24 @@ public func audioEncoderSettings(for s: InputStream, encoder name: String, bitRa
     }
     return settings
 }
+
+/// The audio streams of `input` kept by `selection` that are encoded, and
+/// how: `encoder` names the encoder for a stream (nil: copied), checked
+/// against what `container` holds. Transcode and remux decide here.
+public func audioEncodings(_ input: InputFile, container: Container, selection: StreamSelection, bitRate: Int64?,
+                           operation: String,
+                           encoder: (InputStream) throws(MediaError) -> String?) throws(MediaError) -> [Int: AudioEncoderSettings] {
+    var plans: [Int: AudioEncoderSettings] = [:]
+    for s in input.streams where s.mediaType == .audio && selection.keeps(s) {
+        guard let name = try encoder(s) else { continue }
+        guard container.canHold(encoder: name) != false else {
+            throw MediaError.invalid(operation, path: input.path, stream: s.index,
+                                     message: "\(container.name) cannot hold \(name) audio",
+                                     remedy: name.hasPrefix("pcm") ? .pcmNeedsMOV : nil)
+        }
+        plans[s.index] = try audioEncoderSettings(for: s, encoder: name, bitRate: bitRate,
+                                                  globalHeader: container.isISOBMFF || container.muxer == "matroska",
+                                                  operation: operation)
+    }
+    return plans
+}

@@ -24,6 +24,12 @@ public struct RemuxOptions: Sendable {
     /// the media data copied as it is and the index moved in front
     /// (`bulkRemux`); false always writes through libavformat.
     public var bulk = true
+    /// Audio that is not AAC encoded to AAC (`remux --audio aac`: the video
+    /// copied, PCM or another codec the container cannot hold made AAC);
+    /// AAC is copied.
+    public var encodeAudioToAAC = false
+    /// The AAC bit rate for all channels (nil: 64 kb/s per channel).
+    public var audioBitRate: Int64?
 
     public init() {}
 }
@@ -50,6 +56,8 @@ public struct RemuxStreamReport: Sendable, Codable {
     public let outputIndex: Int
     public let type: MediaType
     public let codec: String
+    /// The input's codec where the stream was encoded (`remux --audio aac`).
+    public var encodedFrom: String?
     public var packets: Int = 0
     public var bytes: Int64 = 0
     public var corrections = TimelineCorrections()
@@ -95,13 +103,14 @@ public func remux(input inputPath: String, output outputPath: String, options: R
                   progress: ((RemuxProgress) -> Void)? = nil) throws(MediaError) -> RemuxReport {
     let container = try resolveContainer(options.container, output: outputPath)
     let input = try InputFile(path: inputPath, cancellation: cancellation)
-    if let report = try bulkRemux(input, output: outputPath, container: container, options: options,
-                                  cancellation: cancellation, progress: progress) {
+    if !options.encodeAudioToAAC, let report = try bulkRemux(input, output: outputPath, container: container, options: options,
+                                                             cancellation: cancellation, progress: progress) {
         return report
     }
     let destination = MuxDestination.file(outputPath, overwrite: options.overwrite, inputs: [inputPath])
     var reservation: Int?
-    if options.faststart && container.isISOBMFF {
+    // (Encoded audio's packets are not known before: its index is moved to the front after.)
+    if options.faststart && container.isISOBMFF && !options.encodeAudioToAAC {
         // A trial that fails for any reason leaves the two-pass way; the
         // real write then meets (and reports) whatever stopped it.
         reservation = (try? indexReservation(input, container: container, options: options, cancellation: cancellation)) ?? nil
@@ -254,23 +263,54 @@ public func remux(_ input: InputFile, into memory: MemoryOutput, container: Cont
 private func remux(_ input: InputFile, to destination: MuxDestination, container: Container, options: RemuxOptions,
                    reservedIndex: Int? = nil,
                    cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport {
-    let plan = try planStreams(input, container: container, selection: options.streams)
+    if !options.encodeAudioToAAC, container.canHold(encoder: "aac") != false, let s = input.streams.first(where: {
+        $0.mediaType == .audio && options.streams.keeps($0) && container.canHold($0) == false
+    }) {
+        // The video can stay as it is: only the audio needs encoding.
+        throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
+                                 message: "\(container.name) cannot hold audio codec '\(s.codecName)'", remedy: .encodeAudioOrDrop)
+    }
+    let encodings = options.encodeAudioToAAC
+        ? try audioEncodings(input, container: container, selection: options.streams, bitRate: options.audioBitRate,
+                             operation: "could not remux") { $0.codecName == "aac" ? nil : "aac" }
+        : [:]
+    let plan = try planStreams(input, container: container, selection: options.streams) { encodings[$0.index] != nil }
     var source = try PacketSource(input, kept: plan.kept, salvage: options.salvage, operation: "could not remux")
-    let session = try MuxSession(destination, container: container, streams: plan.kept.map { .copy($0) },
+    var audio: [Int: AudioReencoder] = [:]
+    for (index, settings) in encodings {
+        audio[index] = try AudioReencoder(settings: settings, source: input.streams[index])
+        try audio[index]!.begin(input.streams[index])
+    }
+    let session = try MuxSession(destination, container: container,
+                                 streams: plan.kept.map { s in audio[s.index].map { .encoded($0.encoder) } ?? .copy(s) },
                                  metadataSource: input, edits: options.edits, faststart: options.faststart,
-                                 audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
+                                 audioSampleRate: plan.kept.first { $0.mediaType == .audio }
+                                    .map { audio[$0.index]?.encoder.sampleRate ?? $0.sampleRate },
                                  reservedIndex: reservedIndex.map { $0 + options.indexReservationAdjustment },
                                  expectedBytes: input.size, cancellation: cancellation)
-    try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
-    try copyPackets(from: &source, to: session, progress: progress)
+    try session.beginTimelines(plan.kept, start: options.start, repair: options.repair,
+                               retimed: audio.mapValues { $0.encoder.timeBase })
+    if audio.isEmpty {
+        try copyPackets(from: &source, to: session, progress: progress)
+    } else {
+        let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
+            if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
+            return CopyWriter(track: j, session: session)
+        }
+        try copyPackets(from: &source, to: session, writers: writers, progress: progress)
+        for w in writers { try w.finish() }
+    }
     let result = try session.finish()
 
     var report = RemuxReport(
         input: input.path, output: session.name, container: container.name,
         streams: plan.kept.enumerated().map {
-            RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType, codec: $1.codecName,
-                              packets: result.packets[$0], bytes: result.payloadBytes[$0],
-                              corrections: result.corrections[$0])
+            var r = RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType,
+                                      codec: audio[$1.index] == nil ? $1.codecName : "aac",
+                                      packets: result.packets[$0], bytes: result.payloadBytes[$0],
+                                      corrections: result.corrections[$0])
+            if audio[$1.index] != nil { r.encodedFrom = $1.codecName }
+            return r
         },
         dropped: plan.dropped,
         warnings: [source.salvage?.warning, result.tagWarning(container: container)].compactMap { $0 } + plan.warnings)
@@ -283,14 +323,14 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
 
 /// The read loop of a remux: every packet of a kept stream, checked, into
 /// its track.
-private func copyPackets(from source: inout PacketSource, to session: MuxSession,
+private func copyPackets(from source: inout PacketSource, to session: MuxSession, writers: [any TrackWriter]? = nil,
                          progress: ((RemuxProgress) -> Void)?) throws(MediaError) {
     let input = source.input
     let duration = input.duration.map(\.seconds)
     let inputSize = input.size
     var sinceProgress = 0
     try source.run { (packet, j) throws(MediaError) in
-        try session.write(packet, track: j)
+        if let writers { try writers[j].send(packet) } else { try session.write(packet, track: j) }
         if let progress {
             sinceProgress += 1
             if sinceProgress >= 256 {

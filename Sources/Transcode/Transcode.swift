@@ -239,10 +239,9 @@ struct VideoPlan {
 /// encoder cannot use.
 func planAudio(_ input: InputFile, container: Container, selection: StreamSelection,
                options: TranscodeOptions) throws(MediaError) -> [Int: AudioEncoderSettings] {
-    var plans: [Int: AudioEncoderSettings] = [:]
-    for s in input.streams where s.mediaType == .audio && selection.keeps(s) {
+    try audioEncodings(input, container: container, selection: selection, bitRate: options.audioBitRate,
+                       operation: "could not transcode") { (s) throws(MediaError) -> String? in
         let fits = container.canHold(s) != false
-        let name: String
         switch options.audio {
         case .copy:
             guard fits else {
@@ -250,23 +249,11 @@ func planAudio(_ input: InputFile, container: Container, selection: StreamSelect
                                          message: "\(container.name) cannot hold audio codec '\(s.codecName)'",
                                          remedy: .encodeAudioOrDrop)
             }
-            continue
-        case .auto:
-            if fits { continue }
-            name = "aac"
-        case .aac, .pcm:
-            name = options.audio.encoderName!
+            return nil
+        case .auto: return fits ? nil : "aac"
+        case .aac, .pcm: return options.audio.encoderName!
         }
-        guard container.canHold(encoder: name) != false else {
-            throw MediaError.invalid("could not transcode", path: input.path, stream: s.index,
-                                     message: "\(container.name) cannot hold \(name) audio",
-                                     remedy: name.hasPrefix("pcm") ? .pcmNeedsMOV : nil)
-        }
-        plans[s.index] = try audioEncoderSettings(for: s, encoder: name, bitRate: options.audioBitRate,
-                                                  globalHeader: container.isISOBMFF || container.muxer == "matroska",
-                                                  operation: "could not transcode")
     }
-    return plans
 }
 
 /// The HDR10 metadata in the first decoded frame of `stream` (x265 and other

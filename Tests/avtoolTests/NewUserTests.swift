@@ -193,4 +193,31 @@ struct NewUserTests {
         #expect(script.status == 1 && script.stderr.contains("--overwrite") && !script.stderr.contains("replace it?"), "\(script)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == old)
     }
+
+    /// 8: a PCM MOV into MP4 has a route that copies the video: `remux
+    /// --audio aac` (the refusal says so), on PCM written by GStreamer's
+    /// qtmux and by libavformat.
+    @Test(arguments: ["qtmux_pcm_s24le_sowt.mov", "pcm_s16be_twos.mov"])
+    func pcmMovIntoMP4CopiesTheVideo(_ name: String) throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.path("encoders/" + name)
+        let out = scratch.path("out.mp4")
+        let refused = try Tool.avtool("remux", source, out)
+        #expect(refused.status == 1 && refused.stderr.contains("--audio aac"), "\(refused)")
+        let run = try Tool.avtool("remux", source, out, "--audio", "aac", "--json")
+        try #require(run.status == 0, "\(run)")
+        let original = try PacketList(source).payloads, made = try PacketList(out).payloads
+        #expect(made[0] == original[0], "the video was not copied packet for packet")
+        let probe = try FFprobe(out)
+        #expect(probe.streams.compactMap { FFprobe.string($0, "codec_name") } == ["h264", "aac"])
+        // The audio as long as the source's and starting where it did (the encoder's priming trimmed).
+        let a = try #require(probe.streams.last), sourceAudio = try #require(try FFprobe(source).streams.last)
+        let start = FFprobe.double(a, "start_time") ?? 1, sourceStart = FFprobe.double(sourceAudio, "start_time") ?? 0
+        #expect(abs(start - sourceStart) < 0.001, "audio starts at \(start) s, the source's at \(sourceStart) s")
+        let length = FFprobe.double(a, "duration") ?? 0, sourceLength = FFprobe.double(sourceAudio, "duration") ?? 0
+        #expect(abs(length - sourceLength) < 0.025, "\(length) s of audio for \(sourceLength) s")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let streams = try #require(report["streams"] as? [[String: Any]])
+        #expect(streams.last?["encoded_from"] as? String == FFprobe.string(sourceAudio, "codec_name"), "\(streams)")
+    }
 }

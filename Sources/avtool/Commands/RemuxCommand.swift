@@ -3,6 +3,7 @@ import Media
 import Pipeline
 import Probe
 import Remux
+import Transcode
 import Sync
 
 struct RemuxCommand: WritingVerb {
@@ -63,10 +64,25 @@ struct RemuxCommand: WritingVerb {
     @Flag(help: "Write every packet through the muxer even where the media data could be copied as it is (an MP4, MOV or M4A into the same kind of file, nothing else changed).")
     var noBulk = false
 
+    @Option(help: "Audio: copy (default), or aac: audio that is not AAC (PCM, say, which MP4 cannot hold) encoded to AAC, the video and the rest copied.")
+    var audio: RemuxAudio = .copy
+
+    @Option(name: .customLong("audio-bitrate"), help: "With --audio aac: the AAC bit rate for all channels, e.g. 128k (default 64k per channel).")
+    var audioBitrate: String?
+
     @OptionGroup var containerOptions: ContainerOptions
     @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        if let audioBitrate {
+            guard audio == .aac else { throw ValidationError("'--audio-bitrate' is for '--audio aac'") }
+            guard TranscodeOptions.parseBitRate(audioBitrate) != nil else {
+                throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k or 96000")
+            }
+        }
+    }
 
     var options: RemuxOptions {
         var o = RemuxOptions()
@@ -77,6 +93,8 @@ struct RemuxCommand: WritingVerb {
         o.streams.video = !noVideo
         o.streams.coverArt = !noCoverArt
         o.faststart = !containerOptions.noFaststart
+        o.encodeAudioToAAC = audio == .aac
+        o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
         o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
         o.salvage = salvage
@@ -94,7 +112,8 @@ struct RemuxCommand: WritingVerb {
 extension RemuxReport: VerbReport {
     var summary: String {
         let packets = streams.reduce(0) { $0 + $1.packets }
-        let kinds = streams.map { "\($0.type.rawValue) \($0.codec)" }.joined(separator: ", ")
+        let kinds = streams.map { "\($0.type.rawValue) \($0.codec)" + ($0.encodedFrom.map { " (encoded from \($0))" } ?? "") }
+            .joined(separator: ", ")
         var s = "remuxed '\(input)' → '\(output)' (\(container)): \(kinds); \(packets) packets, "
         s += "\(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
         if let d = durationSeconds, elapsedSeconds > 0 { s += " (×\(fixed(d / elapsedSeconds, 2)))" }
@@ -106,4 +125,9 @@ extension RemuxReport: VerbReport {
     }
 }
 extension StartPolicy: ExpressibleByArgument {}
+
+/// What `remux --audio` does with the audio.
+enum RemuxAudio: String, ExpressibleByArgument, CaseIterable {
+    case copy, aac
+}
 
