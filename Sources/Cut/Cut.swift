@@ -59,6 +59,9 @@ public struct CutReport: Sendable, Codable {
     /// and how the audio was laid at the joints.
     public var ranges: [KeptRangeReport]?
     public var joints: [Double]?
+    /// `--keep`: the seconds the ranges asked for, and the output's.
+    public var askedSeconds: Double?
+    public var outputSeconds: Double?
     public var audio: String?
     /// How the audio starts at `from`: trimmed by the edit list (MP4/MOV),
     /// or its first frames re-encoded (Matroska, MPEG-TS), and where copying resumed.

@@ -105,6 +105,14 @@ func cutRanges(input inputPath: String, output outputPath: String, options: CutO
     report.mode = options.mode
     report.ranges = ranges
     report.joints = joined.jointsSeconds
+    let asked = options.keep.reduce(0.0) { $0 + ($1.to.seconds - $1.from.seconds) }
+    report.askedSeconds = asked
+    report.outputSeconds = joined.durationSeconds
+    if let held = joined.durationSeconds, held - asked > 0.5 {
+        // Said first and plainly: the file is longer than what was asked.
+        report.warnings.insert("the output holds \(fixed(held, 1)) s for the \(fixed(asked, 1)) s asked (\(fixed(held - asked, 1)) s more): "
+            + "in keyframe mode each range starts at the keyframe before it; --mode exact starts each at the time asked", at: 0)
+    }
     report.audio = joined.audioMode.map { m in joined.reencodeReason.map { "\(m) (\($0))" } ?? m }
     report.packets = joined.videoPackets + joined.audioPackets
     report.outputBytes = joined.outputBytes

@@ -220,4 +220,31 @@ struct NewUserTests {
         let streams = try #require(report["streams"] as? [[String: Any]])
         #expect(streams.last?["encoded_from"] as? String == FFprobe.string(sourceAudio, "codec_name"), "\(streams)")
     }
+
+    /// 2: `cut --keep` in keyframe mode says first and plainly how much
+    /// longer the file is than the ranges asked; `--mode exact` holds the
+    /// ranges as asked (two real recordings with few keyframes, B-frames).
+    @Test(arguments: ["real:bikes_bframes_videoonly.mp4", "real:camera_576p.mp4"])
+    func keepSaysHowMuchLongerTheFileIs(_ name: String) throws {
+        let scratch = try Scratch()
+        let source = name.hasPrefix("real:") ? try Fixtures.real(String(name.dropFirst(5)))
+            : try Fixtures.device(String(name.dropFirst(7)))
+        let ranges = "2.1-3.1,4.4-5.4,6.2-7.2"
+        let keyframe = try Tool.avtool("cut", source, scratch.path("k.mp4"), "--keep", ranges, "--no-data", "--json")
+        try #require(keyframe.status == 0, "\(keyframe)")
+        let report = try #require(try JSONSerialization.jsonObject(with: keyframe.data) as? [String: Any])
+        let held = try #require(report["output_seconds"] as? Double), asked = try #require(report["asked_seconds"] as? Double)
+        #expect(abs(asked - 3) < 1e-9)
+        let probed = FFprobe.double(try FFprobe(scratch.path("k.mp4")).format, "duration") ?? 0
+        #expect(abs(held - probed) < 0.05, "the report says \(held) s, ffprobe \(probed) s")
+        let warnings = report["warnings"] as? [String] ?? []
+        #expect(held > asked + 0.5 && warnings.first?.contains("for the 3.0 s asked") == true, "\(warnings)")
+        let exact = try Tool.avtool("cut", source, scratch.path("e.mp4"), "--keep", ranges, "--no-data", "--mode", "exact", "--json")
+        try #require(exact.status == 0, "\(exact)")
+        let e = try #require(try JSONSerialization.jsonObject(with: exact.data) as? [String: Any])
+        let video = try #require(try FFprobe(scratch.path("e.mp4")).streams.first { FFprobe.string($0, "codec_type") == "video" })
+        let exactly = FFprobe.double(video, "duration") ?? 0
+        #expect(abs(exactly - 3) < 0.1, "exact mode holds \(exactly) s of video for 3 s")
+        #expect(!(e["warnings"] as? [String] ?? []).contains { $0.contains("s asked") })
+    }
 }

@@ -140,7 +140,9 @@ extension CutReport: VerbReport {
             return s
         }
         if let ranges, let joints {
-            var s = "cut \(ranges.count) ranges of '\(input)' → '\(output)' (\(container)): \(packets ?? 0) packets, "
+            var s = "cut \(ranges.count) ranges of '\(input)' → '\(output)' (\(container)): "
+            if let held = outputSeconds, let asked = askedSeconds { s += "\(fixed(held, 1)) s for \(fixed(asked, 1)) s asked, " }
+            s += "\(packets ?? 0) packets, "
             s += "\(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s; audio \(audio ?? "none")"
             for (k, r) in ranges.enumerated() {
                 s += "\n  \(k + 1): \(fixed(r.from, 3))–\(r.to.map { fixed($0, 3) } ?? "end") s from \(fixed(r.start, 3)) s"
