@@ -94,6 +94,10 @@ public final class OutputFile {
         }
         if let input = metadataSource {
             av_dict_copy(&ctx.pointee.metadata, input.context.pointee.metadata, 0)
+            // What the demuxer read from the input's `ftyp`: the muxer writes
+            // the output's own, and as tags these would name the input's
+            // brand in the output (an MP4 claiming `qt  `).
+            for key in ["major_brand", "minor_version", "compatible_brands"] { av_dict_set(&ctx.pointee.metadata, key, nil, 0) }
             copyChapters(from: input, window: edits.chapterWindow)
         }
         try apply(edits)

@@ -78,6 +78,8 @@ public enum TagCheck {
             guard let e = av_dict_get(dict, key, nil, 0) else {
                 // "und" (undetermined) says nothing; containers store it as no language.
                 if key.lowercased() == "language" && value == "und" { continue }
+                // A zero date (1970-01-01 00:00:00) is no date: MP4/MOV store it as none.
+                if key.lowercased() == "creation_time" && value.hasPrefix("1970-01-01T00:00:00") { continue }
                 lost.append(TagLoss(stream: stream, key: key, value: value))
                 continue
             }
@@ -103,12 +105,46 @@ public enum TagCheck {
     /// `creation_time` the same instant to the second.
     static func same(_ key: String, _ value: String, _ now: String) -> Bool {
         if value == now { return true }
+        if key.lowercased().hasPrefix("location") { return samePlace(value, now) }
         guard key.lowercased() == "creation_time" else { return false }
         let a = Array(value.utf8), b = Array(now.utf8)
         guard a.count >= 19, b.count >= 19, a[..<19] == b[..<19] else { return false }
         // What follows the seconds may only be a fraction of zeros and a Z.
         func rest(_ s: [UInt8]) -> Bool { s[19...].allSatisfy { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "Z") } }
         return rest(a) && rest(b)
+    }
+}
+
+extension TagCheck {
+    /// Whether two ISO 6709 locations (`+51.5334-000.1255+081.120/`) are
+    /// the same place as MP4's `loci` box stores it: each number to 1/65536
+    /// (16.16 fixed point), so `081.120` written back as `81.119995` is kept.
+    static func samePlace(_ a: String, _ b: String) -> Bool {
+        guard let x = iso6709(a), let y = iso6709(b), x.count == y.count else { return false }
+        return zip(x, y).allSatisfy { abs($0 - $1) <= 2.0 / 65536 }
+    }
+
+    /// The signed numbers of an ISO 6709 point, nil when it is not one.
+    static func iso6709(_ text: String) -> [Double]? {
+        var numbers: [Double] = []
+        var current = ""
+        for c in text {
+            if c == "+" || c == "-" || c == "/" {
+                if !current.isEmpty {
+                    guard let v = Double(current) else { return nil }
+                    numbers.append(v)
+                }
+                current = c == "/" ? "" : String(c)
+                if c == "/" { break }
+            } else if c.isNumber || c == "." {
+                guard !current.isEmpty else { return nil }
+                current.append(c)
+            } else {
+                return nil
+            }
+        }
+        if !current.isEmpty, let v = Double(current) { numbers.append(v) }
+        return (2...3).contains(numbers.count) ? numbers : nil
     }
 }
 

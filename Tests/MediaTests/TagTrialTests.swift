@@ -61,3 +61,17 @@ struct TagTrialTests {
         #expect(checked >= 40)
     }
 }
+
+/// Tags compared as a writer keeps them.
+@Suite("tag comparison")
+struct TagComparisonTests {
+    /// MP4's `loci` keeps a place to 1/65536 of a degree (or metre): the
+    /// same place, not a lost tag; another place is.
+    @Test func placesMatchToTheBoxesPrecision() {
+        #expect(TagCheck.sameTags([("location", "+51.5334-000.1255+081.120/")], [("location", "+51.5334-000.1255+81.119995/")]))
+        #expect(TagCheck.sameTags([("location", "+37.3349-122.0090/")], [("location", "+37.334900-122.009003/")]))
+        #expect(!TagCheck.sameTags([("location", "+51.5334-000.1255+081.120/")], [("location", "+51.5334-000.1255+082.120/")]))
+        #expect(!TagCheck.sameTags([("location", "+51.5334-000.1255/")], [("location", "somewhere")]))
+        #expect(!TagCheck.sameTags([("title", "+1.0/")], [("title", "+1.00001/")]))
+    }
+}

@@ -247,4 +247,30 @@ struct NewUserTests {
         #expect(abs(exactly - 3) < 0.1, "exact mode holds \(exactly) s of video for 3 s")
         #expect(!(e["warnings"] as? [String] ?? []).contains { $0.contains("s asked") })
     }
+
+    /// 9: an iPhone MOV into MP4 names the MP4's brand, not the input's
+    /// (`major_brand=qt` was written as a tag); a place written back to the
+    /// precision of MP4's `loci` box and a zero date (no date) are not
+    /// reported as lost tags.
+    @Test func iPhoneTagsAreKeptWithoutFalseAlarms() throws {
+        let scratch = try Scratch()
+        let iphone = try Fixtures.device("iphone14pro_dv84_hlg_720p_mebx.MOV")
+        let run = try Tool.avtool("remux", iphone, scratch.path("i.mp4"), "--no-data")
+        try #require(run.status == 0, "\(run)")
+        let format = try FFprobe(scratch.path("i.mp4")).format
+        #expect(FFprobe.tag(format, "major_brand") == "isom", "\(format)")
+        #expect(FFprobe.tag(format, "com.apple.quicktime.model") == "iPhone 14 Pro")
+        // A recording with a place as older iPhones write it and a zero date.
+        let tagged = scratch.path("tagged.mov")
+        let made = try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=1",
+                                           "-c:v", "libx264", "-metadata", "location=+51.5334-000.1255+081.120/",
+                                           "-metadata", "creation_time=1970-01-01T00:00:00.000000Z", tagged])
+        try #require(made.status == 0, "\(made)")
+        for out in ["t.mp4", "t.mov", "t.mkv"] {
+            let r = try Tool.avtool("remux", tagged, scratch.path(out), "--no-bulk")
+            #expect(r.status == 0 && !r.stderr.contains("warning"), "\(out): \(r.stderr)")
+        }
+        let place = FFprobe.tag(try FFprobe(scratch.path("t.mp4")).format, "location") ?? ""
+        #expect(place.hasPrefix("+51.5334-000.1255+81.1"), "\(place)")
+    }
 }
