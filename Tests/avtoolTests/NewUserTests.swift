@@ -273,4 +273,19 @@ struct NewUserTests {
         let place = FFprobe.tag(try FFprobe(scratch.path("t.mp4")).format, "location") ?? ""
         #expect(place.hasPrefix("+51.5334-000.1255+81.1"), "\(place)")
     }
+
+    /// 9: a `--json` timeout's message is the message, not the error line
+    /// again (it repeated "avtool: error:").
+    @Test func aTimeoutInJSONSaysItOnce() throws {
+        let scratch = try Scratch()
+        let run = try Tool.avtool("transcode", try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4"), scratch.path("o.mov"),
+                                  "--preset", "slow", "--timeout", "0.3s", "--json")
+        #expect(run.status == 124, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let error = try #require(report["error"] as? [String: Any])
+        #expect(error["code"] as? String == "timeout")
+        let message = error["message"] as? String ?? ""
+        #expect(message.hasPrefix("timed out after 0.3s") && !message.contains("avtool:"), "\(message)")
+        #expect(run.stderr.contains("avtool: error: timed out after 0.3s"), "\(run.stderr)")
+    }
 }

@@ -13,7 +13,10 @@ func reportingFailures<T>(json: Bool = false, _ work: () throws(MediaError) -> T
         Terminal.error(message)
         if json {
             let code = status == 124 ? "timeout" : "interrupted"
-            Terminal.output(jsonText(ErrorReport(error: .init(code: code, message: message, exitStatus: status))))
+            // The message without the line's "avtool: error: " (or "avtool: "), as every JSON error gives it.
+            let bare = message.hasPrefix("avtool: error: ") ? String(message.dropFirst(15))
+                : message.hasPrefix("avtool: ") ? String(message.dropFirst(8)) : message
+            Terminal.output(jsonText(ErrorReport(error: .init(code: code, message: bare, exitStatus: status))))
         }
         throw ExitCode(status)
     } catch {
