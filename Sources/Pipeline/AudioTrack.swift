@@ -69,6 +69,8 @@ public final class AudioCopyTrack: AudioTrackWriter {
     private var segment = 0
     private var shift: Int64 = 0
     private var audibleStart: Int64?
+    /// The end of the samples the first packets' decoder skips (`noteSkip`).
+    private var skipEnd: Int64?
     private let reencoded: ReencodedPackets?
     /// The packet's order in the current segment's audio.
     private var ordinal = 0
@@ -114,7 +116,8 @@ public final class AudioCopyTrack: AudioTrackWriter {
         // A re-encoded stretch decodes priming too (and drops what it decodes).
         if let reencoded, reencoded.contains(segment: segment, ordinal: n) {
             // A stretch at the output's start: its first sample is the first heard.
-            if audibleStart == nil && assembler.cursor == nil && !packet.isDiscard { audibleStart = position }
+            if let position { noteSkip(packet, at: position) }
+            if audibleStart == nil && assembler.cursor == nil && !packet.isDiscard { audibleStart = heard(from: position) }
             if let region {
                 // A copied run too short to rejoin: its packets are in the stretch already.
                 region.absorbHeld()
@@ -142,6 +145,20 @@ public final class AudioCopyTrack: AudioTrackWriter {
         remember(kept)
     }
 
+    /// Where the samples a decoder is told to skip end (MP3's encoder delay,
+    /// AAC's priming: side data on the first packet, which may reach into
+    /// the packets after it), so the first heard sample is reported as the
+    /// track's start, as a player and ffprobe see it.
+    private func noteSkip(_ packet: borrowing Packet, at position: Int64) {
+        let skip = packet.skipSamplesAtStart
+        if skip > 0 && audibleStart == nil { skipEnd = position + skip }
+    }
+
+    private func heard(from position: Int64?) -> Int64? {
+        guard let position else { return nil }
+        return max(position, skipEnd ?? position)
+    }
+
     /// Keeps the last two copied packets of the current input.
     private func remember(_ p: HeldPacket) {
         if recentInput?.stream.file !== stream?.file || recentInput?.stream.index != stream?.index {
@@ -167,7 +184,8 @@ public final class AudioCopyTrack: AudioTrackWriter {
         guard step.writes else { return }
         // Without filling, the packet keeps its own time (gaps stay gaps).
         let at = fill ? step.position : (position ?? step.position)
-        if audibleStart == nil && !packet.isDiscard { audibleStart = at }
+        noteSkip(packet, at: at)
+        if audibleStart == nil && !packet.isDiscard { audibleStart = heard(from: at) }
         packet.timing = PacketTiming(pts: at, dts: at, duration: samples)
         try session.write(packet, track: track)
     }

@@ -288,4 +288,27 @@ struct NewUserTests {
         #expect(message.hasPrefix("timed out after 0.3s") && !message.contains("avtool:"), "\(message)")
         #expect(run.stderr.contains("avtool: error: timed out after 0.3s"), "\(run.stderr)")
     }
+
+    /// 9: concat's reported A/V start skew is the output's as ffprobe reads
+    /// it: the first heard sample, after the encoder delay the decoder is
+    /// told to skip (LAME's MP3 in MP4, an iPhone's AAC priming), which the
+    /// report counted as sound (529 and 64 samples early).
+    @Test(arguments: ["real:cockatoo_yuv444_mp3.mp4", "device:iphone14pro_dv84_hlg_720p_mebx.MOV"])
+    func concatReportsTheSkewTheOutputHas(_ name: String) throws {
+        let scratch = try Scratch()
+        let source = name.hasPrefix("real:") ? try Fixtures.real(String(name.dropFirst(5)))
+            : try Fixtures.device(String(name.dropFirst(7)))
+        let out = scratch.path("joined.mp4")
+        let run = try Tool.avtool("concat", source, source, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let skew = try #require(report["skew"] as? [String: Any])
+        let probe = try FFprobe(out)
+        let video = try #require(probe.streams.first { FFprobe.string($0, "codec_type") == "video" })
+        let audio = try #require(probe.streams.first { FFprobe.string($0, "codec_type") == "audio" })
+        let rate = Double(FFprobe.int(audio, "sample_rate") ?? 48000)
+        let measured = ((FFprobe.double(audio, "start_time") ?? 0) - (FFprobe.double(video, "start_time") ?? 0)) * rate
+        let reported = Double(skew["start_samples"] as? Int ?? Int.min)
+        #expect(abs(reported - measured) <= 1, "the report says \(reported) samples, ffprobe \(measured)")
+    }
 }
