@@ -14,6 +14,10 @@ public struct PacketSource {
     private let track: [Int?]
     private let kept: [InputStream]
     public private(set) var salvage: SalvageReport?
+    /// Per track, the video packets left out at the end: flagged discard
+    /// by the demuxer (shown after the input's edit list ends) with no
+    /// packet of the track decoded after them.
+    public private(set) var discardedAtEnd: [Int]
 
     private let operation: String
 
@@ -24,6 +28,7 @@ public struct PacketSource {
         for (j, s) in kept.enumerated() { track[s.index] = j }
         self.track = track
         self.kept = kept
+        discardedAtEnd = [Int](repeating: 0, count: kept.count)
         if salvage {
             let coverage = input.indexCoverage ?? []
             self.salvage = SalvageReport(types: kept.map(\.mediaType),
@@ -54,6 +59,14 @@ public struct PacketSource {
         // cut while packets of another track, in the file, come later in time
         // order: read on until reads keep failing.
         var failures = 0
+        // Video packets flagged discard after the track's first shown one:
+        // held until a packet of the track follows (then they go first), or
+        // left out at the end. Frames past the end of the input's edit list
+        // are not shown by it, and no packet decoded after them is left to
+        // need them; copied, the output would show them (a frame more).
+        let video = kept.map { $0.mediaType == .video && !$0.isAttachedPicture }
+        var shown = [Bool](repeating: false, count: kept.count)
+        var held = [[HeldPacket]](repeating: [], count: kept.count)
         while true {
             do {
                 guard try input.read(into: packet) else {
@@ -78,6 +91,23 @@ public struct PacketSource {
                 salvage!.damagedPackets += 1
                 continue
             }
+            if video[j] {
+                if packet.isDiscard && shown[j] {
+                    held[j].append(try HeldPacket(packet))
+                    continue
+                }
+                shown[j] = shown[j] || !packet.isDiscard
+                var stop = false
+                for h in held[j] where !stop {
+                    stop = try !take(h.packet, j)
+                    salvage?.kept[j] += 1
+                }
+                held[j].removeAll()
+                if stop {
+                    stopped = true
+                    break
+                }
+            }
             let more = try take(packet, j)
             salvage?.kept[j] += 1
             if !more {
@@ -86,6 +116,7 @@ public struct PacketSource {
             }
         }
         if stopped { return }
+        for j in held.indices { discardedAtEnd[j] = held[j].count }
         // Fragments parsed while reading can list packets the file does not hold.
         if salvage == nil, let cut = input.cutOffError(operation, soFar: true) { throw cut }
         if salvage != nil, let so = input.coverageSoFar {

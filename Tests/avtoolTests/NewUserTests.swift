@@ -311,4 +311,36 @@ struct NewUserTests {
         let reported = Double(skew["start_samples"] as? Int ?? Int.min)
         #expect(abs(reported - measured) <= 1, "the report says \(reported) samples, ffprobe \(measured)")
     }
+
+    /// 9: a MOV whose edit list ends before its last frames keeps that end
+    /// through a remux into any container where the frames it hides come
+    /// last in decode order (video without B-frames): the same frames
+    /// decode, the hidden ones left out (a frame more decoded before).
+    /// (With B-frames a hidden frame can be a reference of shown ones, and
+    /// stays; an edit list of the output's own would have to end there.)
+    @Test func anEditListsEndIsKept() throws {
+        let scratch = try Scratch()
+        let whole = scratch.path("whole.mov")
+        let made = try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30000/1001:duration=4",
+                                           "-c:v", "libx264", "-preset", "ultrafast", "-bf", "0", whole])
+        try #require(made.status == 0, "\(made)")
+        // The edit list's one entry made 100 ms shorter than the media (movie time scale 1000).
+        var data = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let elst = try #require(data.firstRange(of: Data("elst".utf8)))
+        let entries = Int(data[elst.upperBound + 4..<elst.upperBound + 8].reduce(0) { $0 << 8 | UInt32($1) })
+        let at = elst.upperBound + 8 + 12 * (entries - 1)
+        let duration = data[at..<at + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } - 100
+        data.replaceSubrange(at..<at + 4, with: withUnsafeBytes(of: duration.bigEndian) { Array($0) })
+        let source = scratch.path("ends_early.mov")
+        try data.write(to: URL(fileURLWithPath: source))
+        let shown = try RepairTests.decodedHashes(source, stream: 0)
+        let all = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-count_packets", "-show_entries",
+                                           "stream=nb_read_packets", "-of", "csv=p=0", source])
+        #expect(Int(all.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > shown.count, "the edit list hides no frame: \(all.stdout)")
+        for out in ["o.mp4", "o.mov", "o.mkv"] {
+            let r = try Tool.avtool("remux", source, scratch.path(out), "--no-bulk")
+            try #require(r.status == 0, "\(r)")
+            #expect(try RepairTests.decodedHashes(scratch.path(out), stream: 0) == shown, "\(out) does not show what the source shows")
+        }
+    }
 }
