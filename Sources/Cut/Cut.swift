@@ -194,8 +194,9 @@ final class CutSource {
         }
     }
 
-    func write(_ spec: PartSpec, to outputPath: String, container: Container, options: CutOptions,
-               progress: ((CutProgress) -> Void)?) throws(MediaError) -> WrittenPart {
+    /// `destination`: where the part goes when not simply a file at `outputPath` (a split's part, named with the others).
+    func write(_ spec: PartSpec, to outputPath: String, destination: MuxDestination? = nil, container: Container,
+               options: CutOptions, progress: ((CutProgress) -> Void)?) throws(MediaError) -> WrittenPart {
         let from = spec.from, to = spec.to
         let found = try seekToKeyframe(input, stream: video, at: from)
         if video == nil, let s = plan.kept.first, let tb = s.timeBase {
@@ -224,7 +225,7 @@ final class CutSource {
         let streams: [OutputStreamSource] = plan.kept.map { s in
             if let coding, s.index == video?.index { .spliced(s, extradata: coding.record, tag: coding.tag) } else { .copy(s) }
         }
-        let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [input.path]),
+        let session = try MuxSession(destination ?? .file(outputPath, overwrite: options.overwrite, inputs: [input.path]),
                                      container: container, streams: streams, metadataSource: input,
                                      edits: edits, faststart: options.faststart,
                                      audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,

@@ -149,10 +149,21 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     if names.count < parts.count || names.contains(inputPath) {
         throw MediaError.invalidOption("the output pattern '\(pattern)' names the input or one file twice", options: [])
     }
+    // The parts take their names together once the last is written: a
+    // split that fails or is killed leaves none of them. (Past 256 parts,
+    // each holding a descriptor until then, each is named when written.)
+    // Every name is checked (it exists, it is the input) before the first part is written.
+    let together = parts.count <= 256
+    var staged: [StagedOutput] = []
+    if together {
+        for p in parts { staged.append(try StagedOutput(target: p.output, overwrite: options.overwrite, inputs: [inputPath])) }
+    }
     for k in parts.indices {
         let spec = PartSpec(from: starts[k], to: k + 1 < starts.count ? starts[k + 1] : nil,
                             split: true, first: k == 0, mode: options.mode)
-        let written = try source.write(spec, to: parts[k].output, container: container, options: cutOptions) { p in
+        let part = together ? staged[k] : nil
+        let written = try source.write(spec, to: parts[k].output, destination: part.map { .part($0) },
+                                       container: container, options: cutOptions) { p in
             progress?(CutProgress(fraction: (Double(k) + (p.fraction ?? 0)) / Double(parts.count), position: p.position))
         }
         parts[k].packets = written.result.packets.reduce(0, +)
@@ -162,6 +173,7 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
         // Every part gets the same tags: what the container cannot hold is said once.
         if k == 0, let w = written.result.tagWarning(container: container) { report.warnings.insert(w, at: 0) }
     }
+    for part in staged { try part.commit() }
     report.parts = parts
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report

@@ -106,7 +106,7 @@ public final class StagedOutput {
     }
 
     /// The temporary's size so far.
-    var bytesSoFar: Int64 {
+    public var bytesSoFar: Int64 {
         var st = stat()
         let ok = unnamed >= 0 ? fstat(unnamed, &st) == 0 : stat(temporary, &st) == 0
         return ok ? Int64(st.st_size) : 0
@@ -335,10 +335,17 @@ public final class StagedOutput {
 /// What `--progress json` reports as `bytes_written`; it ends at the
 /// outputs' size, whatever the muxer rewrote or read back on the way.
 public enum OutputBytes {
-    private static let state = Locked<(finished: Int64, writing: [ObjectIdentifier: StagedOutput])>((0, [:]))
+    /// Held weakly: a staged output dropped (an error, a stop) removes its
+    /// temporary as it goes, which a strong reference here would prevent.
+    private final class Entry {
+        weak var output: StagedOutput?
+        init(_ output: StagedOutput) { self.output = output }
+    }
+
+    private static let state = Locked<(finished: Int64, writing: [ObjectIdentifier: Entry])>((0, [:]))
 
     static func writing(_ output: StagedOutput) {
-        state.withLock { $0.writing[ObjectIdentifier(output)] = output }
+        state.withLock { $0.writing[ObjectIdentifier(output)] = Entry(output) }
     }
 
     static func finished(_ output: StagedOutput, bytes: Int64) {
@@ -348,7 +355,7 @@ public enum OutputBytes {
     }
 
     public static var total: Int64 {
-        state.withLock { s in s.writing.values.reduce(s.finished) { $0 + $1.bytesSoFar } }
+        state.withLock { s in s.writing.values.reduce(s.finished) { $0 + ($1.output?.bytesSoFar ?? 0) } }
     }
 }
 

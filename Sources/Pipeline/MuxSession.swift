@@ -10,6 +10,9 @@ public enum MuxDestination {
     /// A file whose target was checked, and its temporary reserved, before
     /// the session (so a verb that reads a while before writing fails fast).
     case staged(StagedOutput)
+    /// One of several files named together: written like `staged`, left
+    /// without its name for the caller to commit with the others.
+    case part(StagedOutput)
     /// Memory, called `name` in errors (the fuzz harness): nothing touches
     /// the filesystem, and faststart (a rewrite by reopening) does not apply.
     case memory(MemoryOutput, name: String)
@@ -18,7 +21,7 @@ public enum MuxDestination {
     public var name: String {
         switch self {
         case .file(let path, _, _): path
-        case .staged(let s): s.target
+        case .staged(let s), .part(let s): s.target
         case .memory(_, let name): name
         }
     }
@@ -61,6 +64,8 @@ public final class MuxSession {
     public let container: Container
     public let cancellation: Cancellation
     private let staged: StagedOutput?
+    /// The caller names the file (`MuxDestination.part`).
+    private let namedByCaller: Bool
     private let memory: MemoryOutput?
     private let output: OutputFile
     /// What the output will not hold of its tags, when a trial found it.
@@ -92,11 +97,12 @@ public final class MuxSession {
         self.container = container
         self.cancellation = cancellation
         tracks = Array(repeating: Track(), count: streams.count)
+        if case .part = destination { namedByCaller = true } else { namedByCaller = false }
         switch destination {
         case let .file(path, overwrite, inputs):
             staged = try StagedOutput(target: path, overwrite: overwrite, inputs: inputs)
             memory = nil
-        case .staged(let s):
+        case .staged(let s), .part(let s):
             staged = s
             memory = nil
         case let .memory(m, _):
@@ -213,8 +219,9 @@ public final class MuxSession {
         var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
                                corrections: tracks.indices.map(corrections(track:)), outputBytes: 0, elapsed: .zero)
         if let expectedTagLosses { result.tagLosses = expectedTagLosses } else { checkTags(into: &result) }
-        try staged?.commit()
+        if !namedByCaller { try staged?.commit() }
         result.outputBytes = if let memory { Int64(memory.bytes.count) }
+            else if namedByCaller, let staged { staged.bytesSoFar }
             else { staged.flatMap { fileSize($0.target) } ?? output.bytesWritten }
         result.elapsed = ContinuousClock.now - began
         return result
