@@ -81,6 +81,11 @@ public final class MuxSession {
         var source: (path: String, stream: Int)?
         var packets = 0
         var bytes: Int64 = 0
+        /// The first DTS written, and where the frames end in presentation:
+        /// all of them, and those not flagged discard (what the input shows).
+        var firstDTS: Int64?
+        var end = Int64.min
+        var shownEnd = Int64.min
     }
 
     /// Checks the destination, then creates the output with exactly
@@ -190,6 +195,12 @@ public final class MuxSession {
         }
         tracks[track].packets += 1
         tracks[track].bytes += Int64(packet.size)
+        if tracks[track].firstDTS == nil { tracks[track].firstDTS = mapped.dts ?? mapped.pts }
+        if let p = mapped.pts ?? mapped.dts {
+            let end = p &+ max(mapped.duration, 0)
+            tracks[track].end = max(tracks[track].end, end)
+            if !packet.isDiscard { tracks[track].shownEnd = max(tracks[track].shownEnd, end) }
+        }
         if let d = mapped.dts { last = (track, d) }
         packet.timing = mapped
         packet.streamIndex = track
@@ -216,6 +227,12 @@ public final class MuxSession {
     public func finish() throws(MediaError) -> MuxResult {
         try cancellation.check()
         try output.finish()
+        if container.isISOBMFF, let staged {
+            // Frames the input hid at its end stay hidden (see `EditListEnd`).
+            for (j, t) in tracks.enumerated() where t.end > t.shownEnd && t.shownEnd > Int64.min {
+                EditListEnd.end(path: staged.temporary, track: j, shownEnd: t.shownEnd, firstDTS: t.firstDTS ?? 0)
+            }
+        }
         var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
                                corrections: tracks.indices.map(corrections(track:)), outputBytes: 0, elapsed: .zero)
         if let expectedTagLosses { result.tagLosses = expectedTagLosses } else { checkTags(into: &result) }

@@ -84,7 +84,8 @@ struct MachineOutputTests {
     @Test(arguments: [
         (["probe", "/nonexistent/clip.mov", "--json"], "not-found", 1),
         (["remux", "FIXTURE:h264_aac.mkv", "OUT:o.mp4", "--json"], "unsupported", 1),
-        (["cut", "FIXTURE:h264_aac.mkv", "OUT:o.mkv", "--from", "5", "--to", "4", "--json"], "invalid-option", 1),
+        (["cut", "FIXTURE:h264_aac.mkv", "OUT:o.mkv", "--keep", "500-600", "--json"], "invalid-option", 1),
+        (["cut", "FIXTURE:h264_aac.mkv", "OUT:o.mkv", "--from", "5", "--to", "4", "--json"], "usage", 64),
         (["remux", "FIXTURE:h264_aac.mkv", "OUT:o.mkv", "--bogus", "--json"], "usage", 64),
         (["remx", "a", "b", "--json"], "usage", 64),
     ] as [([String], String, Int32)])
