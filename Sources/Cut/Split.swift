@@ -149,10 +149,10 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     if names.count < parts.count || names.contains(inputPath) {
         throw MediaError.invalidOption("the output pattern '\(pattern)' names the input or one file twice", options: [])
     }
-    // The parts take their names together once the last is written: a
-    // split that fails or is killed leaves none of them. (Past 256 parts,
-    // each holding a descriptor until then, each is named when written.)
-    // Every name is checked (it exists, it is the input) before the first part is written.
+    // The parts take their names together once the last is written, every
+    // name checked first: a split that fails or is killed leaves none of
+    // them. (Past 256 parts, each holding a descriptor until then, each is
+    // named when written.)
     let together = parts.count <= 256
     var staged: [StagedOutput] = []
     if together {
@@ -179,26 +179,17 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     return report
 }
 
-/// The parts' starts (input timeline): the recording's start, then for
-/// each point (µs) the last video keyframe (or with `everyFrame`, frame)
-/// shown at or before it, exactly, on the video's time base (every point
-/// as asked without video); points in one stretch between keyframes (one
-/// frame) give one part.
+/// The parts' starts (input timeline) for points asked in microseconds:
+/// the core's `PartStarts` over the video's keyframes (with `everyFrame`,
+/// its frames), exactly as shown.
 private func partStarts(_ source: CutSource, asked: [Int64], everyFrame: Bool) throws(MediaError) -> [Timestamp] {
-    var keyframes: [Timestamp] = []
+    var boundaries: [Timestamp] = []
     if let v = source.video, let tb = v.timeBase {
-        keyframes = try PresentationTimes(of: v, everyFrame: everyFrame, cancellation: source.cancellation).times.map {
+        boundaries = try PresentationTimes(of: v, everyFrame: everyFrame, cancellation: source.cancellation).times.map {
             Timestamp($0, tb)
         }
     }
-    var starts = [source.origin]
-    for p in asked.map({ Timestamp($0, .microseconds) }) {
-        // Compared at the points' precision: a keyframe asked for by its
-        // time in microseconds (as ffprobe shows it) is that keyframe.
-        let s = keyframes.isEmpty ? p : (keyframes.last { ($0.rescaled(to: .microseconds) ?? $0) <= p } ?? starts[0])
-        if s > starts.last! { starts.append(s) }
-    }
-    return starts
+    return PartStarts.starts(origin: source.origin, boundaries: boundaries, asked: asked.map { Timestamp($0, .microseconds) })
 }
 
 /// Part starts for parts of at most `limit` bytes: each part ends at the

@@ -104,6 +104,22 @@ struct NewUserTests {
         let earlier = try Tool.avtool("merge", try Fixtures.path("clicks_video.mp4"), try Fixtures.path("clicks_audio.m4a"),
                                       scratch.path("m.mov"), "--offset", "-0.5s")
         #expect(earlier.status == 0, "the help's own example: \(earlier)")
+        // The same in a recipe.
+        try FileManager.default.createDirectory(atPath: scratch.path("rec"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try Fixtures.path("clicks_video.mp4"), toPath: scratch.path("rec/a.mp4"))
+        try FileManager.default.copyItem(atPath: try Fixtures.path("clicks_audio.m4a"), toPath: scratch.path("rec/a.m4a"))
+        try """
+            version: 1
+            steps:
+              - verb: merge
+                video: rec/{name}.mp4
+                audio: rec/{name}.m4a
+                output: out/{name}.mov
+                options:
+                  offset: -0.5s
+            """.write(toFile: scratch.path("r.yaml"), atomically: true, encoding: .utf8)
+        let recipe = try Tool.avtool("batch", scratch.path("r.yaml"))
+        #expect(recipe.status == 0 && fileExists(scratch.path("out/a.mov")), "\(recipe)")
         // Short flags avtool has still combine.
         #expect(try Tool.avtool("remux", source, scratch.path("o.mkv"), "-yq").status == 0)
         // The top-level help names every verb a recipe runs.

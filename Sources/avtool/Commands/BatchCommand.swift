@@ -280,7 +280,8 @@ private struct PlanLine: Encodable {
 /// (so its validation runs) and calling the verb's work in this process.
 struct VerbRunner: JobRunner {
     private func command(_ job: Job, overwrite: Bool) throws(JobFailure) -> any WritingVerb {
-        var options = job.options.flatMap(\.arguments)
+        // A negative value is a value (`offset: -0.5s`), as on the command line.
+        var options = ArgumentHabits.joiningNegativeValues(job.options.flatMap(\.arguments))
         if overwrite && !job.options.contains(where: { $0.name == "overwrite" }) { options.append("--overwrite") }
         // Options first, then `--`, so no file name is read as a flag.
         let argv = [job.verb] + options + ["--"] + job.files
