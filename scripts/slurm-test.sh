@@ -121,11 +121,23 @@ ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=640x360:rate=25:duration=45 -
 chunks=$work/long.chunks
 opts=(--preset fast)
 array=$(sbatch --parsable --array=1-3 "$repo/recipes/slurm/transcode-chunks.sbatch" "$long" "$chunks" "${opts[@]}")
+# A chunk has no name until it is complete: task 2 is mid-encode once its
+# avtool holds a non-empty unnamed file in the chunk directory
+# (/proc/PID/fd: "DIR/#INODE (deleted)"; the cluster is this machine).
+encoding_chunk2() {
+    local pid fd
+    for pid in $(pgrep -f -- "--chunk 2/3" || true); do
+        for fd in /proc/"$pid"/fd/*; do
+            [[ $(readlink "$fd" 2>/dev/null) == "$chunks/#"*" (deleted)" && -s $fd ]] && return 0
+        done
+    done
+    return 1
+}
 killed=
 for _ in $(seq 480); do
     state=$(squeue -h -j "${array}_2" -o %T 2>/dev/null || true)
-    if [[ $state == RUNNING && -s $chunks/chunk-0002-of-0003.packets.partial ]]; then
-        # Killed mid-encode: what it had written must not count as a chunk.
+    if [[ $state == RUNNING ]] && encoding_chunk2; then
+        # Killed mid-encode: what it had written must not count as a chunk, nor be left behind.
         scancel "${array}_2" && killed=1
         break
     fi
@@ -137,6 +149,8 @@ for _ in $(seq 600); do [[ -z $(squeue -h -j "$array" 2>/dev/null) ]] && break; 
 records() { ls "$chunks"/*.json 2>/dev/null | xargs -n1 basename | tr '\n' ' '; }
 echo "after the kill: $(records)"
 [[ ! -e $chunks/chunk-0002-of-0003.json ]] || { echo "FAIL: the killed chunk is in the ledger"; fail=1; }
+left=$(ls -A "$chunks" | grep -v -E '^(manifest\.json|chunk-000[13]-of-0003\.(json|packets))$' || true)
+[[ -z $left ]] || { echo "FAIL: the killed task left $left"; fail=1; }
 stamp() { stat -c %Y.%s "$chunks"/chunk-000"$1"-of-0003.packets 2>/dev/null; }
 before1=$(stamp 1); before3=$(stamp 3)
 [[ -n $before1 && -n $before3 ]] || { echo "FAIL: chunks 1 and 3 missing after the first run"; fail=1; }
