@@ -40,8 +40,11 @@ let tagCases: [TagCase] = {
 
 @Suite("tags: kept, or named in a warning")
 struct MetadataTests {
+    /// A fixture by name: `real:NAME` a fetched real recording, `device:NAME` a bundled device recording.
     static func input(_ name: String) throws -> String {
-        name.hasPrefix("real:") ? try Fixtures.real(String(name.dropFirst(5))) : try Fixtures.path(name)
+        if name.hasPrefix("real:") { return try Fixtures.real(String(name.dropFirst(5))) }
+        if name.hasPrefix("device:") { return try Fixtures.device(String(name.dropFirst(7))) }
+        return try Fixtures.path(name)
     }
 
     /// Keys that name the writer, which every muxer sets anew (not the recording's data).

@@ -243,8 +243,7 @@ struct NewUserTests {
     @Test(arguments: ["real:bikes_bframes_videoonly.mp4", "real:camera_576p.mp4"])
     func keepSaysHowMuchLongerTheFileIs(_ name: String) throws {
         let scratch = try Scratch()
-        let source = name.hasPrefix("real:") ? try Fixtures.real(String(name.dropFirst(5)))
-            : try Fixtures.device(String(name.dropFirst(7)))
+        let source = try MetadataTests.input(name)
         let ranges = "2.1-3.1,4.4-5.4,6.2-7.2"
         let keyframe = try Tool.avtool("cut", source, scratch.path("k.mp4"), "--keep", ranges, "--no-data", "--json")
         try #require(keyframe.status == 0, "\(keyframe)")
@@ -312,8 +311,7 @@ struct NewUserTests {
     @Test(arguments: ["real:cockatoo_yuv444_mp3.mp4", "device:iphone14pro_dv84_hlg_720p_mebx.MOV"])
     func concatReportsTheSkewTheOutputHas(_ name: String) throws {
         let scratch = try Scratch()
-        let source = name.hasPrefix("real:") ? try Fixtures.real(String(name.dropFirst(5)))
-            : try Fixtures.device(String(name.dropFirst(7)))
+        let source = try MetadataTests.input(name)
         let out = scratch.path("joined.mp4")
         let run = try Tool.avtool("concat", source, source, out, "--json")
         try #require(run.status == 0, "\(run)")
