@@ -125,9 +125,11 @@ array=$(sbatch --parsable --array=1-3 "$repo/recipes/slurm/transcode-chunks.sbat
 # avtool holds a non-empty unnamed file in the chunk directory
 # (/proc/PID/fd: "DIR/#INODE (deleted)"; the cluster is this machine).
 encoding_chunk2() {
-    local pid fd
-    for pid in $(pgrep -f -- "--chunk 2/3" || true); do
-        for fd in /proc/"$pid"/fd/*; do
+    local proc fd
+    # (/proc read directly: a brand-new machine may have no procps.)
+    for proc in /proc/[0-9]*; do
+        [[ $(tr '\0' ' ' <"$proc/cmdline" 2>/dev/null) == *"--chunk 2/3"* ]] || continue
+        for fd in "$proc"/fd/*; do
             [[ $(readlink "$fd" 2>/dev/null) == "$chunks/#"*" (deleted)" && -s $fd ]] && return 0
         done
     done
