@@ -69,7 +69,10 @@ package struct StreamPlan {
 /// Keeps the selected streams; a selected stream the container cannot hold,
 /// or one without a valid time base, is an error naming it. Streams for
 /// which `reencoded` is true are checked by their encoder instead.
+/// `audioRemedy`: what the refusal of audio the container cannot hold
+/// suggests, where the verb has its own way (remux's `--audio aac`).
 package func planStreams(_ input: InputFile, container: Container, selection: StreamSelection,
+                         audioRemedy: Remedy? = nil,
                          reencoded: (InputStream) -> Bool = { _ in false }) throws(MediaError) -> StreamPlan {
     var plan = StreamPlan()
     for s in input.streams {
@@ -107,7 +110,8 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
             let what = s.isAttachedPicture ? "cover art" : "\(s.mediaType.rawValue) codec '\(s.codecName)'"
             // WebM holds VP8, VP9, AV1, Vorbis and Opus, none of which avtool encodes: no transcode leads there.
             let remedy: Remedy = kind != .audio && kind != .video ? .drop(kind)
-                : container.muxer == "webm" ? .otherContainerOrDrop(kind) : .convertOrDrop(kind)
+                : container.muxer == "webm" ? .otherContainerOrDrop(kind)
+                : kind == .audio ? audioRemedy ?? .convertOrDrop(kind) : .convertOrDrop(kind)
             throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
                                      message: container.muxer == "webm"
                                         ? "webm cannot hold \(what) (WebM holds VP8, VP9 and AV1 video, Vorbis and Opus audio)"

@@ -263,18 +263,14 @@ public func remux(_ input: InputFile, into memory: MemoryOutput, container: Cont
 private func remux(_ input: InputFile, to destination: MuxDestination, container: Container, options: RemuxOptions,
                    reservedIndex: Int? = nil,
                    cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport {
-    if !options.encodeAudioToAAC, container.canHold(encoder: "aac") != false, let s = input.streams.first(where: {
-        $0.mediaType == .audio && options.streams.keeps($0) && container.canHold($0) == false
-    }) {
-        // The video can stay as it is: only the audio needs encoding.
-        throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
-                                 message: "\(container.name) cannot hold audio codec '\(s.codecName)'", remedy: .encodeAudioOrDrop)
-    }
     let encodings = options.encodeAudioToAAC
         ? try audioEncodings(input, container: container, selection: options.streams, bitRate: options.audioBitRate,
                              operation: "could not remux") { $0.codecName == "aac" ? nil : "aac" }
         : [:]
-    let plan = try planStreams(input, container: container, selection: options.streams) { encodings[$0.index] != nil }
+    // The video can stay as it is when only the audio needs encoding.
+    let plan = try planStreams(input, container: container, selection: options.streams, audioRemedy: .encodeAudioOrDrop) {
+        encodings[$0.index] != nil
+    }
     var source = try PacketSource(input, kept: plan.kept, salvage: options.salvage, operation: "could not remux")
     var audio: [Int: AudioReencoder] = [:]
     for (index, settings) in encodings {

@@ -401,14 +401,15 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
                                    host: ProcessInfo.processInfo.hostName))
         return report
     }
-    var first = try encodeWindow(chunk, stream: stream, video: video, target: { () throws(MediaError) in try dir.writer(name) }, seek: true,
+    let writer = { () throws(MediaError) in try dir.writer(name) }
+    var first = try encodeWindow(chunk, stream: stream, video: video, target: writer, seek: true,
                                  prime: prime, cancellation: cancellation, progress: progress)
     if let lower = chunk.lower, first.firstPTS != lower || first.damaged > 0 {
         // The demuxer's seek landed after the chunk's keyframe (an index
         // that lists it late), or the pictures after it decode damaged (a
         // stream that is no clean entry point there): decoded from the
         // start instead, as the single pass decodes it.
-        first = try encodeWindow(chunk, stream: stream, video: video, target: { () throws(MediaError) in try dir.writer(name) }, seek: false,
+        first = try encodeWindow(chunk, stream: stream, video: video, target: writer, seek: false,
                                  cancellation: cancellation, progress: progress)
         guard first.firstPTS == lower else {
             throw MediaError.invalid("could not transcode", path: stream.file.path, stream: stream.index,
