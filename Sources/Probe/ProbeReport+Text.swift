@@ -89,13 +89,15 @@ func formatSeconds(_ s: Double) -> String {
     // A broken file's timestamps can be anything: beyond ~30 million years
     // (or not a number) print the value as it is rather than trap in Int().
     guard s.isFinite, abs(s) < 1e15 else { return "\(s) s" }
-    let sign = s < 0 ? "-" : ""
-    let a = abs(s)
-    let h = Int(a / 3600), m = Int(a.truncatingRemainder(dividingBy: 3600) / 60)
-    let sec = a.truncatingRemainder(dividingBy: 60)
-    let secText = fixed(sec, 3)
-    let padded = sec < 10 ? "0" + secText : secText
-    return h > 0 ? "\(sign)\(h):\(m < 10 ? "0" : "")\(m):\(padded)" : "\(sign)\(m):\(padded)"
+    // Rounded to the millisecond first, so that 59.9996 s carries into the
+    // minute (1:00.000) instead of printing 0:60.000.
+    let ms = Int64((abs(s) * 1000).rounded())
+    let sign = s < 0 && ms > 0 ? "-" : ""
+    let h = ms / 3_600_000, m = ms / 60_000 % 60, sec = ms / 1000 % 60, frac = ms % 1000
+    func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    let fraction = frac < 10 ? "00\(frac)" : frac < 100 ? "0\(frac)" : "\(frac)"
+    let secText = "\(two(sec)).\(fraction)"
+    return h > 0 ? "\(sign)\(h):\(two(m)):\(secText)" : "\(sign)\(m):\(secText)"
 }
 
 func formatMicros(_ us: Int64) -> String { "\(trim(Double(us) / 1000)) ms" }

@@ -12,10 +12,39 @@ struct ReportTextTests {
 
     @Test(arguments: absurd)
     func numbers(_ v: Double) {
-        _ = formatSeconds(v)
-        _ = trim(v)
-        _ = fixed(v, 3)
-        _ = formatMicros(v.isFinite && abs(v) < 9e18 ? Int64(v) : .min)
+        let texts = [formatSeconds(v), trim(v), fixed(v, 3), formatMicros(v.isFinite && abs(v) < 9e18 ? Int64(v) : .min)]
+        for t in texts { #expect(!t.isEmpty) }
+        if !v.isFinite {
+            // Not a number of seconds: printed as what it is.
+            #expect(texts[0] == "\(v) s")
+            #expect(texts[2] == "\(v)")
+        } else if abs(v) < 1e15 {
+            // A clock reading that reads back to the value, to the millisecond.
+            #expect(abs(Self.seconds(texts[0]) - v) <= 0.0005, "\(texts[0]) for \(v)")
+            #expect(abs(Double(texts[2])! - v) <= 0.0005)
+        } else {
+            #expect(texts[0] == "\(v) s")
+        }
+    }
+
+    /// `[h:]m:ss.fff` back to seconds.
+    static func seconds(_ clock: String) -> Double {
+        let negative = clock.hasPrefix("-")
+        let parts = clock.drop { $0 == "-" }.split(separator: ":").map { Double($0)! }
+        let s = parts.reduce(0) { $0 * 60 + $1 }
+        return negative ? -s : s
+    }
+
+    /// Rounding to the millisecond carries into the seconds, minutes and hours.
+    @Test func clockCarries() {
+        #expect(formatSeconds(59.9996) == "1:00.000")
+        #expect(formatSeconds(9.9996) == "0:10.000")
+        #expect(formatSeconds(3599.9996) == "1:00:00.000")
+        #expect(formatSeconds(-59.9996) == "-1:00.000")
+        #expect(formatSeconds(-0.0004) == "0:00.000")
+        #expect(formatSeconds(61.0625) == "1:01.062" || formatSeconds(61.0625) == "1:01.063")
+        #expect(formatSeconds(3723.004) == "1:02:03.004")
+        #expect(formatSeconds(0.05) == "0:00.050")
     }
 
     @Test func wholeReport() {

@@ -117,6 +117,19 @@ struct HostileTimestampTests {
                     guard let out = try? t.map(p) else { continue }
                     check.accept(out, for: p)
                 }
+                // Not a test that refusing everything would pass: a clean track
+                // (a frame every 1024 ticks from its own start) through the
+                // same shift is taken whole wherever its times fit the clock.
+                guard (-(1 << 40))..<(1 << 40) ~= shift.value, shift.timeBase.numerator <= 1001,
+                      var clean = try? TrackTimeline(source: shift.timeBase, target: Rational(unchecked: 1, 90_000),
+                                                     shift: shift, order: order) else { continue }
+                var cleanCheck = MuxerCheck(order: order)
+                for k in Int64(0)..<8 {
+                    let p = PacketTiming(pts: k * 1024 - shift.value, dts: k * 1024 - shift.value, duration: 1024)
+                    let out = try? clean.map(p)
+                    #expect(out != nil, "a clean packet \(p) refused with shift \(shift)")
+                    if let out { cleanCheck.accept(out, for: p) }
+                }
             }
         }
     }
@@ -208,12 +221,21 @@ struct HostileTimestampTests {
             var a = AudioAssembler(sampleRate: 48_000, frameSize: frameSize, toleranceSamples: 48)
             guard var t = try? TrackTimeline(source: sampleTB, target: sampleTB, order: .strictlyIncreasing) else { return }
             var check = MuxerCheck(order: .strictlyIncreasing)
+            var refused = 0
             for (at, samples) in packets {
                 let s = a.place(at: at, samples: samples)
                 guard s.keep > 0 else { continue }
                 let p = PacketTiming(pts: s.position, dts: s.position, duration: samples)
-                guard let out = try? t.map(p) else { continue }
+                guard let out = try? t.map(p) else {
+                    refused += 1
+                    continue
+                }
                 check.accept(out, for: p)
+            }
+            // Positions of ordinary packets (times within a few years of 0)
+            // are all taken: a timeline that refused everything would fail here.
+            if packets.allSatisfy({ $0.0.map { (-(1 << 42))..<(1 << 42) ~= $0 } ?? true }) {
+                #expect(refused == 0, "\(refused) of \(packets.count) placed packets refused")
             }
         }
     }

@@ -50,8 +50,22 @@ struct TimestampJumpTests {
     @Test func streamCopyCarriesTheJump() throws {
         let scratch = try Scratch()
         let input = try jumped(try Fixtures.path("audio_gap.mp4"), stream: "a", from: 100, in: scratch)
-        let r = try Tool.avtool("remux", input, scratch.path("out.mkv"), "-q")
+        let output = scratch.path("out.mkv")
+        let r = try Tool.avtool("remux", input, output, "-q")
         #expect(r.status == 0, "\(r)")
+        // Every packet copied, and the audio's jump of two days still between
+        // its 100th packet and the one before, to the millisecond.
+        let before = try PacketList(input), after = try PacketList(output)
+        #expect(after.payloads == before.payloads)
+        func jump(_ list: PacketList) throws -> Double {
+            let audio = list.packets.filter { $0.stream == 1 }
+            try #require(audio.count > 100)
+            return list.seconds(audio[100].pts!, stream: 1) - list.seconds(audio[99].pts!, stream: 1)
+        }
+        let expected = try jump(before)
+        #expect(expected > 172_000)
+        let copied = try jump(after)
+        #expect(abs(copied - expected) < 0.001, "jump \(copied) s for \(expected) s")
     }
 
     /// A long gap that is real (10 minutes, not a whole number of AAC frames,
