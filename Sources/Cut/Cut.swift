@@ -102,7 +102,8 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
     if let to = options.to, to <= options.from {
         throw MediaError.invalidOption("'to' must be after 'from'", options: ["to", "from"])
     }
-    let source = try CutSource(path: inputPath, container: container, streams: options.streams, cancellation: cancellation)
+    let source = try CutSource(path: inputPath, container: container, streams: options.streams, operation: "could not cut",
+                               cancellation: cancellation)
     if let length = source.input.duration, Timestamp(options.from).value >= (length.rescaled(to: .microseconds)?.value ?? .max) {
         throw MediaError.invalidOption("'from' \(fixed(options.from.seconds, 3)) s is past the end of '\(inputPath)' (\(fixed(length.seconds, 3)) s)",
                                        options: ["from"])
@@ -175,10 +176,14 @@ final class CutSource {
     let origin: Timestamp
     let video: InputStream?
     let cancellation: Cancellation
+    let operation: String
 
-    init(path: String, container: Container, streams: StreamSelection, cancellation: Cancellation) throws(MediaError) {
+    /// `operation` begins its errors: "could not cut" or "could not split".
+    init(path: String, container: Container, streams: StreamSelection, operation: String,
+         cancellation: Cancellation) throws(MediaError) {
         input = try InputFile(path: path, cancellation: cancellation)
-        plan = try planStreams(input, container: container, selection: streams)
+        plan = try planStreams(input, container: container, selection: streams, operation: operation)
+        self.operation = operation
         origin = (plan.kept.compactMap(\.startTime).min() ?? .zero(.microseconds)).rescaled(to: .microseconds) ?? .zero(.microseconds)
         video = plan.kept.first { $0.mediaType == .video && !$0.isAttachedPicture }
         self.cancellation = cancellation
@@ -218,7 +223,7 @@ final class CutSource {
         let start = spec.first ? origin : (editList || exact ? (found?.frame ?? from) : (keyframe ?? from))
         let coding = try exact ? video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil
 
-        var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: "could not cut")
+        var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: operation)
         var edits = options.edits
         edits.chapterWindow = ChapterWindow(start: start, end: to)
         edits.tags.insert(contentsOf: shiftedTimecodes(start: start), at: 0)
@@ -378,7 +383,8 @@ func previewCut(input inputPath: String, output outputPath: String, options: Cut
     if let to = options.to, options.keep.isEmpty, to <= options.from {
         throw MediaError.invalidOption("'to' must be after 'from'", options: ["to", "from"])
     }
-    let source = try CutSource(path: inputPath, container: container, streams: options.streams, cancellation: cancellation)
+    let source = try CutSource(path: inputPath, container: container, streams: options.streams, operation: "could not cut",
+                               cancellation: cancellation)
     let coding = try options.mode == .exact ? source.video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil
     var previews: [KeptRangeReport] = []
     for r in ranges {

@@ -59,7 +59,8 @@ func cutRanges(input inputPath: String, output outputPath: String, options: CutO
     // The output is checked (directory, not the input, overwrite) before any work.
     let target = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
     target.discard()
-    let source = try CutSource(path: inputPath, container: container, streams: options.streams, cancellation: cancellation)
+    let source = try CutSource(path: inputPath, container: container, streams: options.streams, operation: "could not cut",
+                               cancellation: cancellation)
     let length = source.input.duration.flatMap { $0.rescaled(to: .microseconds)?.value }
     var temporaries: [StagedOutput] = []
     defer { for t in temporaries { t.discard() } }

@@ -95,7 +95,8 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     let began = ContinuousClock.now
     func name(_ n: Int) -> String { pattern.split(separator: "{n}", omittingEmptySubsequences: false).joined(separator: String(n)) }
     let container = try resolveContainer(options.container, output: name(1))
-    let source = try CutSource(path: inputPath, container: container, streams: options.streams, cancellation: cancellation)
+    let source = try CutSource(path: inputPath, container: container, streams: options.streams, operation: "could not split",
+                               cancellation: cancellation)
     let length = source.input.duration.flatMap { $0.rescaled(to: .microseconds)?.value }
     let asked: [Int64]
     switch options.points {

@@ -71,8 +71,9 @@ package struct StreamPlan {
 /// which `reencoded` is true are checked by their encoder instead.
 /// `audioRemedy`: what the refusal of audio the container cannot hold
 /// suggests, where the verb has its own way (remux's `--audio aac`).
+/// `operation` begins each error ("could not transcode"): the verb the user ran.
 package func planStreams(_ input: InputFile, container: Container, selection: StreamSelection,
-                         audioRemedy: Remedy? = nil,
+                         operation: String = "could not remux", audioRemedy: Remedy? = nil,
                          reencoded: (InputStream) -> Bool = { _ in false }) throws(MediaError) -> StreamPlan {
     var plan = StreamPlan()
     for s in input.streams {
@@ -102,7 +103,7 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
             continue
         }
         guard s.timeBase != nil else {
-            throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
+            throw MediaError.invalid(operation, path: input.path, stream: s.index,
                              message: "the stream has no valid time base")
         }
         if !reencoded(s), container.canHold(s) == false {
@@ -112,7 +113,7 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
             let remedy: Remedy = kind != .audio && kind != .video ? .drop(kind)
                 : container.muxer == "webm" ? .otherContainerOrDrop(kind)
                 : kind == .audio ? audioRemedy ?? .convertOrDrop(kind) : .convertOrDrop(kind)
-            throw MediaError.invalid("could not remux", path: input.path, stream: s.index,
+            throw MediaError.invalid(operation, path: input.path, stream: s.index,
                                      message: container.muxer == "webm"
                                         ? "webm cannot hold \(what) (WebM holds VP8, VP9 and AV1 video, Vorbis and Opus audio)"
                                         : "\(container.name) cannot hold \(what)",
@@ -125,7 +126,7 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
         plan.kept.append(s)
     }
     guard !plan.kept.isEmpty else {
-        throw MediaError.invalid("could not remux", path: input.path,
+        throw MediaError.invalid(operation, path: input.path,
                          message: "no streams left to write")
     }
     return plan

@@ -149,7 +149,7 @@ struct TranscodePlan {
         let audio = try planAudio(input, container: container, selection: selection, options: options)
         self.audio = audio
         // Other video streams (a second angle) are copied; only the main one is encoded.
-        streams = try planStreams(input, container: container, selection: selection) {
+        streams = try planStreams(input, container: container, selection: selection, operation: "could not transcode") {
             $0.index == v.index || audio[$0.index] != nil
         }
         let videoPlan = try VideoPlan(v, options: options,

@@ -75,6 +75,20 @@ struct NewUserTests {
         #expect(heard.count - (original[1]?.count ?? 0) <= 1, "\(heard.count) audio packets for \(original[1]?.count ?? 0)")
     }
 
+    /// An error names the verb the user ran, not the remux its plan shares.
+    @Test func errorsNameTheVerbRun() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.path("h264_aac.mkv")  // subtitles MP4 cannot hold
+        for (args, verb) in [(["transcode", source, scratch.path("t.mp4"), "--preset", "ultrafast"], "transcode"),
+                             (["cut", source, scratch.path("c.mp4"), "--from", "1", "--to", "2"], "cut"),
+                             (["split", source, scratch.path("s{n}.mp4"), "--every", "2"], "split")] {
+            let r = try Tool.avtool(args)
+            #expect(r.status == 1 && r.stderr.hasPrefix("avtool: error: could not \(verb) '\(source)' (stream #2): mp4 cannot hold"),
+                    "\(r)")
+        }
+        #expect(scratch.contents.isEmpty, "left behind: \(scratch.contents)")
+    }
+
     /// 5: hints that lead somewhere, and mistakes named as they were made.
     @Test func hintsLeadSomewhere() throws {
         let scratch = try Scratch()
