@@ -46,7 +46,7 @@ let package = Package(
         // rebuilt from its media data with a reference recording's settings.
         .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
         // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
-        .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Remux", "Concat"]),
+        .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat"]),
         // Recipes (YAML), job expansion, the ledger, sharding and the scheduler. It runs jobs
         // through a `JobRunner` the CLI supplies, so a recipe's options are checked and run by
         // the very code that parses the command line.

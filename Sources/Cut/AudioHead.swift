@@ -15,7 +15,7 @@ final class AudioHead {
     private var plan: AudioHeadPlan
     private let session: MuxSession
     private let reencoder: AudioReencoder
-    private let timeBase: Rational
+    private let clock: SampleClock
     private let frameTicks: Int64
     private let to: Int64?
     private var preroll: HeldPacket?
@@ -37,7 +37,8 @@ final class AudioHead {
     /// `from`/`to`: the cut's ticks in the stream's time base. Nil when the
     /// encoder cannot write frames the source's codec record describes.
     init?(track: Int, stream s: InputStream, from: Int64, to: Int64?, session: MuxSession) throws(MediaError) {
-        guard Self.refusal(s) == nil, let tb = s.timeBase, s.sampleRate > 0, s.channelCount > 0 else { return nil }
+        guard Self.refusal(s) == nil, let tb = s.timeBase, let clock = SampleClock(timeBase: tb, sampleRate: s.sampleRate),
+              s.channelCount > 0 else { return nil }
         var settings = AudioEncoderSettings(codec: s.codecName, sampleRate: s.sampleRate, channels: s.channelCount)
         let pcm = s.codecName.hasPrefix("pcm_")
         if !pcm {
@@ -54,12 +55,13 @@ final class AudioHead {
             guard AudioCodecRecord(codec: s.codecName, extradata: s.extradata).accepts(mine) else { return nil }
         }
         let frameSamples = pcm ? 0 : Int64(max(reencoder.encoder.frameSize, s.frameSize, 1024))
+        guard let frameTicks = clock.ticks(frameSamples) else { return nil }
         self.track = track
         stream = s
         self.session = session
         self.reencoder = reencoder
-        timeBase = tb
-        frameTicks = rescale(frameSamples, from: Rational(unchecked: 1, s.sampleRate), to: tb, rounding: .nearest) ?? 0
+        self.clock = clock
+        self.frameTicks = frameTicks
         self.to = to
         plan = AudioHeadPlan(from: from, overlapping: !pcm)
     }
@@ -91,9 +93,7 @@ final class AudioHead {
     private func decode(_ packet: borrowing Packet) throws(MediaError) {
         if !started {
             started = true
-            let rate = Rational(unchecked: 1, stream.sampleRate)
-            guard let runStart = plan.runStart.flatMap({ rescale($0, from: timeBase, to: rate, rounding: .nearest) }),
-                  let from = rescale(plan.from, from: timeBase, to: rate, rounding: .nearest) else { return }
+            guard let runStart = plan.runStart.flatMap(clock.samples), let from = clock.samples(plan.from) else { return }
             try reencoder.begin(stream)
             reencoder.start(at: runStart)
             try reencoder.pad(to: from, emit: write)
@@ -105,12 +105,9 @@ final class AudioHead {
 
     /// Writes a re-encoded packet inside the run, on the stream's time base.
     private func write(_ packet: borrowing Packet) throws(MediaError) {
-        let rate = reencoder.encoder.timeBase
-        let t = packet.timing
-        guard let pts = t.pts.flatMap({ rescale($0, from: rate, to: timeBase, rounding: .nearest) }),
+        guard let t = clock.timing(packet.timing, from: reencoder.encoder.timeBase), let pts = t.pts,
               plan.keepsEncoded(pts: pts, frame: frameTicks, to: to) else { return }
-        let duration = rescale(t.duration, from: rate, to: timeBase, rounding: .nearest) ?? 0
-        packet.timing = PacketTiming(pts: pts, dts: pts, duration: duration)
+        packet.timing = t
         frames += 1
         try session.write(packet, track: track)
     }

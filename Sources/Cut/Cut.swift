@@ -1,6 +1,5 @@
 import Media
 import Pipeline
-import Remux
 import Sync
 
 public struct CutOptions: Sendable {
@@ -104,7 +103,7 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
     }
     let source = try CutSource(path: inputPath, container: container, streams: options.streams, operation: "could not cut",
                                cancellation: cancellation)
-    if let length = source.input.duration, Timestamp(options.from).value >= (length.rescaled(to: .microseconds)?.value ?? .max) {
+    if let length = source.input.duration, Timestamp(options.from) >= length {
         throw MediaError.invalidOption("'from' \(fixed(options.from.seconds, 3)) s is past the end of '\(inputPath)' (\(fixed(length.seconds, 3)) s)",
                                        options: ["from"])
     }
@@ -184,7 +183,11 @@ final class CutSource {
         input = try InputFile(path: path, cancellation: cancellation)
         plan = try planStreams(input, container: container, selection: streams, operation: operation)
         self.operation = operation
-        origin = (plan.kept.compactMap(\.startTime).min() ?? .zero(.microseconds)).rescaled(to: .microseconds) ?? .zero(.microseconds)
+        let first = plan.kept.compactMap(\.startTime).min() ?? .zero(.microseconds)
+        guard let micros = first.microseconds else {
+            throw MediaError.invalid(operation, path: path, message: "its start time \(first) is out of reach")
+        }
+        origin = Timestamp(micros, .microseconds)
         video = plan.kept.first { $0.mediaType == .video && !$0.isAttachedPicture }
         self.cancellation = cancellation
     }
@@ -202,174 +205,96 @@ final class CutSource {
     /// `destination`: where the part goes when not simply a file at `outputPath` (a split's part, named with the others).
     func write(_ spec: PartSpec, to outputPath: String, destination: MuxDestination? = nil, container: Container,
                options: CutOptions, progress: ((CutProgress) -> Void)?) throws(MediaError) -> WrittenPart {
-        let from = spec.from, to = spec.to
-        let found = try seekToKeyframe(input, stream: video, at: from)
-        if video == nil, let s = plan.kept.first, let tb = s.timeBase {
-            // Without video, any packet can start: seek a second early (the
-            // selection drops what is before), or to the start.
-            let target = Timestamp(from.value - 1_000_000, .microseconds).rescaled(to: tb, rounding: .down)?.value ?? 0
-            guard input.seek(stream: s.index, toKeyframeBefore: target)
-                || input.seek(stream: s.index, toKeyframeBefore: s.startTime?.value ?? 0) else {
-                throw MediaError.invalid("could not cut", path: input.path, stream: s.index, message: "the input cannot be seeked")
-            }
-        }
-        let keyframe = found?.keyframe
+        let found = try seekStart(spec.from)
         // Without edit lists the output starts where its video does. With
         // them, at the start of the frame shown at `from`: FFmpeg's demuxer
         // shows a frame an edit starts inside of from the edit's start, which
         // would put the video ahead of the audio by that part of a frame.
         let editList = container.isISOBMFF && !spec.split && !spec.startAtKeyframe
         let exact = spec.mode == .exact && video != nil
-        let start = spec.first ? origin : (editList || exact ? (found?.frame ?? from) : (keyframe ?? from))
+        let start = spec.first ? origin : (editList || exact ? (found?.frame ?? spec.from) : (found?.keyframe ?? spec.from))
         let coding = try exact ? video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil
-
+        let partPlan = try partPlan(spec, start: start, editList: editList)
         var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: operation)
-        var edits = options.edits
-        edits.chapterWindow = ChapterWindow(start: start, end: to)
-        edits.tags.insert(contentsOf: shiftedTimecodes(start: start), at: 0)
-        let streams: [OutputStreamSource] = plan.kept.map { s in
-            if let coding, s.index == video?.index { .spliced(s, extradata: coding.record, tag: coding.tag) } else { .copy(s) }
+        let session = try openSession(partPlan, to: spec.to, outputPath: outputPath, destination: destination,
+                                      container: container, options: options, coding: coding)
+        let spliced = coding.map { c in
+            let j = plan.kept.firstIndex { $0.index == video?.index }!
+            return (track: j, coding: c, from: spec.first ? partPlan.tracks[j].from : (found?.frameTicks ?? partPlan.tracks[j].from))
         }
-        let session = try MuxSession(destination ?? .file(outputPath, overwrite: options.overwrite, inputs: [input.path]),
-                                     container: container, streams: streams, metadataSource: input,
-                                     edits: edits, faststart: options.faststart,
-                                     audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
-                                     cancellation: cancellation)
-        let shift = Timestamp(-start.value, start.timeBase)
-        var selections: [CutSelection] = []
-        var heads: [Int: AudioHead] = [:]
-        var headRefusals: [String] = []
-        var smart: (track: Int, plan: SmartCutPlan)?
-        for (j, s) in plan.kept.enumerated() {
-            try session.beginTimeline(track: j, stream: s, shift: shift)
-            let tb = s.timeBase ?? .microseconds
-            // Without edit lists, the audio's first frames are re-encoded to start at the sample.
-            let wantsHead = s.mediaType == .audio && !editList && spec.audioHead && !spec.first && !spec.split
-            let kind: CutSelection.Kind
-            if s.mediaType == .video && !s.isAttachedPicture {
-                kind = spec.split ? .videoPart : .video
-            } else if spec.split {
-                kind = .starting
-            } else {
-                // AAC (and any codec with overlapping frames) needs the frame
-                // before to decode the first heard: trimmed by the edit list,
-                // or decoded for the re-encoded head.
-                let frame = s.mediaType == .audio && (editList || wantsHead) && s.frameSize > 0 && s.sampleRate > 0
-                    ? rescale(Int64(s.frameSize), from: Rational(unchecked: 1, s.sampleRate), to: tb, rounding: .up) ?? 0 : 0
-                kind = .timed(preroll: frame)
-            }
-            // A split's boundaries are keyframe times: back to the same ticks.
-            let f = spec.first || s.isAttachedPicture ? Int64.min / 2
-                : (start.rescaled(to: tb, rounding: spec.split ? .nearest : .down)?.value ?? 0)
-            let t = s.isAttachedPicture ? nil : to.flatMap { $0.rescaled(to: tb, rounding: spec.split ? .nearest : .up)?.value }
-            if wantsHead {
-                if let refusal = AudioHead.refusal(s) {
-                    headRefusals.append("stream #\(s.index): \(refusal)")
-                } else if let head = try AudioHead(track: j, stream: s, from: f, to: t, session: session) {
-                    heads[j] = head
-                } else {
-                    headRefusals.append("stream #\(s.index): libavcodec's encoder does not write its codec record")
-                }
-            }
-            selections.append(CutSelection(kind, from: f, to: t))
-            if coding != nil, s.index == video?.index {
-                smart = (j, SmartCutPlan(from: spec.first ? Int64.min / 2 : (found?.frameTicks ?? f), to: t))
-            }
-        }
-        let splicer = try coding.map { c throws(MediaError) in try Splicer(coding: c, session: session, track: smart!.track) }
-
-        final class Held {
-            let packet: Packet
-            init(_ p: borrowing Packet) throws(MediaError) {
-                packet = try Packet()
-                try packet.reference(p)
-            }
-        }
-        var held = [[Held]](repeating: [], count: plan.kept.count)
-        let subtitles = plan.kept.map { $0.mediaType == .subtitle }
-        let length = to.map { $0.seconds - start.seconds } ?? input.duration.map { $0.seconds - (start.seconds - origin.seconds) }
-        var sinceProgress = 0
-        try source.readWhile({ (packet, j) throws(MediaError) -> Bool in
-            let t = packet.timing
-            if let splicer, j == smart!.track {
-                let info = SmartCutPacket(pts: t.pts ?? t.dts ?? 0, dts: t.dts, duration: t.duration, keyframe: packet.isKeyframe,
-                                          kind: packet.withData { splicer.coding.nal.pictureKind($0) })
-                try splicer.hold(packet, info)
-                let actions = smart!.plan.offer(info)
-                try splicer.perform(actions, window: smart!.plan.window)
-                return !(smart!.plan.ended && selections.indices.allSatisfy { $0 == j || selections[$0].ended })
-            }
-            switch selections[j].offer(pts: t.pts ?? t.dts, duration: t.duration, keyframe: packet.isKeyframe) {
-            case .drop: break
-            case .hold: held[j].append(try Held(packet))
-            case .keep(let n):
-                for h in held[j].prefix(n) { try session.write(h.packet, track: j) }
-                held[j].removeAll()
-                if let head = heads[j] {
-                    try head.offer(packet)
-                    break
-                }
-                if subtitles[j], let pts = t.pts, pts < selections[j].from {
-                    // A subtitle shown since before the part starts is shown from its start, not before the output's 0.
-                    packet.timing = PacketTiming(pts: selections[j].from, dts: selections[j].from,
-                                                 duration: max(t.duration &- (selections[j].from &- pts), 0))
-                }
-                try session.write(packet, track: j)
-            case .end:
-                held[j].removeAll()
-                try heads[j]?.finish()
-            }
-            sinceProgress += 1
-            if sinceProgress >= 256, let progress {
-                sinceProgress = 0
+        let writer = try PartWriter(session: session, plan: partPlan, kept: plan.kept, spliced: spliced)
+        let length = spec.to.map { $0.seconds - start.seconds } ?? input.duration.map { $0.seconds - (start.seconds - origin.seconds) }
+        var throttle = ProgressThrottle()
+        try source.readWhile { (packet, j) throws(MediaError) -> Bool in
+            try writer.offer(packet, track: j)
+            if let progress, throttle.due() {
                 progress(CutProgress(fraction: length.map { min(max(session.position / max($0, 0.001), 0), 1) },
                                      position: session.position))
             }
-            return !selections.indices.allSatisfy { selections[$0].ended || $0 == smart?.track && smart!.plan.ended }
-        })
-        if let splicer {
-            let actions = smart!.plan.finish()
-            try splicer.perform(actions, window: smart!.plan.window)
-            try splicer.flush()
+            return !writer.ended
         }
-        for head in heads.values { try head.finish() }
+        try writer.finish()
         let result = try session.finish()
-        var warnings: [String] = []
-        for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
-            // A recording's video or audio missing from the part is not a cut of it.
-            guard s.mediaType != .video && s.mediaType != .audio else {
-                throw MediaError.invalid("could not cut", path: input.path, stream: s.index,
-                                         message: "no \(s.mediaType.rawValue) packet lies in the range")
-            }
-            warnings.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
-        }
-        var part = WrittenPart(result: result, keyframe: keyframe, start: start, startsAtFrom: editList || spec.split || exact,
-                               warnings: warnings)
-        if let splicer, let tb = video?.timeBase {
+        var part = try describe(result, spec: spec, keyframe: found?.keyframe, start: start, editList: editList, exact: exact)
+        if let splicer = writer.splicer, let tb = video?.timeBase {
             part.reencoded = splicer.stretches.compactMap { s in
-                guard let a = Timestamp(s.from, tb).rescaled(to: .microseconds),
-                      let b = Timestamp(s.until, tb).rescaled(to: .microseconds) else { return nil }
-                return (a, b, s.frames)
+                guard let a = Timestamp(s.from, tb).microseconds, let b = Timestamp(s.until, tb).microseconds else { return nil }
+                return (Timestamp(a, .microseconds), Timestamp(b, .microseconds), s.frames)
             }
             part.parameterSets = splicer.stretches.isEmpty ? nil : coding?.parameterSets
         }
         if plan.kept.contains(where: { $0.mediaType == .audio }) && !spec.split && !spec.first {
-            if editList {
-                part.audioStart = "whole packets copied; the edit list starts the audio at the first sample"
-            } else if spec.audioHead {
-                let done = heads.values.sorted { $0.track < $1.track }.filter(\.reencoded).map { h in
-                    let resumed = h.rejoin.flatMap { r in h.stream.timeBase.map { Timestamp(r, $0).seconds - origin.seconds } }
-                    let how = h.stream.codecName.hasPrefix("pcm_") ? "trimmed to the start" : "silent before the start"
-                    return "stream #\(h.stream.index): \(h.frames) \(h.stream.codecName) frame(s) re-encoded (\(how))"
-                        + (resumed.map { ", copied from \(fixed($0, 3)) s" } ?? "")
-                }
-                part.audioStart = done.isEmpty ? "whole packets copied (the audio starts on a frame boundary)" : done.joined(separator: "; ")
-                for r in headRefusals {
+            part.audioStart = audioStart(writer, editList: editList, audioHead: spec.audioHead)
+            if !editList && spec.audioHead {
+                for r in writer.headRefusals {
                     part.warnings.append("\(container.name) has no edit lists and \(r): the audio starts with the whole packet that holds the start")
                 }
             }
         }
         return part
+    }
+
+    /// Seeks to where the part's reading starts: the keyframe shown at or
+    /// before `from` (returned), or without video a second before `from`.
+    private func seekStart(_ from: Timestamp) throws(MediaError) -> (keyframe: Timestamp, frame: Timestamp, frameTicks: Int64)? {
+        let found = try seekToKeyframe(input, stream: video, at: from, operation: operation)
+        if video == nil, let s = plan.kept.first, let tb = s.timeBase {
+            // Without video, any packet can start: seek a second early (the
+            // selection drops what is before), or to the start.
+            guard (KeyframeSearch.target(withoutVideo: from, timeBase: tb).map { input.seek(stream: s.index, toKeyframeBefore: $0) } ?? false)
+                || input.seek(stream: s.index, toKeyframeBefore: s.startTime?.value ?? 0) else {
+                throw MediaError.invalid(operation, path: input.path, stream: s.index, message: "the input cannot be seeked")
+            }
+        }
+        return found
+    }
+
+    /// The written part, checked: a recording's video or audio missing from it is not a cut of it.
+    private func describe(_ result: MuxResult, spec: PartSpec, keyframe: Timestamp?, start: Timestamp, editList: Bool,
+                          exact: Bool) throws(MediaError) -> WrittenPart {
+        var warnings: [String] = []
+        for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
+            guard s.mediaType != .video && s.mediaType != .audio else {
+                throw MediaError.invalid(operation, path: input.path, stream: s.index,
+                                         message: "no \(s.mediaType.rawValue) packet lies in the range")
+            }
+            warnings.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
+        }
+        return WrittenPart(result: result, keyframe: keyframe, start: start, startsAtFrom: editList || spec.split || exact,
+                           warnings: warnings)
+    }
+
+    /// How the audio starts, in words for the report.
+    private func audioStart(_ writer: PartWriter, editList: Bool, audioHead: Bool) -> String? {
+        if editList { return "whole packets copied; the edit list starts the audio at the first sample" }
+        guard audioHead else { return nil }
+        let done = writer.heads.values.sorted { $0.track < $1.track }.filter(\.reencoded).map { h in
+            let resumed = h.rejoin.flatMap { r in h.stream.timeBase.map { Timestamp(r, $0).seconds - origin.seconds } }
+            let how = h.stream.codecName.hasPrefix("pcm_") ? "trimmed to the start" : "silent before the start"
+            return "stream #\(h.stream.index): \(h.frames) \(h.stream.codecName) frame(s) re-encoded (\(how))"
+                + (resumed.map { ", copied from \(fixed($0, 3)) s" } ?? "")
+        }
+        return done.isEmpty ? "whole packets copied (the audio starts on a frame boundary)" : done.joined(separator: "; ")
     }
 }
 
@@ -390,7 +315,7 @@ func previewCut(input inputPath: String, output outputPath: String, options: Cut
     for r in ranges {
         let from = source.absolute(r.from)
         let to = options.keep.isEmpty && options.to == nil ? nil : source.absolute(r.to)
-        let found = try seekToKeyframe(source.input, stream: source.video, at: from)
+        let found = try seekToKeyframe(source.input, stream: source.video, at: from, operation: source.operation)
         let editList = container.isISOBMFF && (options.keep.isEmpty || options.mode == .exact)
         let start = options.mode == .exact || editList ? (found?.frame ?? from) : (found?.keyframe ?? from)
         var preview = KeptRangeReport(from: r.from.seconds, to: to == nil ? nil : r.to.seconds,
@@ -399,13 +324,13 @@ func previewCut(input inputPath: String, output outputPath: String, options: Cut
         if let coding, let v = source.video, let tb = v.timeBase, let f = found {
             // The first clean keyframe after the start, before the end.
             let packet = try Packet()
-            let limit = to?.rescaled(to: tb, rounding: .up)?.value ?? .max
             while try source.input.read(into: packet) {
                 guard packet.streamIndex == v.index, let pts = packet.timing.pts ?? packet.timing.dts else { continue }
-                if pts >= limit && packet.isKeyframe { break }
-                if packet.isKeyframe, pts > f.frameTicks, pts < limit,
+                let beforeEnd = to.map { Timestamp(pts, tb) < $0 } ?? true
+                if !beforeEnd && packet.isKeyframe { break }
+                if packet.isKeyframe, pts > f.frameTicks, beforeEnd,
                    packet.withData({ coding.nal.pictureKind($0) }) == .cleanStart {
-                    preview.copiedFrom = Timestamp(pts, tb).rescaled(to: .microseconds).map { $0.seconds - source.origin.seconds }
+                    preview.copiedFrom = Timestamp(pts, tb).seconds - source.origin.seconds
                     break
                 }
             }
@@ -428,12 +353,8 @@ extension CutSource {
     /// video's start to `start`, so the output's first frame keeps the
     /// label it had; a user's own `timecode` edit comes after and wins.
     func shiftedTimecodes(start: Timestamp) -> [MetadataEdits.Tag] {
-        guard let v = video, let rate = v.averageFrameRate ?? v.realFrameRate,
-              let videoStart = v.startTime?.rescaled(to: .microseconds),
-              let startMicros = start.rescaled(to: .microseconds),
-              let frames = rescale(startMicros.value &- videoStart.value, from: .microseconds,
-                                   to: Rational(unchecked: rate.denominator, rate.numerator), rounding: .nearest),
-              frames != 0 else { return [] }
+        guard let v = video, let rate = v.averageFrameRate ?? v.realFrameRate, let videoStart = v.startTime,
+              let frames = frameCount(from: videoStart, to: start, rate: rate), frames != 0 else { return [] }
         func shifted(_ text: String?) -> String? {
             text.flatMap { Timecode($0, rate: rate) }.map { $0.adding(frames: frames).description }
         }
@@ -450,53 +371,55 @@ extension CutSource {
 
 /// Seeks so the next video packet read is a keyframe shown at or before
 /// `at`, and returns its PTS and that of the frame shown at `at`, on the
-/// video's time base (nil without video). A seek
-/// finds keyframes by DTS, so with reordered frames it can land on one shown
-/// after `at`: then it seeks again before that keyframe's DTS.
-private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timestamp) throws(MediaError) -> (keyframe: Timestamp, frame: Timestamp, frameTicks: Int64)? {
+/// video's time base (nil without video). The core's `KeyframeSearch` says
+/// where to seek again when a seek lands on a keyframe shown after `at`.
+private func seekToKeyframe(_ input: InputFile, stream: InputStream?, at: Timestamp,
+                            operation: String) throws(MediaError) -> (keyframe: Timestamp, frame: Timestamp, frameTicks: Int64)? {
     guard let stream, let tb = stream.timeBase else {
         return nil
     }
-    let fail = MediaError.invalid("could not cut", path: input.path, stream: stream.index,
+    let fail = MediaError.invalid(operation, path: input.path, stream: stream.index,
                                   message: "no keyframe at or before the start could be found")
-    var target = at.rescaled(to: tb, rounding: .down)?.value ?? 0
-    // Indexed formats land on the keyframe before the target: one tick back
-    // finds the one before. Others (MPEG-TS) land near it by timestamp: step
-    // back further each time, from half a second.
-    var back: Int64 = 1
-    let halfSecond = rescale(1, from: Rational(unchecked: 1, 2), to: tb, rounding: .up) ?? 1
+    var search: KeyframeSearch
+    do {
+        search = try KeyframeSearch(at: at, timeBase: tb)
+    } catch {
+        throw MediaError.invalid(operation, path: input.path, stream: stream.index, message: error.description)
+    }
+    let first = stream.startTime?.value ?? 0
     let packet = try Packet()
+    // Before the first keyframe a seek fails: start from the beginning.
+    func seek() -> Bool {
+        input.seek(stream: stream.index, toKeyframeBefore: search.target) || input.seek(stream: stream.index, toKeyframeBefore: first)
+    }
     for _ in 0..<12 {
-        // Before the first keyframe a seek fails: start from the beginning.
-        guard input.seek(stream: stream.index, toKeyframeBefore: target)
-            || input.seek(stream: stream.index, toKeyframeBefore: stream.startTime?.value ?? 0) else { throw fail }
-        var first: (pts: Int64, dts: Int64?)?
-        while first == nil, try input.read(into: packet) {
+        guard seek() else { throw fail }
+        var found: (pts: Int64, dts: Int64?)?
+        while found == nil, try input.read(into: packet) {
             guard packet.streamIndex == stream.index else { continue }
             let t = packet.timing
             guard packet.isKeyframe, let pts = t.pts ?? t.dts else { continue }
-            first = (pts, t.dts)
+            found = (pts, t.dts)
         }
-        guard let k = first else { throw fail }
-        if Timestamp(k.pts, tb) <= at || target <= (stream.startTime?.value ?? 0) {
-            // The frame shown at `at`: the latest PTS at or before it, among
-            // the packets up to the first decoded after it (no later one can
-            // be shown earlier).
-            var shown = k.pts
-            while try input.read(into: packet) {
-                guard packet.streamIndex == stream.index else { continue }
-                let t = packet.timing
-                if let pts = t.pts, pts > shown, Timestamp(pts, tb) <= at { shown = pts }
-                if let dts = t.dts ?? t.pts, Timestamp(dts, tb) > at { break }
-            }
-            guard input.seek(stream: stream.index, toKeyframeBefore: target)
-                || input.seek(stream: stream.index, toKeyframeBefore: stream.startTime?.value ?? 0) else { throw fail }
-            // Exact, in the stream's time base: a part that starts at this
-            // keyframe and the part before that ends at it meet on one tick.
-            return (Timestamp(k.pts, tb), Timestamp(shown, tb), shown)
+        guard let k = found else { throw fail }
+        guard search.reaches(k.pts) || search.target <= first else {
+            search.stepBack(from: k)
+            continue
         }
-        target = min(k.dts ?? k.pts, target) - back
-        back = max(back * 2, halfSecond)
+        // The frame shown at `at`: the latest PTS at or before it, among
+        // the packets up to the first decoded after it (no later one can
+        // be shown earlier).
+        var shown = k.pts
+        while try input.read(into: packet) {
+            guard packet.streamIndex == stream.index else { continue }
+            let t = packet.timing
+            if let pts = t.pts, pts > shown, search.reaches(pts) { shown = pts }
+            if let dts = t.dts ?? t.pts, !search.reaches(dts) { break }
+        }
+        guard seek() else { throw fail }
+        // Exact, in the stream's time base: a part that starts at this
+        // keyframe and the part before that ends at it meet on one tick.
+        return (Timestamp(k.pts, tb), Timestamp(shown, tb), shown)
     }
     throw fail
 }

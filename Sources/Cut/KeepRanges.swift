@@ -61,7 +61,7 @@ func cutRanges(input inputPath: String, output outputPath: String, options: CutO
     target.discard()
     let source = try CutSource(path: inputPath, container: container, streams: options.streams, operation: "could not cut",
                                cancellation: cancellation)
-    let length = source.input.duration.flatMap { $0.rescaled(to: .microseconds)?.value }
+    let length = source.input.duration?.microseconds
     var temporaries: [StagedOutput] = []
     defer { for t in temporaries { t.discard() } }
     var ranges: [KeptRangeReport] = []

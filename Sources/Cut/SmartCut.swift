@@ -227,15 +227,8 @@ final class Splicer {
     let coding: StretchCoding
     private let session: MuxSession
     private let track: Int
-    private final class Held {
-        let packet: Packet
-        let info: SmartCutPacket
-        init(_ p: borrowing Packet, _ info: SmartCutPacket) throws(MediaError) {
-            packet = try Packet()
-            try packet.reference(p)
-            self.info = info
-        }
-    }
+    private typealias Held = (kept: HeldPacket, info: SmartCutPacket)
+    private var plan: SmartCutPlan
     private var held: [Int: Held] = [:]
     private var offered = 0
     private var run: StretchRun?
@@ -247,20 +240,35 @@ final class Splicer {
     private let scratch: Packet
     private(set) var stretches: [(from: Int64, until: Int64, frames: Int)] = []
 
-    init(coding: StretchCoding, session: MuxSession, track: Int) throws(MediaError) {
+    init(coding: StretchCoding, plan: SmartCutPlan, session: MuxSession, track: Int) throws(MediaError) {
         self.coding = coding
+        self.plan = plan
         self.session = session
         self.track = track
         scratch = try Packet()
     }
 
-    /// Keeps the packet about to be offered to the plan (numbered as the plan numbers them).
-    func hold(_ packet: borrowing Packet, _ info: SmartCutPacket) throws(MediaError) {
-        held[offered] = try Held(packet, info)
+    /// Whether the plan has ended the track (nothing more is needed).
+    var ended: Bool { plan.ended }
+
+    /// Takes the track's next packet in decode order: held (numbered as the
+    /// plan numbers them), offered to the plan, and the plan's actions done.
+    func offer(_ packet: borrowing Packet) throws(MediaError) {
+        let t = packet.timing
+        let info = SmartCutPacket(pts: t.pts ?? t.dts ?? 0, dts: t.dts, duration: t.duration, keyframe: packet.isKeyframe,
+                                  kind: packet.withData { coding.nal.pictureKind($0) })
+        held[offered] = (try HeldPacket(packet), info)
         offered += 1
+        try perform(plan.offer(info), window: plan.window)
     }
 
-    func perform(_ actions: [SmartCutPlan.Action], window: Range<Int64>) throws(MediaError) {
+    /// Ends the track: the plan's last actions, the packet held back written.
+    func finish() throws(MediaError) {
+        try perform(plan.finish(), window: plan.window)
+        try flush()
+    }
+
+    private func perform(_ actions: [SmartCutPlan.Action], window: Range<Int64>) throws(MediaError) {
         // Decodes followed by their stretch in one batch (the end's GOP) use its range.
         let batchWindow = actions.lazy.compactMap { a -> Range<Int64>? in
             if case .encode(let s) = a { s.from..<max(s.until, s.from) } else { nil }
@@ -270,7 +278,7 @@ final class Splicer {
             case .decode(let n):
                 guard let h = held[n] else { continue }
                 if run == nil { run = try StretchRun(coding: coding) }
-                try run!.decode(h.packet, window: batchWindow)
+                try run!.decode(h.kept.packet, window: batchWindow)
             case .encode(let stretch):
                 try encode(stretch)
             case .write(let n):
@@ -279,7 +287,7 @@ final class Splicer {
                 var bytes: [UInt8]? = nil
                 if resuming {
                     resuming = false
-                    bytes = h.packet.withData { coding.resumePayload($0) }
+                    bytes = h.kept.packet.withData { coding.resumePayload($0) }
                 }
                 pending = (h, bytes)
             case .discard(let n):
@@ -289,15 +297,15 @@ final class Splicer {
     }
 
     /// Writes the copied packet held back (rebuilt when it follows a stretch).
-    func flush() throws(MediaError) {
+    private func flush() throws(MediaError) {
         guard let (h, rebuilt) = pending else { return }
         pending = nil
         guard let bytes = rebuilt else {
-            try session.write(h.packet, track: track)
+            try session.write(h.kept.packet, track: track)
             return
         }
-        let timing = h.packet.timing
-        try scratch.fill(bytes, keyframe: h.packet.isKeyframe)
+        let timing = h.kept.packet.timing
+        try scratch.fill(bytes, keyframe: h.kept.packet.isKeyframe)
         scratch.timing = timing
         try session.write(scratch, track: track)
     }

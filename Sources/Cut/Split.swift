@@ -1,6 +1,5 @@
 import Media
 import Pipeline
-import Remux
 import Sync
 
 /// Where a split puts its part boundaries.
@@ -97,7 +96,7 @@ public func split(input inputPath: String, pattern: String, options: SplitOption
     let container = try resolveContainer(options.container, output: name(1))
     let source = try CutSource(path: inputPath, container: container, streams: options.streams, operation: "could not split",
                                cancellation: cancellation)
-    let length = source.input.duration.flatMap { $0.rescaled(to: .microseconds)?.value }
+    let length = source.input.duration?.microseconds
     let asked: [Int64]
     switch options.points {
     case .every(let d):

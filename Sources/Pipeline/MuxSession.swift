@@ -86,6 +86,9 @@ public final class MuxSession {
         var firstDTS: Int64?
         var end = Int64.min
         var shownEnd = Int64.min
+        /// Frames at or after this presentation time (source ticks) are
+        /// written as references but not shown (`hideFrames`).
+        var hiddenFrom: Int64?
     }
 
     /// Checks the destination, then creates the output with exactly
@@ -193,19 +196,29 @@ public final class MuxSession {
             let source = tracks[track].source
             throw timestampError(error, input: source?.path ?? name, stream: source?.stream ?? track)
         }
+        let hidden = packet.isDiscard || tracks[track].hiddenFrom.map { (packet.timing.pts ?? .min) >= $0 } == true
         tracks[track].packets += 1
         tracks[track].bytes += Int64(packet.size)
         if tracks[track].firstDTS == nil { tracks[track].firstDTS = mapped.dts ?? mapped.pts }
         if let p = mapped.pts ?? mapped.dts {
             let end = p &+ max(mapped.duration, 0)
             tracks[track].end = max(tracks[track].end, end)
-            if !packet.isDiscard { tracks[track].shownEnd = max(tracks[track].shownEnd, end) }
+            if !hidden { tracks[track].shownEnd = max(tracks[track].shownEnd, end) }
         }
         if let d = mapped.dts { last = (track, d) }
         packet.timing = mapped
         packet.streamIndex = track
         try output.write(packet)
         return mapped
+    }
+
+    /// Frames of `track` presented at or after `from` (ticks of the source's
+    /// time base, as packets are written) are written but not shown: in an
+    /// MP4/MOV output the track's edit list ends where the frames before
+    /// `from` end (a cut's end: the frame after it kept only as a
+    /// reference of frames before it). Other containers show them.
+    public func hideFrames(track: Int, from: Int64) {
+        tracks[track].hiddenFrom = from
     }
 
     /// Bytes written to the output so far (buffered ones included).

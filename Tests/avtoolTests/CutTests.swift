@@ -74,6 +74,42 @@ struct CutTests {
         }
     }
 
+    /// A keyframe cut shows the range to the frame: `--from 3.5 --to 8.2`
+    /// of a 30 fps recording with B-frames shows 4.70 s (141 frames), not
+    /// the reference frame after 8.2 s it keeps for the B-frames before it
+    /// (the edit list ends where the frames before --to end), every beep
+    /// within 1 ms of its flash.
+    @Test(arguments: ["mp4", "mov"])
+    func keyframeCutLastsTheRangeToTheFrame(ext: String) throws {
+        let scratch = try Scratch()
+        let source = scratch.path("clicks30." + ext)
+        let video = "color=c=black:s=320x240:r=30:d=10,drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='eq(mod(n\\,30)\\,0)'"
+        let audio = "aevalsrc='if(lt(mod(t\\,1)\\,0.01)\\,0.5*sin(2*PI*1000*t)\\,0)':s=48000:d=10:n=1024"
+        let made = try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", video, "-f", "lavfi", "-i", audio,
+                                           "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p",
+                                           "-x264-params", "keyint=72:min-keyint=72:scenecut=0:bframes=3:b-adapt=0:b-pyramid=normal:threads=1",
+                                           "-c:a", "aac", "-b:a", "96k", source])
+        try #require(made.status == 0, "\(made)")
+        let out = scratch.path("cut." + ext)
+        let run = try Tool.avtool("cut", source, out, "--from", "3.5", "--to", "8.2", "-q")
+        try #require(run.status == 0, "\(run)")
+        let frames = try Self.decoded(out)
+        #expect(abs(Double(frames.count) / 30 - 4.70) <= 0.034, "\(frames.count) frames shown")
+        let probe = try FFprobe(out)
+        let v = try #require(probe.streams.first { FFprobe.string($0, "codec_type") == "video" })
+        let shown = FFprobe.double(v, "duration") ?? 0
+        #expect(abs(shown - 4.70) <= 0.034, "video lasts \(shown) s")
+        // The first and last frames shown are the source's at 3.5 s and the last before 8.2 s.
+        let original = try Self.decoded(source)
+        #expect(frames.first?.hash == original.first { abs($0.pts - 3.5) < 0.001 }?.hash)
+        #expect(frames.last?.hash == original.last { $0.pts < 8.2 - 0.001 }?.hash)
+        let c = try ClickTrack(out)
+        #expect(c.beeps.count == 5, "beeps \(c.beeps)")
+        for (b, e) in zip(c.beeps, c.beepErrors) {
+            #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash")
+        }
+    }
+
     /// The `ffmpeg` program's stream-copy cut of the same range, measured the
     /// same way, for the record: it starts at the keyframe with its audio
     /// from --from, so every beep is off by the distance to the keyframe.
