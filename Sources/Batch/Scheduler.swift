@@ -94,7 +94,6 @@ public final class Scheduler: @unchecked Sendable {
     private let observing = Condition()
 
     private let cond = Condition()
-    private var free = 0
     private var running: [Int: (job: Job, fraction: Double)] = [:]
     private var results: [JobResult] = []
     private var stopping = false
@@ -113,50 +112,35 @@ public final class Scheduler: @unchecked Sendable {
     /// - Returns: one result per job, in the jobs' order.
     public func run(_ plan: [PlannedJob]) -> [JobResult] {
         let capacity = settings.jobs ?? Self.defaultCopyParallelism
-        free = capacity
+        let pool = WorkerPool(capacity: capacity, stackSize: 8 << 20)
         let toRun = plan.enumerated().filter { $0.element.decision.runs }
         let total = toRun.count
         let start = clock.now
-        var threads: [WorkerThread] = []
 
         for (index, planned) in toRun {
             let weight = settings.jobs == nil && runner.usesAllCores(planned.job.verb) ? capacity : 1
-            cond.lock()
-            while free < weight && !stopping { cond.wait() }
-            if stopping || runner.isCancelled {
-                stopping = true
-                cond.unlock()
-                break
-            }
-            free -= weight
-            running[index] = (planned.job, 0)
-            let now = running.values.map(\.job)
-            cond.unlock()
-            observer(.started(planned.job, running: now))
-
-            let work: @Sendable () -> Void = { [self] in
+            let started = pool.start(weight: weight, unless: { [self] in runner.isCancelled || cond.withLock { stopping } }) { [self] in
+                let now: [Job] = cond.withLock {
+                    running[index] = (planned.job, 0)
+                    return running.values.map(\.job)
+                }
+                observer(.started(planned.job, running: now))
                 let result = execute(planned, index: index, total: total, start: start)
                 cond.lock()
                 running[index] = nil
                 results.append(result)
-                if result.status == .interrupted || (settings.failFast && result.status == .failed) { stopping = true }
+                let stop = result.status == .interrupted || (settings.failFast && result.status == .failed)
+                if stop { stopping = true }
                 let done = results.count
                 cond.unlock()
+                if stop { pool.stop() }
+                // Reported before the job's units return, so `run` ends after every report.
                 observer(.finished(result, done: done, total: total))
-                // Only now the capacity returns, so `run` ends after every report.
-                cond.lock()
-                free += weight
-                cond.broadcast()
-                cond.unlock()
             }
-            // Where no thread can be started, the job runs on this one.
-            if let t = try? WorkerThread(stackSize: 8 << 20, work) { threads.append(t) } else { work() }
+            guard started else { break }
         }
         // Wait for the jobs already started.
-        cond.lock()
-        while free < capacity { cond.wait() }
-        cond.unlock()
-
+        pool.wait()
         var byOutput: [String: JobResult] = [:]
         for r in results { byOutput[r.job.output] = r }
         return plan.map { p in

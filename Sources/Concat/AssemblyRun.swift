@@ -40,7 +40,7 @@ final class AssemblyRun {
         var reencoder: AudioReencoder?
         if case .reencode(let settings, _)? = handling, let a = first.audio {
             reencoder = try AudioReencoder(settings: settings, source: a.stream,
-                                           toleranceSamples: options.tolerance.map { samples($0, rate: settings.sampleRate) })
+                                           toleranceSamples: options.tolerance.map { $0.samples(rate: settings.sampleRate) })
             reencoder!.longestFillSeconds = options.longestFillSeconds
         }
         let sampleRate = reencoder?.encoder.sampleRate ?? first.audio?.stream.sampleRate ?? 0
@@ -290,16 +290,11 @@ extension AssemblyPlan {
     }
 }
 
-/// `duration` in whole samples at `rate` (nearest).
-func samples(_ duration: Duration, rate: Int32) -> Int64 {
-    Timestamp(duration).rescaled(to: Rational.perSecond(max(rate, 1))!)?.value ?? .max
-}
-
 /// Timestamp differences up to this are rounding, not gaps (copied audio):
 /// the option, else the larger of one time-base tick and 1 ms.
 func copyTolerance(_ stream: InputStream, options: AssemblyOptions) -> Int64 {
     let rate = max(stream.sampleRate, 1)
-    if let t = options.tolerance { return samples(t, rate: rate) }
+    if let t = options.tolerance { return t.samples(rate: rate) }
     return AudioGapScanner.defaultTolerance(timeBase: stream.timeBase ?? Rational.perSecond(rate)!, sampleRate: rate)
 }
 

@@ -69,7 +69,7 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
             lastWritten.removeAll()
             for (i, p) in packets.enumerated() where k == 0 || !p.isDiscard {
                 let samples = p.samples > 0 ? p.samples
-                    : Timestamp(p.duration, a.stream.timeBase!).rescaled(to: plan.sampleTimeBase)?.value ?? 0
+                    : placement.audioSamples(duration: p.duration, timeBase: a.stream.timeBase!) ?? 0
                 let at = placement.audioPosition(pts: p.pts, timeBase: a.stream.timeBase!)
                 var trial = assembler
                 let step = trial.place(at: at, samples: samples, limit: limit)

@@ -222,36 +222,29 @@ final class CutSource {
             let j = plan.kept.firstIndex { $0.index == video?.index }!
             return (track: j, coding: c, from: spec.first ? partPlan.tracks[j].from : (found?.frameTicks ?? partPlan.tracks[j].from))
         }
-        let writer = try PartWriter(session: session, plan: partPlan, kept: plan.kept, spliced: spliced)
+        let part = try PartWriters(session: session, plan: partPlan, kept: plan.kept, spliced: spliced)
         let length = spec.to.map { $0.seconds - start.seconds } ?? input.duration.map { $0.seconds - (start.seconds - origin.seconds) }
-        var throttle = ProgressThrottle()
-        try source.readWhile { (packet, j) throws(MediaError) -> Bool in
-            try writer.offer(packet, track: j)
-            if let progress, throttle.due() {
-                progress(CutProgress(fraction: length.map { min(max(session.position / max($0, 0.001), 0), 1) },
-                                     position: session.position))
-            }
-            return !writer.ended
-        }
-        try writer.finish()
+        try runTracks(&source, into: part.writers, cancellation: cancellation, untilEnded: true, progress: progress.map { progress in
+            { progress(CutProgress(fraction: length.map { min(max(session.position / max($0, 0.001), 0), 1) }, position: session.position)) }
+        })
         let result = try session.finish()
-        var part = try describe(result, spec: spec, keyframe: found?.keyframe, start: start, editList: editList, exact: exact)
-        if let splicer = writer.splicer, let tb = video?.timeBase {
-            part.reencoded = splicer.stretches.compactMap { s in
+        var written = try describe(result, spec: spec, keyframe: found?.keyframe, start: start, editList: editList, exact: exact)
+        if let splicer = part.splicer, let tb = video?.timeBase {
+            written.reencoded = splicer.stretches.compactMap { s in
                 guard let a = Timestamp(s.from, tb).microseconds, let b = Timestamp(s.until, tb).microseconds else { return nil }
                 return (Timestamp(a, .microseconds), Timestamp(b, .microseconds), s.frames)
             }
-            part.parameterSets = splicer.stretches.isEmpty ? nil : coding?.parameterSets
+            written.parameterSets = splicer.stretches.isEmpty ? nil : coding?.parameterSets
         }
         if plan.kept.contains(where: { $0.mediaType == .audio }) && !spec.split && !spec.first {
-            part.audioStart = audioStart(writer, editList: editList, audioHead: spec.audioHead)
+            written.audioStart = audioStart(part, editList: editList, audioHead: spec.audioHead)
             if !editList && spec.audioHead {
-                for r in writer.headRefusals {
-                    part.warnings.append("\(container.name) has no edit lists and \(r): the audio starts with the whole packet that holds the start")
+                for r in part.headRefusals {
+                    written.warnings.append("\(container.name) has no edit lists and \(r): the audio starts with the whole packet that holds the start")
                 }
             }
         }
-        return part
+        return written
     }
 
     /// Seeks to where the part's reading starts: the keyframe shown at or
@@ -285,10 +278,10 @@ final class CutSource {
     }
 
     /// How the audio starts, in words for the report.
-    private func audioStart(_ writer: PartWriter, editList: Bool, audioHead: Bool) -> String? {
+    private func audioStart(_ part: PartWriters, editList: Bool, audioHead: Bool) -> String? {
         if editList { return "whole packets copied; the edit list starts the audio at the first sample" }
         guard audioHead else { return nil }
-        let done = writer.heads.values.sorted { $0.track < $1.track }.filter(\.reencoded).map { h in
+        let done = part.heads.filter(\.reencoded).map { h in
             let resumed = h.rejoin.flatMap { r in h.stream.timeBase.map { Timestamp(r, $0).seconds - origin.seconds } }
             let how = h.stream.codecName.hasPrefix("pcm_") ? "trimmed to the start" : "silent before the start"
             return "stream #\(h.stream.index): \(h.frames) \(h.stream.codecName) frame(s) re-encoded (\(how))"

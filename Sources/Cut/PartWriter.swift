@@ -2,84 +2,99 @@ import Media
 import Pipeline
 import Sync
 
-/// The per-track stages of one part, between the `PacketSource` and the
-/// `MuxSession`: each packet goes through its track's `CutSelection`
-/// (from the core's `CutPartPlan`), then is copied (a subtitle clamped to
-/// the part's start), passed to the audio's re-encoded head, or to the
-/// video's splicer in exact mode. Frames the selection holds back (past the
-/// end, kept only if a frame before the end needs them) wait here.
-final class PartWriter {
-    let session: MuxSession
-    let plan: CutPartPlan
-    private var selections: [CutSelection]
-    private var held: [[HeldPacket]]
+/// One track of a part, between the `PacketSource` and the `MuxSession`:
+/// each packet goes through the track's `CutSelection` (from the core's
+/// `CutPartPlan`), then is copied (a subtitle clamped to the part's
+/// start) or passed to the audio's re-encoded head. Frames the selection
+/// holds back (past the end, kept only if a frame before the end needs
+/// them) wait here. Exact mode's video goes to a `Splicer` instead.
+final class CutTrackWriter: TrackWriter {
+    let track: Int
+    private var selection: CutSelection
+    private let plan: CutPartPlan.Track
+    private let session: MuxSession
+    private var held: [HeldPacket] = []
+    /// The audio's re-encoded head, if its start is re-encoded.
+    let head: AudioHead?
+
+    init(track: Int, plan: CutPartPlan.Track, session: MuxSession, head: AudioHead?) {
+        self.track = track
+        selection = plan.selection
+        self.plan = plan
+        self.session = session
+        self.head = head
+    }
+
+    var ended: Bool { selection.ended }
+
+    func send(_ packet: borrowing Packet) throws(MediaError) {
+        let t = packet.timing
+        switch selection.offer(pts: t.pts ?? t.dts, duration: t.duration, keyframe: packet.isKeyframe) {
+        case .drop:
+            break
+        case .hold:
+            held.append(try HeldPacket(packet))
+        case .keep(let n):
+            for h in held.prefix(n) { try session.write(h.packet, track: track) }
+            held.removeAll()
+            if let head {
+                try head.offer(packet)
+                return
+            }
+            packet.timing = plan.clamped(t)
+            try session.write(packet, track: track)
+        case .end:
+            held.removeAll()
+            try head?.finish()
+        }
+    }
+
+    func finish() throws(MediaError) {
+        try head?.finish()
+    }
+}
+
+/// A part's writers, one per kept track, and what the report needs of them.
+struct PartWriters {
+    let writers: [any TrackWriter]
     /// The audio tracks whose start is re-encoded, and why others' cannot be.
-    private(set) var heads: [Int: AudioHead] = [:]
-    private(set) var headRefusals: [String] = []
+    let heads: [AudioHead]
+    let headRefusals: [String]
     /// Exact mode: the video track's splicer.
     let splicer: Splicer?
-    private let splicedTrack: Int?
 
     /// `spliced`: exact mode's video track, its coding and where its plan starts (ticks).
     init(session: MuxSession, plan: CutPartPlan, kept: [InputStream],
          spliced: (track: Int, coding: StretchCoding, from: Int64)?) throws(MediaError) {
-        self.session = session
-        self.plan = plan
-        selections = plan.tracks.map(\.selection)
-        held = Array(repeating: [], count: kept.count)
-        splicedTrack = spliced?.track
-        splicer = try spliced.map { s throws(MediaError) in
-            try Splicer(coding: s.coding, plan: SmartCutPlan(from: s.from, to: plan.tracks[s.track].to), session: session,
-                        track: s.track)
-        }
-        for (j, s) in kept.enumerated() where plan.tracks[j].audioHead {
-            if let refusal = AudioHead.refusal(s) {
-                headRefusals.append("stream #\(s.index): \(refusal)")
-            } else if let head = try AudioHead(track: j, stream: s, from: plan.tracks[j].from, to: plan.tracks[j].to,
-                                               session: session) {
-                heads[j] = head
-            } else {
-                headRefusals.append("stream #\(s.index): libavcodec's encoder does not write its codec record")
+        var writers: [any TrackWriter] = []
+        var heads: [AudioHead] = [], refusals: [String] = []
+        var splicer: Splicer?
+        for (j, s) in kept.enumerated() {
+            let track = plan.tracks[j]
+            if let spliced, spliced.track == j {
+                let splice = try Splicer(coding: spliced.coding, plan: SmartCutPlan(from: spliced.from, to: track.to),
+                                         session: session, track: j)
+                splicer = splice
+                writers.append(splice)
+                continue
             }
-        }
-    }
-
-    /// Whether every track has ended (nothing more need be read).
-    var ended: Bool {
-        selections.indices.allSatisfy { j in j == splicedTrack ? splicer!.ended : selections[j].ended }
-    }
-
-    /// Takes the next packet of track `j`, in decode order.
-    func offer(_ packet: borrowing Packet, track j: Int) throws(MediaError) {
-        if j == splicedTrack {
-            try splicer!.offer(packet)
-            return
-        }
-        let t = packet.timing
-        switch selections[j].offer(pts: t.pts ?? t.dts, duration: t.duration, keyframe: packet.isKeyframe) {
-        case .drop:
-            break
-        case .hold:
-            held[j].append(try HeldPacket(packet))
-        case .keep(let n):
-            for h in held[j].prefix(n) { try session.write(h.packet, track: j) }
-            held[j].removeAll()
-            if let head = heads[j] {
-                try head.offer(packet)
-                return
+            var head: AudioHead?
+            if track.audioHead {
+                if let refusal = AudioHead.refusal(s) {
+                    refusals.append("stream #\(s.index): \(refusal)")
+                } else if let h = try AudioHead(track: j, stream: s, from: track.from, to: track.to, session: session) {
+                    head = h
+                    heads.append(h)
+                } else {
+                    refusals.append("stream #\(s.index): libavcodec's encoder does not write its codec record")
+                }
             }
-            packet.timing = plan.tracks[j].clamped(t)
-            try session.write(packet, track: j)
-        case .end:
-            held[j].removeAll()
-            try heads[j]?.finish()
+            writers.append(CutTrackWriter(track: j, plan: track, session: session, head: head))
         }
-    }
-
-    /// Flushes what the stages hold (the splicer's last stretch, the heads' encoders).
-    func finish() throws(MediaError) {
-        try splicer?.finish()
-        for head in heads.values { try head.finish() }
+        self.writers = writers
+        self.heads = heads
+        headRefusals = refusals
+        self.splicer = splicer
     }
 }
 

@@ -223,10 +223,10 @@ final class StretchRun {
 /// Carries out a `SmartCutPlan`'s actions for one video track: holds each
 /// offered packet (by reference) until it is written or discarded, runs
 /// the stretches, and writes their packets with the plan's DTS.
-final class Splicer {
+final class Splicer: TrackWriter {
     let coding: StretchCoding
     private let session: MuxSession
-    private let track: Int
+    let track: Int
     private typealias Held = (kept: HeldPacket, info: SmartCutPacket)
     private var plan: SmartCutPlan
     private var held: [Int: Held] = [:]
@@ -253,7 +253,7 @@ final class Splicer {
 
     /// Takes the track's next packet in decode order: held (numbered as the
     /// plan numbers them), offered to the plan, and the plan's actions done.
-    func offer(_ packet: borrowing Packet) throws(MediaError) {
+    func send(_ packet: borrowing Packet) throws(MediaError) {
         let t = packet.timing
         let info = SmartCutPacket(pts: t.pts ?? t.dts ?? 0, dts: t.dts, duration: t.duration, keyframe: packet.isKeyframe,
                                   kind: packet.withData { coding.nal.pictureKind($0) })

@@ -15,11 +15,15 @@ public protocol TrackWriter: AnyObject {
     func endSegment() throws(MediaError)
     /// Flushes everything held (decoders, encoders) into the session.
     func finish() throws(MediaError)
+    /// Whether the writer takes no more packets (a cut's track past its range).
+    var ended: Bool { get }
 }
 
 extension TrackWriter {
     /// Nothing is held between segments.
     public func endSegment() {}
+    /// A writer takes every packet of its stream.
+    public var ended: Bool { false }
 }
 
 /// Stream copy: every packet goes to the track as it is; only its timing

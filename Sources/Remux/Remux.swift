@@ -262,16 +262,14 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                                  expectedBytes: input.size, cancellation: cancellation)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair,
                                retimed: audio.mapValues { $0.encoder.timeBase })
-    if audio.isEmpty {
-        try copyPackets(from: &source, to: session, progress: progress)
-    } else {
-        let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
-            if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
-            return CopyWriter(track: j, session: session)
-        }
-        try copyPackets(from: &source, to: session, writers: writers, progress: progress)
-        for w in writers { try w.finish() }
+    let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
+        if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
+        return CopyWriter(track: j, session: session)
     }
+    let duration = input.duration.map(\.seconds), inputSize = input.size
+    try runTracks(&source, into: writers, cancellation: cancellation, progress: progress.map { progress in
+        { progress(RemuxProgress(bytesRead: input.bytesRead, inputSize: inputSize, position: session.position, duration: duration)) }
+    })
     let result = try session.finish()
 
     var report = RemuxReport(
@@ -291,25 +289,4 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
     report.durationSeconds = input.duration.map(\.seconds)
     report.elapsedSeconds = result.elapsed.seconds
     return report
-}
-
-/// The read loop of a remux: every packet of a kept stream, checked, into
-/// its track.
-private func copyPackets(from source: inout PacketSource, to session: MuxSession, writers: [any TrackWriter]? = nil,
-                         progress: ((RemuxProgress) -> Void)?) throws(MediaError) {
-    let input = source.input
-    let duration = input.duration.map(\.seconds)
-    let inputSize = input.size
-    var sinceProgress = 0
-    try source.run { (packet, j) throws(MediaError) in
-        if let writers { try writers[j].send(packet) } else { try session.write(packet, track: j) }
-        if let progress {
-            sinceProgress += 1
-            if sinceProgress >= 256 {
-                sinceProgress = 0
-                progress(RemuxProgress(bytesRead: input.bytesRead, inputSize: inputSize,
-                                       position: session.position, duration: duration))
-            }
-        }
-    }
 }

@@ -84,6 +84,11 @@ public struct SegmentPlacement: Hashable, Sendable {
         (t.dts ?? t.pts).flatMap(toOutput).map { Timestamp($0, videoTimeBase) }
     }
 
+    /// An audio packet's duration (in `timeBase` of the audio) in output samples.
+    public func audioSamples(duration: Int64, timeBase audio: Rational) -> Int64? {
+        rescale(duration, from: audio, to: sampleTimeBase)
+    }
+
     /// An audio PTS (in `timeBase` of the audio) as an output sample position.
     public func audioPosition(pts: Int64?, timeBase audio: Rational) -> Int64? {
         pts.flatMap { rescale($0, from: audio, to: sampleTimeBase) }.map { $0.plus(audioShift) }
@@ -248,6 +253,13 @@ public struct AssemblyPlan: Hashable, Sendable {
 
     private func ends(video: Int64, audioSamples: Int64, policy: EndPolicy) -> (audio: Timestamp?, video: Timestamp?) {
         SyncPlan.ends(video: Timestamp(video, videoTimeBase), audio: Timestamp(audioSamples, sampleTimeBase), policy: policy)
+    }
+}
+
+extension Duration {
+    /// Whole samples at `rate` (nearest; saturating, a rate below 1 read as 1).
+    public func samples(rate: Int32) -> Int64 {
+        Timestamp(self).rescaled(to: Rational(unchecked: 1, max(rate, 1)))?.value ?? (self < .zero ? .min : .max)
     }
 }
 

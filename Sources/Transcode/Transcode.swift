@@ -74,43 +74,18 @@ public func transcode(input inputPath: String, output outputPath: String, option
     let plan = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
     var source = try PacketSource(input, kept: plan.streams.kept, salvage: options.salvage, operation: "could not transcode")
     let video = try VideoReencoder(stream: plan.video, settings: plan.videoSettings, frameRate: options.frameRate)
-    var audio: [Int: AudioReencoder] = [:]
-    for (index, settings) in plan.audio {
-        audio[index] = try AudioReencoder(settings: settings, source: input.streams[index])
-        try audio[index]!.begin(input.streams[index])
-    }
-    let session = try MuxSession(
-        .file(outputPath, overwrite: options.overwrite, inputs: [inputPath]), container: container,
-        streams: plan.streams.kept.map {
-            $0.index == plan.video.index ? .encoded(video.encoder) : audio[$0.index].map { .encoded($0.encoder) } ?? .copy($0)
-        },
-        metadataSource: input, edits: options.edits, faststart: options.faststart,
-        audioSampleRate: plan.streams.kept.first { $0.mediaType == .audio }
-            .map { audio[$0.index]?.encoder.sampleRate ?? $0.sampleRate },
-        cancellation: cancellation)
-    var retimed = [plan.video.index: video.encoder.timeBase]
-    for (i, a) in audio { retimed[i] = a.encoder.timeBase }
-    try session.beginTimelines(plan.streams.kept, start: options.start, repair: .fix, retimed: retimed)
-
-    // One writer per track, in track order.
-    let writers: [any TrackWriter] = plan.streams.kept.enumerated().map { j, s in
-        if s.index == plan.video.index { return ReencodeWriter(video, track: j, session: session) }
-        if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
-        return CopyWriter(track: j, session: session)
-    }
+    let out = try TranscodeOutput(plan, input: input, video: .encoded(video),
+                                  destination: .file(outputPath, overwrite: options.overwrite, inputs: [inputPath]),
+                                  options: options, cancellation: cancellation)
+    let (session, writers, audio) = (out.session, out.writers, out.audio)
     if let progress {
         let duration = input.duration.map(\.seconds), start = input.startTime?.seconds ?? 0
         video.progress = { frames, t in
             progress(TranscodeProgress(frames: frames, position: t.seconds - start, duration: duration))
         }
     }
-    try source.run { (packet, j) throws(MediaError) in
-        // An encoder may take many packets before it writes one: check here too.
-        try cancellation.check()
-        try writers[j].send(packet)
-    }
-    // The video's encoder first, then the audio's, as the tracks' order.
-    for w in writers { try w.finish() }
+    // (Progress comes from the video's encoder, frame by frame.)
+    try runTracks(&source, into: writers, cancellation: cancellation)
     let result = try session.finish()
     var report = plan.report(input: input, output: outputPath, video: video, audio: audio, result: result)
     report.salvage = source.salvage
@@ -118,6 +93,57 @@ public func transcode(input inputPath: String, output outputPath: String, option
     return report
 }
 
+
+/// A transcode's output, opened: the session with the video track (encoded
+/// here, or the chunks' packets for a join), the audio the plan encodes,
+/// the rest copied; every track's timeline begun; one writer per track, in
+/// track order. What a transcode and a chunk join share.
+struct TranscodeOutput {
+    enum Video {
+        case encoded(VideoReencoder)
+        /// The chunks' packets, on `timeBase`; `encoder` gives the track's parameters.
+        case chunks(Encoder, extradata: [UInt8], timeBase: Rational)
+    }
+
+    let session: MuxSession
+    let writers: [any TrackWriter]
+    let audio: [Int: AudioReencoder]
+    let videoTrack: Int
+
+    init(_ plan: TranscodePlan, input: InputFile, video: Video, destination: MuxDestination, options: TranscodeOptions,
+         cancellation: Cancellation) throws(MediaError) {
+        var audio: [Int: AudioReencoder] = [:]
+        for (index, settings) in plan.audio {
+            audio[index] = try AudioReencoder(settings: settings, source: input.streams[index])
+            try audio[index]!.begin(input.streams[index])
+        }
+        let kept = plan.streams.kept
+        let videoSource: OutputStreamSource, videoTimeBase: Rational
+        switch video {
+        case .encoded(let v):
+            (videoSource, videoTimeBase) = (.encoded(v.encoder), v.encoder.timeBase)
+        case let .chunks(encoder, extradata, timeBase):
+            (videoSource, videoTimeBase) = (.chunks(encoder, extradata: extradata), timeBase)
+        }
+        let session = try MuxSession(
+            destination, container: plan.container,
+            streams: kept.map { $0.index == plan.video.index ? videoSource : audio[$0.index].map { .encoded($0.encoder) } ?? .copy($0) },
+            metadataSource: input, edits: options.edits, faststart: options.faststart,
+            audioSampleRate: kept.first { $0.mediaType == .audio }.map { audio[$0.index]?.encoder.sampleRate ?? $0.sampleRate },
+            cancellation: cancellation)
+        var retimed = [plan.video.index: videoTimeBase]
+        for (i, a) in audio { retimed[i] = a.encoder.timeBase }
+        try session.beginTimelines(kept, start: options.start, repair: .fix, retimed: retimed)
+        writers = kept.enumerated().map { j, s in
+            if s.index == plan.video.index, case .encoded(let v) = video { return ReencodeWriter(v, track: j, session: session) }
+            if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
+            return CopyWriter(track: j, session: session)
+        }
+        self.session = session
+        self.audio = audio
+        videoTrack = kept.firstIndex { $0.index == plan.video.index }!
+    }
+}
 
 /// Everything a transcode decides before the output exists: the streams
 /// kept, the video encoder's settings (size, bit depth, HDR metadata,
