@@ -47,10 +47,17 @@ let package = Package(
         .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
         // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
         .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat"]),
-        // Recipes (YAML), job expansion, the ledger, sharding and the scheduler. It runs jobs
-        // through a `JobRunner` the CLI supplies, so a recipe's options are checked and run by
-        // the very code that parses the command line.
-        .target(name: "Batch", dependencies: ["Threads"]),
+        // libyaml through pkg-config: the event parser recipes are read with (Batch only).
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
+        // Recipes (YAML, read by libyaml's event parser into nodes with their lines), job
+        // expansion, the ledger, sharding and the scheduler. It runs jobs through a `JobRunner`
+        // the CLI supplies, so a recipe's options are checked and run by the very code that
+        // parses the command line.
+        .target(name: "Batch", dependencies: ["Threads", "CYAML"]),
         // The library product: every verb's function, options, report and error, re-exported.
         .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut"]),
         .executableTarget(

@@ -390,24 +390,20 @@ final class BatchDisplay: Sendable {
     }
 
     private func report(_ event: BatchEvent, _ json: ProgressJSON) {
-        let q = ProgressJSON.quoted
         switch event {
         case .started(let job, _):
-            json.event([("event", q("job")), ("status", q("started")), ("output", q(job.output))])
+            json.event(BatchJobLine(status: "started", output: job.output))
         case .progress(let done, let total, let running, _):
             let overall = total > 0 ? (Double(done) + running.reduce(0) { $0 + $1.fraction }) / Double(total) : 1
-            let jobs = running.map { "{\"output\":\(q($0.job.output)),\"percent\":\(ProgressJSON.number($0.fraction * 100, 2))}" }
-            json.update(fraction: overall, position: nil,
-                        fragment: ",\"done\":\(done),\"total\":\(total),\"jobs\":[\(jobs.joined(separator: ","))]")
+            let jobs = running.map { BatchProgress.Job(output: $0.job.output, percent: ProgressJSON.rounded($0.fraction * 100, 2)) }
+            json.update(fraction: overall, position: nil, more: BatchProgress(done: done, total: total, jobs: jobs))
         case .finished(let r, let done, let total):
-            json.event([("event", q("job")), ("status", q(r.status.rawValue)), ("output", q(r.job.output)),
-                        ("seconds", ProgressJSON.number(r.seconds, 3)), ("detail", q(r.detail)),
-                        ("done", "\(done)"), ("total", "\(total)")])
+            json.event(BatchJobLine(status: r.status.rawValue, output: r.job.output,
+                                    seconds: ProgressJSON.rounded(r.seconds, 3), detail: r.detail, done: done, total: total))
             json.update(fraction: total > 0 ? Double(done) / Double(total) : 1, position: nil,
-                        fragment: ",\"done\":\(done),\"total\":\(total),\"jobs\":[]")
+                        more: BatchProgress(done: done, total: total, jobs: []))
         }
     }
-
 }
 
 private extension String {

@@ -10,37 +10,39 @@ import Media
 /// state when the work reports nothing new), each with `percent` (never
 /// lower than the line before), the output position, speed, ETA, elapsed
 /// time and the bytes of the outputs written so far (`OutputBytes`: their sizes, intermediate files left out); then one `end` line with
-/// `status` `ok` (percent 100) or `error`.
+/// `status` `ok` (percent 100) or `error`. Each line is a `ProgressRecord`
+/// written by `jsonLine`, the encoding of the reports:
 ///
-///     {"event":"progress","percent":41.5,"out_time_s":124.2,"speed":8.1,"eta_s":21.7,"elapsed_s":15.3,"bytes_written":52428800}
+///     {"bytes_written":52428800,"elapsed_s":15.3,"eta_s":21.7,"event":"progress","out_time_s":124.2,"percent":41.5,"speed":8.1}
 final class ProgressJSON: @unchecked Sendable {
     private let fd: Int32
     private let lock = Locked(State())
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
-    private let extra: String
+    private let extra: NamedStrings
 
     private struct State {
         var percent: Double?
         var position: Double?
         var lastLine: ContinuousClock.Instant?
         var ended = false
-        /// More `,"key":value` pairs for the next lines (a batch's running jobs).
-        var fragment = ""
+        /// More fields for the next lines (a batch's counts and running jobs).
+        var more: (any Encodable & Sendable)?
     }
 
-    /// - Parameter fields: more `"key":value` pairs every line carries (a batch job's output).
+    /// - Parameter fields: more string fields every line carries, by their JSON names.
     init(fd: Int32, fields: [(String, String)] = []) {
         self.fd = fd
         start = clock.now
-        extra = fields.map { ",\(Self.quoted($0.0)):\(Self.quoted($0.1))" }.joined()
+        extra = NamedStrings(pairs: fields)
         tick()
     }
 
     /// New state from the work; a line if half a second passed since the last.
-    func update(fraction: Double?, position: Double?, fragment: String? = nil) {
+    /// `more`: fields the next lines carry besides the record's (they replace those given before).
+    func update(fraction: Double?, position: Double?, more: (any Encodable & Sendable)? = nil) {
         let line = lock.withLock { s -> Bool in
-            if let fragment { s.fragment = fragment }
+            if let more { s.more = more }
             if let f = fraction, f.isFinite { s.percent = max(s.percent ?? 0, min(max(f, 0), 1) * 100) }
             if let p = position, p.isFinite { s.position = p }
             guard !s.ended else { return false }
@@ -81,28 +83,21 @@ final class ProgressJSON: @unchecked Sendable {
         let text: String? = lock.withLock { s in
             guard force || !s.ended else { return nil }
             s.lastLine = now
-            let elapsed = (now - start).seconds
-            var line = "{\"event\":\"\(event)\""
-            if let status { line += ",\"status\":\"\(status)\"" }
-            if let p = s.percent { line += ",\"percent\":\(Self.number(p, 2))" }
-            if let t = s.position { line += ",\"out_time_s\":\(Self.number(t, 3))" }
-            if let t = s.position, elapsed > 0 { line += ",\"speed\":\(Self.number(t / elapsed, 2))" }
-            if let p = s.percent, p > 0.5, p < 100, elapsed > 0 {
-                line += ",\"eta_s\":\(Self.number(elapsed * (100 - p) / p, 1))"
-            }
-            line += ",\"elapsed_s\":\(Self.number(elapsed, 3))"
-            line += ",\"bytes_written\":\(OutputBytes.total)"
-            return line + s.fragment + extra + "}\n"
+            let record = ProgressRecord(event: event, status: status, percent: s.percent, position: s.position,
+                                        elapsed: (now - start).seconds, bytesWritten: OutputBytes.total)
+            var parts: [any Encodable] = [record, extra]
+            if let more = s.more { parts.append(more) }
+            return jsonLine(Merged(parts: parts))
         }
         guard let text else { return }
         write(text)
     }
 
-    /// A line of its own (`{"event":"job",…}`), between the progress lines.
-    func event(_ fields: [(String, String)]) {
+    /// A line of its own (a batch's `{"event":"job",…}`), between the progress lines.
+    func event(_ line: some Encodable) {
         let done = lock.withLock { $0.ended }
         guard !done else { return }
-        write("{" + fields.map { "\(Self.quoted($0.0)):\($0.1)" }.joined(separator: ",") + "}\n")
+        write(jsonLine(line))
     }
 
     private let writing = Locked(())
@@ -111,22 +106,87 @@ final class ProgressJSON: @unchecked Sendable {
         writing.withLock { _ in Terminal.write(fd, text) }
     }
 
-    static func number(_ v: Double, _ digits: Int) -> String {
-        v.isFinite ? fixed(v, digits) : "null"
+    /// `v` to `digits` decimals, as the lines show it; not finite stays as it is.
+    static func rounded(_ v: Double, _ digits: Int) -> Double {
+        var scale = 1.0
+        for _ in 0..<max(digits, 0) { scale *= 10 }
+        return (v * scale).rounded() / scale
+    }
+}
+
+/// A `progress` or `end` line's own fields; what is not known yet (a
+/// position, a percent, an ETA) is left out.
+struct ProgressRecord: Encodable {
+    var event: String
+    var status: String?
+    var percent: Double?
+    var outTimeS: Double?
+    var speed: Double?
+    var etaS: Double?
+    var elapsedS: Double
+    var bytesWritten: Int64
+
+    init(event: String, status: String?, percent: Double?, position: Double?, elapsed: Double, bytesWritten: Int64) {
+        let round = ProgressJSON.rounded
+        self.event = event
+        self.status = status
+        self.percent = percent.map { round($0, 2) }
+        outTimeS = position.map { round($0, 3) }
+        speed = position.flatMap { elapsed > 0 ? round($0 / elapsed, 2) : nil }
+        etaS = percent.flatMap { p in p > 0.5 && p < 100 && elapsed > 0 ? round(elapsed * (100 - p) / p, 1) : nil }
+        elapsedS = round(elapsed, 3)
+        self.bytesWritten = bytesWritten
+    }
+}
+
+/// What a batch adds to each `--progress json` line: jobs done, of how many,
+/// and each running job's percent.
+struct BatchProgress: Encodable, Sendable {
+    struct Job: Encodable, Sendable {
+        var output: String
+        var percent: Double
     }
 
-    static func quoted(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case _ where u.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
+    var done: Int
+    var total: Int
+    var jobs: [Job]
+}
+
+/// A job's start or end, a `--progress json` line of its own; an end says
+/// how it went (`status`), in how long, and how many jobs are done.
+struct BatchJobLine: Encodable {
+    var event = "job"
+    var status: String
+    var output: String
+    var seconds: Double?
+    var detail: String?
+    var done: Int?
+    var total: Int?
+}
+
+/// Several values' fields in one JSON object: each encodes into the same one.
+private struct Merged: Encodable {
+    let parts: [any Encodable]
+
+    func encode(to encoder: any Swift.Encoder) throws {
+        for part in parts { try part.encode(to: encoder) }
+    }
+}
+
+/// String fields whose names are known only at run time.
+private struct NamedStrings: Encodable, Sendable {
+    let pairs: [(String, String)]
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Swift.Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        for (name, value) in pairs { try container.encode(value, forKey: Key(stringValue: name)) }
     }
 }
 
