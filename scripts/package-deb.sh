@@ -7,7 +7,7 @@
 # (the Swift standard library and Foundation linked in, so no Swift toolchain
 # is needed), its manual and the bash/zsh/fish completions. Depends names the
 # Debian packages of the shared libraries the binary loads (the FFmpeg 5.1
-# libraries, libstdc++, libc), found with dpkg -S on this machine, and x265,
+# libraries, libyaml, libstdc++, libc), found with dpkg -S on this machine, and x265,
 # which libavcodec loads for HEVC encoding. Install it with
 #   sudo apt-get install ./avtool_<version>_<arch>.deb
 # Prints the package's path on stdout.

@@ -48,16 +48,16 @@ struct CutCommand: WritingVerb {
     var output: String
 
     @Option(help: "Where the kept part starts (default: the start).")
-    var from: String?
+    var from: Parsed<TimeKind>?
 
     @Option(help: "Where it ends (default: the end).")
-    var to: String?
+    var to: Parsed<TimeKind>?
 
     @Option(help: "How long it is (instead of --to).")
-    var duration: String?
+    var duration: Parsed<TimeKind>?
 
     @Option(help: "Several ranges joined into one output, FROM-TO comma-separated (e.g. 0:10-0:25,1:00-1:30); instead of --from/--to.")
-    var keep: String?
+    var keep: Parsed<RangesKind>?
 
     @Option(help: "keyframe: copy every packet, video from the keyframe before --from; exact: re-encode the frames up to the next keyframe so the video starts at --from.")
     var mode: CutMode = .keyframe
@@ -75,42 +75,41 @@ struct CutCommand: WritingVerb {
 
     func validate() throws {
         for (name, value) in [("from", from), ("to", to), ("duration", duration)] {
-            if let value, value.hasPrefix("-") {
-                throw ValidationError("'--\(name)' \(value) is negative: times count from the recording's start, and a duration is more than 0")
+            guard let value, value.value == nil else { continue }
+            if value.text.hasPrefix("-") {
+                throw ValidationError("'--\(name)' \(value.text) is negative: times count from the recording's start, and a duration is more than 0")
             }
-            if let value, parsePosition(value) == nil {
-                throw ValidationError("'--\(name)' \(value) is not a time like 90, 1:30, 1:30.250, 90s or 250ms")
-            }
+            throw ValidationError("'--\(name)' \(value.text) is not a time like 90, 1:30, 1:30.250, 90s or 250ms")
         }
         if to != nil && duration != nil { throw ValidationError("give '--to' or '--duration', not both") }
-        if let to = to.flatMap(parsePosition), to <= (from.flatMap(parsePosition) ?? .zero) {
-            throw ValidationError("'--to' \(self.to!) must be after '--from' \(from ?? "0")")
+        if let to, let end = to.value, end <= (from?.value ?? .zero) {
+            throw ValidationError("'--to' \(to.text) must be after '--from' \(from?.text ?? "0")")
         }
         if let keep {
             guard from == nil && to == nil && duration == nil else {
                 throw ValidationError("give '--keep' or '--from'/'--to'/'--duration', not both")
             }
-            guard CutRange.parseList(keep) != nil else {
-                throw ValidationError("'--keep' \(keep) is not a list of ranges like 0:10-0:25,1:00-1:30 (each end after its start)")
+            guard keep.value != nil else {
+                throw ValidationError("'--keep' \(keep.text) is not a list of ranges like 0:10-0:25,1:00-1:30 (each end after its start)")
             }
         } else if from == nil && to == nil && duration == nil {
             throw ValidationError("give the part to keep: '--from', '--to', '--duration' or '--keep'")
         }
-        if duration.flatMap(parsePosition) == .zero { throw ValidationError("'--duration' must be more than 0") }
+        if duration?.value == .zero { throw ValidationError("'--duration' must be more than 0") }
     }
 
     var options: CutOptions {
         var o = CutOptions()
         o.container = containerOptions.container
-        o.from = from.flatMap(parsePosition) ?? .zero
-        o.to = to.flatMap(parsePosition) ?? duration.flatMap(parsePosition).map { o.from + $0 }
+        o.from = from?.value ?? .zero
+        o.to = to?.value ?? duration?.value.map { o.from + $0 }
         drops.apply(to: &o.streams)
         o.streams.video = !noVideo
         o.faststart = !containerOptions.noFaststart
         o.edits = (try? containerOptions.tagging.edits()) ?? MetadataEdits()  // checked by validate()
         o.overwrite = outputOptions.overwrite
         o.mode = mode
-        o.keep = keep.flatMap(CutRange.parseList) ?? []
+        o.keep = keep?.value ?? []
         o.dryRun = dryRun
         return o
     }
@@ -200,13 +199,13 @@ struct SplitCommand: WritingVerb {
     var pattern: String
 
     @Option(help: "A part every so long (e.g. 10m, 90s, 1:00:00).")
-    var every: String?
+    var every: Parsed<TimeKind>?
 
     @Option(help: "Split points, comma-separated (e.g. 1:30,4:00.5).")
-    var at: String?
+    var at: Parsed<TimeListKind>?
 
     @Option(help: "Parts of at most this size (e.g. 2GB, 700MB, 4GiB).")
-    var size: String?
+    var size: Parsed<ByteCountKind>?
 
     @Flag(help: "A part per chapter.")
     var chapters = false
@@ -229,16 +228,15 @@ struct SplitCommand: WritingVerb {
         guard [every != nil, at != nil, size != nil, chapters].filter({ $0 }).count == 1 else {
             throw ValidationError("give one of '--every', '--at', '--size' or '--chapters'")
         }
-        if let size, parseByteCount(size) == nil {
-            throw ValidationError("'--size' \(size) is not a size like 2GB, 700MB or 4GiB")
+        if let size, size.value == nil {
+            throw ValidationError("'--size' \(size.text) is not a size like 2GB, 700MB or 4GiB")
         }
-        if let every, (parsePosition(every) ?? .zero) <= .zero {
-            throw ValidationError("'--every' \(every) is not a length like 10m, 90s or 1:30")
+        if let every, (every.value ?? .zero) <= .zero {
+            throw ValidationError("'--every' \(every.text) is not a length like 10m, 90s or 1:30")
         }
-        if let at {
-            for t in at.split(separator: ",", omittingEmptySubsequences: false) where parsePosition(String(t)) == nil {
-                throw ValidationError("'--at' \(t) is not a time like 90, 1:30, 1:30.250, 90s or 250ms")
-            }
+        if let at, at.value == nil {
+            let bad = at.text.split(separator: ",", omittingEmptySubsequences: false).first { TimeKind.parse(String($0)) == nil }
+            throw ValidationError("'--at' \(bad ?? "") is not a time like 90, 1:30, 1:30.250, 90s or 250ms")
         }
         if !pattern.contains("{n}") { throw ValidationError("PATTERN '\(pattern)' has no {n} for the part number") }
     }
@@ -246,9 +244,9 @@ struct SplitCommand: WritingVerb {
     var options: SplitOptions {
         var o = SplitOptions()
         o.container = containerOptions.container
-        if let every, let d = parsePosition(every) { o.points = .every(d) }
-        if let at { o.points = .at(at.split(separator: ",").compactMap { parsePosition(String($0)) }) }
-        if let size, let n = parseByteCount(size) { o.points = .size(n) }
+        if let d = every?.value { o.points = .every(d) }
+        if let times = at?.value { o.points = .at(times) }
+        if let n = size?.value { o.points = .size(n) }
         if chapters { o.points = .chapters }
         drops.apply(to: &o.streams)
         o.streams.video = !noVideo

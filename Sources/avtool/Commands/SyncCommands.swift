@@ -16,23 +16,23 @@ import Transcode
 /// Options merge, concat and fill-silence share.
 struct SyncOptions: ParsableArguments {
     @Option(help: "Timestamp differences up to this are rounding, not gaps (e.g. 2ms; default: 1 ms or one tick).")
-    var tolerance: String?
+    var tolerance: Parsed<DurationKind>?
 
     @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate if the audio must be re-encoded (default: the input's).")
-    var audioBitrate: String?
+    var audioBitrate: Parsed<BitRateKind>?
 
     func validate() throws {
-        if let tolerance, parseDuration(tolerance) == nil {
-            throw ValidationError("'--tolerance' \(tolerance) is not a duration like 2ms or 0.01s")
+        if let tolerance, tolerance.value == nil {
+            throw ValidationError("'--tolerance' \(tolerance.text) is not a duration like 2ms or 0.01s")
         }
-        if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
-            throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k")
+        if let audioBitrate, audioBitrate.value == nil {
+            throw ValidationError("'--audio-bitrate' \(audioBitrate.text) is not a bit rate like 128k")
         }
     }
 
     func apply(to o: inout AssemblyOptions) {
-        o.tolerance = tolerance.flatMap(parseDuration)
-        o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
+        o.tolerance = tolerance?.value
+        o.audioBitRate = audioBitrate?.value
     }
 }
 
@@ -81,7 +81,7 @@ struct MergeCommand: WritingVerb {
     var align: MergeAlignment = .start
 
     @Option(help: "Move the audio later (e.g. 120ms) or earlier (-0.5s).")
-    var offset: String?
+    var offset: Parsed<OffsetKind>?
 
     @Option(help: "Where the output ends: video, shortest, longest.")
     var end: EndPolicy = .video
@@ -101,12 +101,12 @@ struct MergeCommand: WritingVerb {
     @OptionGroup var reporting: ReportingOptions
 
     func validate() throws {
-        if let offset, parseOffset(offset) == nil {
-            if let d = parseDuration(offset) {
-                let n = offset.trimmingPrefix("+")
-                throw ValidationError("'--offset' \(offset) has no unit: write \(n)ms or \(n)s (\(n) would be read as \(fixed(d.seconds, 3)) seconds)")
+        if let offset, offset.value == nil {
+            if let d = parseDuration(offset.text) {
+                let n = offset.text.trimmingPrefix("+")
+                throw ValidationError("'--offset' \(offset.text) has no unit: write \(n)ms or \(n)s (\(n) would be read as \(fixed(d.seconds, 3)) seconds)")
             }
-            throw ValidationError("'--offset' \(offset) is not a duration like 120ms, -0.5s or 1.25s")
+            throw ValidationError("'--offset' \(offset.text) is not a duration like 120ms, -0.5s or 1.25s")
         }
         if syncByAudio && offset != nil {
             throw ValidationError("'--sync-by-audio' and '--offset' cannot be used together")
@@ -120,7 +120,7 @@ struct MergeCommand: WritingVerb {
         var o = assemblyOptions(containerOptions, outputOptions, sync)
         o.end = end
         o.fill = !noFill
-        let shift = offset.flatMap(parseOffset) ?? .zero
+        let shift = offset?.value ?? .zero
         return try merge(video: video, audio: audio, output: output, alignment: align, offset: shift,
                          syncByAudio: syncByAudio, keepOriginalAudio: keepOriginalAudio, options: o) { p in
             line.update(fraction: p.fraction, position: p.position, detail: "")

@@ -11,17 +11,17 @@ struct OutputOptions: ParsableArguments {
     var overwrite = false
 
     @Option(help: "Give up after this long (e.g. 90s, 10m, 2h): stop as Ctrl-C does, write nothing, exit status 124.")
-    var timeout: String?
+    var timeout: Parsed<DurationKind>?
 
     func validate() throws {
-        if let timeout, (parseDuration(timeout) ?? .zero) <= .zero {
-            throw ValidationError("'--timeout' \(timeout) is not a positive duration like 90s, 10m or 2h")
+        if let timeout, (timeout.value ?? .zero) <= .zero {
+            throw ValidationError("'--timeout' \(timeout.text) is not a positive duration like 90s, 10m or 2h")
         }
     }
 
     /// Starts the `--timeout` clock, if one was given.
     func armTimeout() {
-        if let timeout, let limit = parseDuration(timeout) { Deadline.arm(limit, text: timeout) }
+        if let timeout, let limit = timeout.value { Deadline.arm(limit, text: timeout.text) }
     }
 }
 
