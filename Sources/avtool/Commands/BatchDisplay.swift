@@ -1,7 +1,10 @@
 import ArgumentParser
 import Batch
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import Media
 
