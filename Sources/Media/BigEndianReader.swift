@@ -89,3 +89,8 @@ public struct FourCC: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
         String(decoding: bytes.map { $0 >= 32 && $0 < 127 ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
     }
 }
+
+/// `v`'s low `n` bytes appended to `out`, most significant first.
+func put(_ v: UInt64, _ n: Int, _ out: inout [UInt8]) {
+    for k in (0..<n).reversed() { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(k)))) }
+}

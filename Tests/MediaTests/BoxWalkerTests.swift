@@ -144,4 +144,21 @@ struct BoxWalkerTests {
         let over = L.box("udta", Self.declared(40, "meta", [])) + [UInt8](repeating: 0, count: 40)
         #expect(Self.walk(over, in: 8..<16).stop == .cutShort(BoxHeader(type: "meta", start: 8, headerSize: 8, size: 40)))
     }
+
+    @Test func fileLevelWalkRefusesWhatIsNotWhole() throws {
+        func top(_ file: [UInt8]) throws(MovieLayout.Refusal) -> [MovieLayout.TopBox] {
+            try MovieLayout.topLevelBoxes(fileSize: Int64(file.count)) { offset, count in
+                guard offset < file.count else { return nil }
+                return Array(file[Int(offset)..<min(file.count, Int(offset) + count)])
+            }
+        }
+        let ftyp = L.box("ftyp", [0, 0, 0, 0])
+        #expect(try top(ftyp + Self.large("mdat", size: 20, [1, 2, 3, 4])).map(\.size) == [12, 20])
+        let open = try #require(top(ftyp + Self.declared(0, "mdat", [1, 2])).last)
+        #expect(open.type == "mdat" && open.start == 12 && open.size == 10)
+        #expect(throws: MovieLayout.Refusal.self) { try top(ftyp + Self.declared(100, "mdat", [1])) }
+        #expect(throws: MovieLayout.Refusal.self) { try top(ftyp + Self.large("mdat", size: 12, [1, 2, 3, 4])) }
+        #expect(throws: MovieLayout.Refusal.self) { try top(ftyp + [0, 0, 0]) }
+        #expect(throws: MovieLayout.Refusal.self) { try top(ftyp + L.be(1, 4) + Array("mdat".utf8) + [0, 0]) }
+    }
 }
