@@ -145,6 +145,24 @@ struct BoxWalkerTests {
         #expect(Self.walk(over, in: 8..<16).stop == .cutShort(BoxHeader(type: "meta", start: 8, headerSize: 8, size: 40)))
     }
 
+    @Test func topLevelBoxesOfAFileCutOff() {
+        let ftyp = L.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0])
+        func boxes(_ bytes: [UInt8]) -> TopLevelBoxes { bytes.withUnsafeBytes { TopLevelBoxes($0) } }
+        let cut = boxes(ftyp + Self.declared(1000, "mdat", [1, 2, 3]))
+        #expect(cut.isISOBMFF && cut.cutShort && !cut.hasIndex && cut.lacksIndex)
+        #expect(cut.mediaData == [24..<27])
+        let open = boxes(ftyp + Self.declared(0, "mdat", [1, 2, 3]))
+        #expect(open.cutShort && open.mediaData == [24..<27])
+        // A 64-bit size of 0, as a recorder may leave it: to the end too.
+        let openLarge = boxes(ftyp + Self.large("mdat", size: 0, [1, 2, 3]))
+        #expect(openLarge.cutShort && openLarge.mediaData == [32..<35])
+        let whole = boxes(ftyp + L.box("mdat", [1]) + L.box("moov", []))
+        #expect(whole.hasIndex && !whole.cutShort && !whole.lacksIndex && whole.mediaData == [24..<25])
+        let bad = boxes(ftyp + Self.declared(3, "mdat", [1, 2, 3]))
+        #expect(!bad.cutShort && bad.mediaData.isEmpty)
+        #expect(!boxes(Array("not a movie file".utf8)).isISOBMFF)
+    }
+
     @Test func fileLevelWalkRefusesWhatIsNotWhole() throws {
         func top(_ file: [UInt8]) throws(MovieLayout.Refusal) -> [MovieLayout.TopBox] {
             try MovieLayout.topLevelBoxes(fileSize: Int64(file.count)) { offset, count in
