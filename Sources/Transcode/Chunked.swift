@@ -336,10 +336,7 @@ final class ChunkDirectory: Sendable {
     }
 }
 
-func size(of path: String) -> Int64? {
-    var st = stat()
-    return stat(path, &st) == 0 ? Int64(st.st_size) : nil
-}
+func size(of path: String) -> Int64? { fileSize(path) }
 
 // MARK: One chunk
 
