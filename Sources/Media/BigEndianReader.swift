@@ -73,12 +73,28 @@ public struct FourCC: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
     @inlinable
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
-    /// The code of four characters, each U+0000 to U+00FF (any other is taken as `?`).
+    /// The code of four characters, each U+0000 to U+00FF (any other is
+    /// taken as `?`). From the literal's UTF-8 bytes, without making a
+    /// `String`: a type compared in a loop (`box.type == "trak"`) costs
+    /// what comparing two numbers costs.
     @inlinable
-    public init(stringLiteral text: String) {
-        var raw: UInt32 = 0
-        for scalar in text.unicodeScalars.prefix(4) { raw = raw << 8 | (scalar.value <= 0xff ? scalar.value : 0x3f) }
-        rawValue = raw
+    public init(stringLiteral text: StaticString) {
+        rawValue = text.withUTF8Buffer { utf8 in
+            var raw: UInt32 = 0, i = 0, n = 0
+            while i < utf8.count && n < 4 {
+                let lead = utf8[i]
+                var scalar = UInt32(lead)
+                i += 1
+                if lead >= 0x80 {
+                    // Two bytes for U+0080 to U+07FF (only up to U+00FF is kept), more for the rest.
+                    scalar = lead & 0xe0 == 0xc0 && i < utf8.count ? UInt32(lead & 0x1f) << 6 | UInt32(utf8[i] & 0x3f) : 0x3f
+                    while i < utf8.count && utf8[i] & 0xc0 == 0x80 { i += 1 }
+                }
+                raw = raw << 8 | (scalar <= 0xff ? scalar : 0x3f)
+                n += 1
+            }
+            return raw
+        }
     }
 
     /// The four bytes, first first.
