@@ -131,16 +131,16 @@ public struct ALACCookie: Equatable, Sendable {
         var b = bytes[...]
         // 'alac' atom: size (4), type (4), version and flags (4).
         if b.count >= 36, Array(b.dropFirst(4).prefix(4)) == Array("alac".utf8) { b = b.dropFirst(12) }
-        guard b.count >= 24 else { return nil }
-        let c = Array(b.prefix(24))
-        func u32(_ i: Int) -> UInt32 { c[i..<i + 4].reduce(0) { $0 << 8 | UInt32($1) } }
-        frameLength = u32(0)
-        bitDepth = c[5]
-        riceHistoryMultiplier = c[6]
-        riceInitialHistory = c[7]
-        riceLimit = c[8]
-        channels = c[9]
-        sampleRate = u32(20)
+        let c = BigEndianReader(b)
+        guard let frameLength = c.u32(at: 0), let bitDepth = c.u8(at: 5), let pb = c.u8(at: 6), let mb = c.u8(at: 7),
+              let kb = c.u8(at: 8), let channels = c.u8(at: 9), let sampleRate = c.u32(at: 20) else { return nil }
+        self.frameLength = frameLength
+        self.bitDepth = bitDepth
+        riceHistoryMultiplier = pb
+        riceInitialHistory = mb
+        riceLimit = kb
+        self.channels = channels
+        self.sampleRate = sampleRate
     }
 }
 

@@ -25,61 +25,72 @@ public enum EditListEnd {
         guard fstat(fd, &st) == 0,
               let top = try? MovieLayout.topLevelBoxes(fileSize: Int64(st.st_size), read: { FileBytes.read(fd, $0, $1) }),
               let moov = top.first(where: { $0.type == "moov" }), moov.size < 1 << 30,
-              let bytes = FileBytes.read(fd, moov.start, Int(moov.size)) else { return false }
-        guard let (mvhd, _) = child("mvhd", in: bytes, from: 8, to: bytes.count),
-              let movieScale = timescale(of: bytes, fullBox: mvhd),
-              let (trak, trakEnd) = nth("trak", track, in: bytes, from: 8, to: bytes.count),
-              let (edts, edtsEnd) = child("edts", in: bytes, from: trak + 8, to: trakEnd),
-              let (elst, _) = child("elst", in: bytes, from: edts + 8, to: edtsEnd),
-              let (mdia, mdiaEnd) = child("mdia", in: bytes, from: trak + 8, to: trakEnd),
-              let (mdhd, _) = child("mdhd", in: bytes, from: mdia + 8, to: mdiaEnd),
-              let mediaScale = timescale(of: bytes, fullBox: mdhd) else { return false }
-        let version = bytes[elst + 8]
-        let count = Int(be(bytes, elst + 12, 4))
-        let entrySize = version == 1 ? 20 : 12
-        guard count >= 1, elst + 16 + count * entrySize <= bytes.count else { return false }
-        let last = elst + 16 + (count - 1) * entrySize
-        let fieldSize = version == 1 ? 8 : 4
-        let duration = Int64(bitPattern: be(bytes, last, fieldSize))
-        let mediaTime = fieldSize == 8 ? Int64(bitPattern: be(bytes, last + 8, 8)) : Int64(Int32(truncatingIfNeeded: be(bytes, last + 4, 4)))
-        guard mediaTime >= 0 else { return false }
+              let bytes = FileBytes.read(fd, moov.start, Int(moov.size)),
+              let edit = LastEdit(BigEndianReader(bytes), track: track), edit.mediaTime >= 0 else { return false }
         // The shown end on the media timeline (samples from the first decoded one), in movie ticks, rounded
         // down: a frame that starts at the end is not shown.
-        let shown = shownEnd - firstDTS - mediaTime
-        guard shown > 0, mediaScale <= UInt32(Int32.max), movieScale <= UInt32(Int32.max),
-              let ticks = rescale(shown, from: Rational(unchecked: 1, Int32(mediaScale)),
-                                  to: Rational(unchecked: 1, Int32(movieScale)), rounding: .down),
-              ticks > 0, ticks < duration else { return false }
+        let shown = shownEnd - firstDTS - edit.mediaTime
+        guard shown > 0, edit.mediaScale <= UInt32(Int32.max), edit.movieScale <= UInt32(Int32.max),
+              let ticks = rescale(shown, from: Rational(unchecked: 1, Int32(edit.mediaScale)),
+                                  to: Rational(unchecked: 1, Int32(edit.movieScale)), rounding: .down),
+              ticks > 0, ticks < edit.duration else { return false }
         var field: [UInt8] = []
-        put(UInt64(ticks), fieldSize, &field)
-        return pwrite(fd, field, field.count, off_t(moov.start) + off_t(last)) == field.count
+        put(UInt64(ticks), edit.fieldSize, &field)
+        return pwrite(fd, field, field.count, off_t(moov.start) + off_t(edit.durationOffset)) == field.count
+    }
+}
+
+/// The last entry of a track's edit list (`elst`) in an index (`moov`),
+/// with the time scales it counts in.
+private struct LastEdit {
+    /// Where the entry's duration lies in the index, and its size (4 or 8).
+    var durationOffset: Int
+    var fieldSize: Int
+    /// In the movie's time scale.
+    var duration: Int64
+    /// Where the edit starts on the media timeline, in the media's time scale.
+    var mediaTime: Int64
+    var movieScale: UInt32
+    var mediaScale: UInt32
+
+    /// The last edit of track `track` (0-based, in `trak` order) of the index `moov` (its bytes, header included).
+    init?(_ moov: BigEndianReader<[UInt8]>, track: Int) {
+        var top = BoxWalker(moov)
+        guard let movie = top.next("moov"),
+              let mvhd = Self.child("mvhd", of: movie, in: moov),
+              let movieScale = Self.timescale(of: mvhd, in: moov),
+              let trak = Self.child("trak", track, of: movie, in: moov),
+              let edts = Self.child("edts", of: trak, in: moov),
+              let elst = Self.child("elst", of: edts, in: moov),
+              let mdia = Self.child("mdia", of: trak, in: moov),
+              let mdhd = Self.child("mdhd", of: mdia, in: moov),
+              let mediaScale = Self.timescale(of: mdhd, in: moov),
+              let version = moov.u8(at: elst.payload.lowerBound),
+              let count = moov.length(at: elst.payload.lowerBound + 4, size: 4) else { return nil }
+        let entrySize = version == 1 ? 20 : 12
+        let entries = elst.payload.lowerBound + 8
+        guard count >= 1, entries + count * entrySize <= moov.count else { return nil }
+        durationOffset = entries + (count - 1) * entrySize
+        fieldSize = version == 1 ? 8 : 4
+        guard let duration = moov.uint(at: durationOffset, size: fieldSize),
+              let time = moov.uint(at: durationOffset + fieldSize, size: fieldSize) else { return nil }
+        self.duration = Int64(bitPattern: duration)
+        mediaTime = fieldSize == 8 ? Int64(bitPattern: time) : Int64(Int32(truncatingIfNeeded: time))
+        self.movieScale = movieScale
+        self.mediaScale = mediaScale
     }
 
-    /// The first `type` box among the boxes in `bytes[from..<to]`: its start and end.
-    private static func child(_ type: String, in bytes: [UInt8], from: Int, to: Int) -> (Int, Int)? {
-        nth(type, 0, in: bytes, from: from, to: to)
+    /// The `n`th (0-based) `type` box among the children of `box`.
+    private static func child(_ type: FourCC, _ n: Int = 0, of box: BoxHeader, in moov: BigEndianReader<[UInt8]>) -> BoxHeader? {
+        var walker = BoxWalker(moov, in: box.payload)
+        for _ in 0..<n { guard walker.next(type) != nil else { return nil } }
+        return walker.next(type)
     }
 
-    /// The `n`th (0-based) `type` box among the boxes in `bytes[from..<to]`.
-    private static func nth(_ type: String, _ n: Int, in bytes: [UInt8], from: Int, to: Int) -> (Int, Int)? {
-        var at = from, seen = 0
-        while at + 8 <= to {
-            let size = Int(be(bytes, at, 4))
-            guard size >= 8, at + size <= to else { return nil }
-            if fourCC(bytes, at + 4) == type {
-                if seen == n { return (at, at + size) }
-                seen += 1
-            }
-            at += size
-        }
-        return nil
-    }
-
-    /// The time scale of an `mvhd` or `mdhd` box starting at `box`.
-    private static func timescale(of bytes: [UInt8], fullBox box: Int) -> UInt32? {
-        let at = box + 8 + (bytes[box + 8] == 1 ? 20 : 12)
-        guard at + 4 <= bytes.count else { return nil }
-        let scale = UInt32(be(bytes, at, 4))
-        return scale > 0 ? scale : nil
+    /// The time scale of an `mvhd` or `mdhd` box.
+    private static func timescale(of box: BoxHeader, in moov: BigEndianReader<[UInt8]>) -> UInt32? {
+        guard let version = moov.u8(at: box.payload.lowerBound),
+              let scale = moov.u32(at: box.payload.lowerBound + (version == 1 ? 20 : 12)), scale > 0 else { return nil }
+        return scale
     }
 }

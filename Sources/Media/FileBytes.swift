@@ -92,3 +92,9 @@ public enum FileBytes {
         }
     }
 }
+
+/// The size of the file at `path` in bytes (`stat`); nil when there is none to read.
+package func fileSize(_ path: String) -> Int64? {
+    var st = stat()
+    return stat(path, &st) == 0 ? Int64(st.st_size) : nil
+}

@@ -94,11 +94,11 @@ extension Box {
     }
 
     /// The child at `path` (types, one level each) changed by `change`.
-    mutating func editChild(_ path: String..., change: (inout Box) throws(MovieLayout.Refusal) -> Void) throws(MovieLayout.Refusal) {
+    mutating func editChild(_ path: FourCC..., change: (inout Box) throws(MovieLayout.Refusal) -> Void) throws(MovieLayout.Refusal) {
         try editChild(path[...], change: change)
     }
 
-    private mutating func editChild(_ path: ArraySlice<String>, change: (inout Box) throws(MovieLayout.Refusal) -> Void) throws(MovieLayout.Refusal) {
+    private mutating func editChild(_ path: ArraySlice<FourCC>, change: (inout Box) throws(MovieLayout.Refusal) -> Void) throws(MovieLayout.Refusal) {
         guard let first = path.first else { return try change(&self) }
         guard var kids = children, let k = kids.firstIndex(where: { $0.type == first }) else {
             throw MovieLayout.Refusal(description: "the index has no '\(first)' box in '\(type)'")
@@ -136,41 +136,31 @@ extension Box {
 /// The keys libavformat's MP4/MOV demuxer gives the user data strings and
 /// iTunes items it reads as plain text (`mov_read_udta_string`); those it
 /// parses as numbers or flags (`trkn`, `disk`, `gnre`, `stik`, …) are not here.
-let textItemKeys: [UInt32: String] = {
-    let c: UInt32 = 0xa9 << 24
-    func t(_ s: String) -> UInt32 { Box.code(s) }
-    func q(_ s: String) -> UInt32 { c | Box.code(s) }
-    return [
-        q("nam"): "title", q("aut"): "artist", q("ART"): "artist", t("aART"): "album_artist",
-        q("wrt"): "composer", q("com"): "composer", t("cprt"): "copyright", q("cpy"): "copyright",
-        q("grp"): "grouping", q("lyr"): "lyrics", q("cmt"): "comment", q("inf"): "comment",
-        q("alb"): "album", q("day"): "date", q("gen"): "genre", q("too"): "encoder", q("swr"): "encoder",
-        q("enc"): "encoder", q("xyz"): "location", t("desc"): "description", t("ldes"): "synopsis",
-        t("tvsh"): "show", t("tven"): "episode_id", t("tvnn"): "network", t("keyw"): "keywords",
-        q("mak"): "make", q("mod"): "model", q("dir"): "director", q("PRD"): "producer", q("prd"): "producer",
-        q("st3"): "subtitle",
-    ]
-}()
+let textItemKeys: [FourCC: String] = [
+    "©nam": "title", "©aut": "artist", "©ART": "artist", "aART": "album_artist",
+    "©wrt": "composer", "©com": "composer", "cprt": "copyright", "©cpy": "copyright",
+    "©grp": "grouping", "©lyr": "lyrics", "©cmt": "comment", "©inf": "comment",
+    "©alb": "album", "©day": "date", "©gen": "genre", "©too": "encoder", "©swr": "encoder",
+    "©enc": "encoder", "©xyz": "location", "desc": "description", "ldes": "synopsis",
+    "tvsh": "show", "tven": "episode_id", "tvnn": "network", "keyw": "keywords",
+    "©mak": "make", "©mod": "model", "©dir": "director", "©PRD": "producer", "©prd": "producer",
+    "©st3": "subtitle",
+]
 
 /// The item written for a key an MP4/M4A does not hold yet (as libavformat's MP4 muxer writes it).
-private let isoItemForKey: [String: UInt32] = {
-    let c: UInt32 = 0xa9 << 24
-    func t(_ s: String) -> UInt32 { Box.code(s) }
-    func q(_ s: String) -> UInt32 { c | Box.code(s) }
-    return ["title": q("nam"), "artist": q("ART"), "album_artist": t("aART"), "composer": q("wrt"), "album": q("alb"),
-            "date": q("day"), "comment": q("cmt"), "genre": q("gen"), "copyright": t("cprt"), "grouping": q("grp"),
-            "lyrics": q("lyr"), "description": t("desc"), "synopsis": t("ldes"), "show": t("tvsh"),
-            "episode_id": t("tven"), "network": t("tvnn"), "encoder": q("too"), "keywords": t("keyw")]
-}()
+private let isoItemForKey: [String: FourCC] = [
+    "title": "©nam", "artist": "©ART", "album_artist": "aART", "composer": "©wrt", "album": "©alb",
+    "date": "©day", "comment": "©cmt", "genre": "©gen", "copyright": "cprt", "grouping": "©grp",
+    "lyrics": "©lyr", "description": "desc", "synopsis": "ldes", "show": "tvsh",
+    "episode_id": "tven", "network": "tvnn", "encoder": "©too", "keywords": "keyw",
+]
 
 /// The user data string written for a key a MOV does not hold yet (as libavformat's MOV muxer writes it).
-private let quickTimeStringForKey: [String: UInt32] = {
-    let c: UInt32 = 0xa9 << 24
-    func q(_ s: String) -> UInt32 { c | Box.code(s) }
-    return ["title": q("nam"), "artist": q("ART"), "composer": q("wrt"), "album": q("alb"), "date": q("day"),
-            "comment": q("cmt"), "genre": q("gen"), "copyright": q("cpy"), "encoder": q("swr"), "location": q("xyz"),
-            "make": q("mak"), "model": q("mod")]
-}()
+private let quickTimeStringForKey: [String: FourCC] = [
+    "title": "©nam", "artist": "©ART", "composer": "©wrt", "album": "©alb", "date": "©day",
+    "comment": "©cmt", "genre": "©gen", "copyright": "©cpy", "encoder": "©swr", "location": "©xyz",
+    "make": "©mak", "model": "©mod",
+]
 
 /// The boxes in a box's payload after `prefix` bytes (a full box's version
 /// and flags), with what follows the last of them.
@@ -200,15 +190,14 @@ private struct BoxList {
 
     /// A `meta` box's list: a QuickTime one may lack the full box's four bytes.
     static func meta(_ payload: ArraySlice<UInt8>) throws(MovieLayout.Refusal) -> BoxList {
-        let p = Array(payload.prefix(8))
-        let bare = p.count == 8 && fourCC(p, 4) == "hdlr"
+        let bare = BigEndianReader(payload).fourCC(at: 4) == "hdlr"
         return try BoxList(payload, prefix: bare ? 0 : 4)
     }
 
     /// The handler type of a `meta` list (`mdir`: iTunes items, `mdta`: keys).
-    var handler: String? {
-        guard let h = boxes.first(where: { $0.type == "hdlr" }), h.payload.count >= 12 else { return nil }
-        return fourCC(Array(h.payload.prefix(12)), 8)
+    var handler: FourCC? {
+        guard let h = boxes.first(where: { $0.type == "hdlr" }) else { return nil }
+        return BigEndianReader(h.payload).fourCC(at: 8)
     }
 }
 
@@ -219,9 +208,9 @@ private func dataBox(_ text: String, locale: [UInt8] = [0, 0, 0, 0]) -> Box {
 
 /// A `meta` list with a handler of `type` (`mdir` with Apple's
 /// manufacturer code, as the MP4 muxer writes it; `mdta`).
-private func newMeta(_ type: String) -> BoxList {
-    let manufacturer: [UInt8] = type == "mdir" ? Array("appl".utf8) : [0, 0, 0, 0]
-    let hdlr = Box("hdlr", payload: ([0, 0, 0, 0, 0, 0, 0, 0] + Array(type.utf8) + manufacturer + [UInt8](repeating: 0, count: 9))[...])
+private func newMeta(_ type: FourCC) -> BoxList {
+    let manufacturer: [UInt8] = type == "mdir" ? FourCC("appl").bytes : [0, 0, 0, 0]
+    let hdlr = Box("hdlr", payload: ([0, 0, 0, 0, 0, 0, 0, 0] + type.bytes + manufacturer + [UInt8](repeating: 0, count: 9))[...])
     var boxes = [hdlr]
     if type == "mdta" { boxes.append(Box("keys", payload: [0, 0, 0, 0, 0, 0, 0, 0])) }
     boxes.append(Box("ilst"))
@@ -248,9 +237,12 @@ extension Box {
             case "mdta":
                 guard let k = list.boxes.firstIndex(where: { $0.type == "keys" }) else { return }
                 let names = try Self.keyNames(list.boxes[k]).names.map { $0.lowercased() }
-                name = { item in Int(item.code) >= 1 && Int(item.code) <= names.count ? names[Int(item.code) - 1] : nil }
+                name = { item in
+                    let n = Int(item.type.rawValue)
+                    return n >= 1 && n <= names.count ? names[n - 1] : nil
+                }
             case "mdir":
-                name = { textItemKeys[$0.code] }
+                name = { textItemKeys[$0.type] }
             default:
                 return
             }
@@ -275,16 +267,16 @@ extension Box {
         if var list = udta {
             // QuickTime user data strings.
             list.boxes = try list.boxes.keeping { (b: Box) throws(MovieLayout.Refusal) -> Box? in
-                guard textItemKeys[b.code] == wanted else { return b }
+                guard textItemKeys[b.type] == wanted else { return b }
                 found = true
                 guard let value else { return nil }
-                let p = Array(b.payload)
-                let language = p.count >= 4 ? (UInt16(p[2]) << 8 | UInt16(p[3])) : 0x55c4
+                // (A string without one is taken as undetermined, 0x55c4.)
+                let language = BigEndianReader(b.payload).u16(at: 2) ?? 0x55c4
                 // Below 0x400 a Macintosh language code: the text is read as Mac Roman.
                 guard language >= 0x400 && language != 0x7fff || value.utf8.allSatisfy({ $0 < 0x80 }) else {
                     throw MovieLayout.Refusal(description: "a user data string in a Macintosh encoding")
                 }
-                return Box(code: b.code, payload: Self.userDataString(value, language: language))
+                return Box(b.type, payload: Self.userDataString(value, language: language))
             }
             for k in list.boxes.indices where list.boxes[k].type == "meta" { try editItems(&list.boxes[k]) }
             udta = list
@@ -314,7 +306,7 @@ extension Box {
         let metaAt = udta.boxes.firstIndex { $0.type == "meta" }
         let userMeta = try metaAt.map { (k: Int) throws(MovieLayout.Refusal) -> BoxList in try BoxList.meta(udta.boxes[k].payload) }
         if family == .quickTime, let code = quickTimeStringForKey[wanted] {
-            udta.boxes.append(Box(code: code, payload: userDataString(value, language: 0x55c4)))
+            udta.boxes.append(Box(code, payload: userDataString(value, language: 0x55c4)))
             return
         }
         if family == .iso, let code = isoItemForKey[wanted], userMeta == nil || userMeta?.handler == "mdir" {
@@ -323,7 +315,7 @@ extension Box {
                 throw MovieLayout.Refusal(description: "the iTunes metadata has no item list")
             }
             var items = try BoxList(meta.boxes[i].payload, prefix: 0)
-            items.boxes.append(Box(code: code, payload: dataBox(value).encoded()[...]))
+            items.boxes.append(Box(code, payload: dataBox(value).encoded()[...]))
             meta.boxes[i].payload = items.payload
             if let metaAt { udta.boxes[metaAt].payload = meta.payload } else { udta.boxes.append(Box("meta", payload: meta.payload)) }
             return
@@ -346,7 +338,7 @@ extension Box {
             keys += Array("mdta".utf8) + Array(key.utf8)
             meta.boxes[k].payload = keys[...]
             var items = try BoxList(meta.boxes[i].payload, prefix: 0)
-            items.boxes.append(Box(code: UInt32(count), payload: dataBox(value).encoded()[...]))
+            items.boxes.append(Box(FourCC(rawValue: UInt32(count)), payload: dataBox(value).encoded()[...]))
             meta.boxes[i].payload = items.payload
         }
         if let m = kids.firstIndex(where: { $0.type == "meta" }) {
@@ -378,16 +370,16 @@ extension Box {
     /// The names of a `keys` box, in order (item N is named by the Nth),
     /// and where in its payload the last entry ends.
     static func keyNames(_ keys: Box) throws(MovieLayout.Refusal) -> (names: [String], end: Int) {
-        let p = Array(keys.payload)
-        guard p.count >= 8 else { throw MovieLayout.Refusal(description: "a metadata key list is cut short") }
-        let count = Int(be(p, 4, 4))
+        let p = BigEndianReader(keys.payload)
+        guard let count = p.u32(at: 4) else { throw MovieLayout.Refusal(description: "a metadata key list is cut short") }
         var names: [String] = []
         var at = 8
         for _ in 0..<count {
-            guard at + 8 <= p.count else { throw MovieLayout.Refusal(description: "a metadata key list is cut short") }
-            let size = Int(be(p, at, 4))
+            guard at + 8 <= p.count, let size = p.length(at: at, size: 4) else {
+                throw MovieLayout.Refusal(description: "a metadata key list is cut short")
+            }
             guard size >= 8, at + size <= p.count else { throw MovieLayout.Refusal(description: "a metadata key runs past its list") }
-            names.append(String(decoding: p[(at + 8)..<(at + size)], as: UTF8.self))
+            names.append(String(decoding: p.bytes(in: (at + 8)..<(at + size)), as: UTF8.self))
             at += size
         }
         return (names, at)
@@ -399,11 +391,11 @@ extension Box {
         guard let d = inner.boxes.firstIndex(where: { $0.type == "data" }), inner.boxes[d].payload.count >= 8 else {
             throw MovieLayout.Refusal(description: "a metadata item has no value")
         }
-        let p = Array(inner.boxes[d].payload)
+        let p = BigEndianReader(inner.boxes[d].payload)
         // Type 1 is UTF-8 text; numbers, pictures and the rest are not rewritten as text.
-        guard be(p, 0, 4) == 1 else { throw MovieLayout.Refusal(description: "a metadata item holds no text") }
-        inner.boxes[d] = dataBox(value, locale: Array(p[4..<8]))
-        return Box(code: item.code, payload: inner.payload)
+        guard p.u32(at: 0) == 1 else { throw MovieLayout.Refusal(description: "a metadata item holds no text") }
+        inner.boxes[d] = dataBox(value, locale: Array(p.bytes(in: 4..<8)))
+        return Box(item.type, payload: inner.payload)
     }
 
     /// A QuickTime user data string: its length, its language, the text.

@@ -43,61 +43,6 @@ public final class MappedFile {
     }
 }
 
-/// The top-level boxes of an MP4/MOV file, as far as the file holds them:
-/// whether it has an index (`moov`) and where its media data (`mdat`) lies.
-public struct TopLevelBoxes: Sendable {
-    /// Each `mdat` payload, clamped to the file.
-    public var mediaData: [Range<Int>] = []
-    /// The last box runs past the end of the file (or to it, size 0).
-    public var cutShort = false
-    public var hasIndex = false
-    public var hasFragments = false
-    /// The file starts with a box an MP4/MOV starts with.
-    public var isISOBMFF = false
-
-    public init(_ b: UnsafeRawBufferPointer) {
-        func be(_ i: Int, _ n: Int) -> Int { (0..<n).reduce(0) { $0 << 8 | Int(b[i + $1]) } }
-        var i = 0
-        while i + 8 <= b.count {
-            var size = be(i, 4), header = 8
-            let type = String(decoding: b[(i + 4)..<(i + 8)], as: UTF8.self)
-            if i == 0 { isISOBMFF = ["ftyp", "wide", "free", "skip", "mdat", "moov"].contains(type) }
-            guard isISOBMFF else { return }
-            if size == 1 {
-                guard i + 16 <= b.count else { cutShort = true; return }
-                size = be(i + 8, 8)
-                header = 16
-            }
-            if size == 0 {  // to the end of the file: how an unfinished recording's media data is left
-                size = b.count - i
-                cutShort = true
-            }
-            guard size >= header else { return }
-            switch type {
-            case "moov": hasIndex = true
-            case "moof": hasFragments = true
-            case "mdat": mediaData.append((i + header)..<min(i + size, b.count))
-            default: break
-            }
-            if size > b.count - i { cutShort = true }
-            i += min(size, b.count - i)
-        }
-    }
-}
-
-extension TopLevelBoxes {
-    /// The boxes of the file at `path`, or nil when it cannot be mapped.
-    public init?(path: String) {
-        guard let file = try? MappedFile(path: path) else { return nil }
-        self = file.withBytes { TopLevelBoxes($0) }
-    }
-
-    /// An MP4/MOV whose media data was written but whose index was not, or
-    /// not whole (a recording that stopped before it was finished); for a
-    /// file libavformat could not open.
-    public var lacksIndex: Bool { isISOBMFF && !mediaData.isEmpty && !hasFragments && (!hasIndex || cutShort) }
-}
-
 /// Where a Matroska/WebM file's segment ends by its header: the EBML
 /// header, then the Segment element whose size says how many bytes follow.
 public struct MatroskaSegment: Sendable, Equatable {
@@ -113,10 +58,10 @@ public struct MatroskaSegment: Sendable, Equatable {
         func vint(_ i: Int, keepMarker: Bool) -> (length: Int, value: UInt64, allOnes: Bool)? {
             guard i < b.count, b[i] != 0 else { return nil }
             let length = b[i].leadingZeroBitCount + 1
-            guard i + length <= b.count else { return nil }
-            var v = UInt64(keepMarker ? b[i] : b[i] & (0xff >> length))
-            for k in 1..<length { v = v << 8 | UInt64(b[i + k]) }
+            guard let raw = BigEndianReader(b).uint(at: i, size: length) else { return nil }
+            // Without the marker: the length's zero bits and the 1 after them.
             let ones = (UInt64(1) << (7 * UInt64(length))) - 1
+            let v = keepMarker ? raw : raw & ones
             return (length, v, !keepMarker && v == ones)
         }
         var i = 0, first = true

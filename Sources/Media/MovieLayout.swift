@@ -6,7 +6,7 @@
 public struct MovieLayout: Sendable {
     /// A top-level box of the input: its type, where it starts and its size (header included).
     public struct TopBox: Sendable, Equatable {
-        public var type: String
+        public var type: FourCC
         public var start: Int64
         public var size: Int64
     }
@@ -115,25 +115,34 @@ public struct MovieLayout: Sendable {
         self.pieces = pieces
     }
 
-    /// The top-level boxes of a file of `fileSize` bytes read by `read(offset, count)`.
+    /// The top-level boxes of a file of `fileSize` bytes read by
+    /// `read(offset, count)`, a header at a time (`BoxHeader.read`: the
+    /// rules every box walk here follows).
     public static func topLevelBoxes(fileSize: Int64, read: (Int64, Int) -> [UInt8]?) throws(Refusal) -> [TopBox] {
         var boxes: [TopBox] = []
         var at: Int64 = 0
         while at < fileSize {
             guard let h = read(at, 16), h.count >= 8 else { throw Refusal(description: "a box header cannot be read at \(at)") }
-            var size = Int64(be(h, 0, 4))
-            let type = fourCC(h, 4)
-            if size == 1 {
-                guard h.count == 16 else { throw Refusal(description: "a box header is cut short") }
-                size = Int64(bitPattern: be(h, 8, 8))
-            } else if size == 0 {
-                size = fileSize - at
+            let box: BoxHeader
+            do throws(BoxWalkStop) {
+                box = try BoxHeader.read(BigEndianReader(h), at: 0, room: Int(fileSize - at))
+            } catch {
+                throw refusal(error, at: at)
             }
-            guard size >= 8, size <= fileSize - at else { throw Refusal(description: "the '\(type)' box at \(at) runs past the end of the file") }
-            boxes.append(TopBox(type: type, start: at, size: size))
-            at += size
+            boxes.append(TopBox(type: box.type, start: at, size: Int64(box.size)))
+            at += Int64(box.size)
         }
         return boxes
+    }
+
+    /// Why the top-level box at `at` is refused.
+    private static func refusal(_ stop: BoxWalkStop, at: Int64) -> Refusal {
+        switch stop {
+        case .tail: Refusal(description: "a box header cannot be read at \(at)")
+        case .headerCutShort: Refusal(description: "a box header is cut short")
+        case .cutShort(let box): Refusal(description: "the '\(box.type)' box at \(at) runs past the end of the file")
+        case .malformed(let type, _, _, _): Refusal(description: "the '\(type)' box at \(at) runs past the end of the file")
+        }
     }
 
     /// The size of the `free` box that takes `from` to `to`'s place within
@@ -157,75 +166,56 @@ public struct MovieLayout: Sendable {
 struct Box: Sendable, Equatable {
     /// The type's four bytes as they are (a `©nam`'s first byte is not
     /// ASCII; an item of a keyed list is numbered, not named).
-    var code: UInt32
+    var type: FourCC
     /// Everything after the header (for boxes not descended into); after
     /// the children, what follows the last of them (a QuickTime user data
     /// list may end with four zero bytes).
     var payload: ArraySlice<UInt8>
     var children: [Box]?
 
-    init(code: UInt32, payload: ArraySlice<UInt8> = [], children: [Box]? = nil) {
-        self.code = code
+    init(_ type: FourCC, payload: ArraySlice<UInt8> = [], children: [Box]? = nil) {
+        self.type = type
         self.payload = payload
         self.children = children
     }
 
-    init(_ type: String, payload: ArraySlice<UInt8> = [], children: [Box]? = nil) {
-        self.init(code: Box.code(type), payload: payload, children: children)
-    }
-
-    /// The type as text (bytes outside printable ASCII shown as `?`).
-    var type: String {
-        get { fourCC([UInt8(code >> 24), UInt8(code >> 16 & 0xff), UInt8(code >> 8 & 0xff), UInt8(code & 0xff)], 0) }
-        set { code = Box.code(newValue) }
-    }
-
-    /// The code of a four-letter ASCII type.
-    static func code(_ type: String) -> UInt32 { type.utf8.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
-
     /// Boxes whose children hold the sample tables.
-    static let containers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl"]
+    static let containers: Set<FourCC> = ["moov", "trak", "mdia", "minf", "stbl"]
 
     /// The boxes in `bytes`, one after another, descending into the types in `descending`.
-    static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<String> = containers) throws(MovieLayout.Refusal) -> [Box] {
+    static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<FourCC> = containers) throws(MovieLayout.Refusal) -> [Box] {
         try parse(bytes, descending: descending, zeroTail: false).boxes
     }
 
     /// The same; with `zeroTail`, a tail too short for a box header is
     /// allowed if it is all zeros (a QuickTime list's end), and returned.
-
-    static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<String>,
+    static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<FourCC>,
                       zeroTail: Bool) throws(MovieLayout.Refusal) -> (boxes: [Box], tail: ArraySlice<UInt8>) {
         var out: [Box] = []
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            if zeroTail, bytes.endIndex - i < 8, bytes[i...].allSatisfy({ $0 == 0 }) { return (out, bytes[i...]) }
-            guard bytes.endIndex - i >= 8 else { throw MovieLayout.Refusal(description: "the index ends inside a box header") }
-            let header8 = Array(bytes[i..<(i + 8)])
-            var size = Int(be(header8, 0, 4)), header = 8
-            let code = UInt32(be(header8, 4, 4))
-            if size == 1 {
-                guard bytes.endIndex - i >= 16 else { throw MovieLayout.Refusal(description: "the index ends inside a box header") }
-                let large = be(Array(bytes[(i + 8)..<(i + 16)]), 0, 8)
-                guard large <= UInt64(Int.max) else { throw MovieLayout.Refusal(description: "a box in the index is too large") }
-                size = Int(large)
-                header = 16
-            } else if size == 0 {
-                size = bytes.endIndex - i
-            }
-            guard size >= header, size <= bytes.endIndex - i else {
-                throw MovieLayout.Refusal(description: "the '\(fourCC(header8, 4))' box in the index runs past its parent")
-            }
-            let payload = bytes[(i + header)..<(i + size)]
-            let box = Box(code: code, payload: payload)
-            if descending.contains(box.type) {
-                out.append(Box(code: code, children: try parse(payload, descending: descending)))
+        var walker = BoxWalker(bytes)
+        while let header = walker.next() {
+            let payload = walker.reader.bytes(in: header.payload)
+            if descending.contains(header.type) {
+                out.append(Box(header.type, children: try parse(payload, descending: descending)))
             } else {
-                out.append(box)
+                out.append(Box(header.type, payload: payload))
             }
-            i += size
         }
-        return (out, bytes[bytes.endIndex...])
+        guard let stop = walker.stop else { return (out, bytes[bytes.endIndex...]) }
+        switch stop {
+        case .tail(let at):
+            let tail = walker.reader.bytes(in: at..<bytes.count)
+            if zeroTail, tail.allSatisfy({ $0 == 0 }) { return (out, tail) }
+            throw MovieLayout.Refusal(description: "the index ends inside a box header")
+        case .headerCutShort:
+            throw MovieLayout.Refusal(description: "the index ends inside a box header")
+        case .malformed(_, _, _, let declared) where declared > UInt64(Int.max):
+            throw MovieLayout.Refusal(description: "a box in the index is too large")
+        case .cutShort(let header):
+            throw MovieLayout.Refusal(description: "the '\(header.type)' box in the index runs past its parent")
+        case .malformed(let type, _, _, _):
+            throw MovieLayout.Refusal(description: "the '\(type)' box in the index runs past its parent")
+        }
     }
 
     var contentSize: Int { (children.map { $0.reduce(0) { $0 + $1.encodedSize } } ?? 0) + payload.count }
@@ -242,23 +232,23 @@ struct Box: Sendable, Equatable {
         let size = encodedSize
         if size > Int(UInt32.max) {
             put(1, 4, &out)
-            put(UInt64(code), 4, &out)
+            put(UInt64(type.rawValue), 4, &out)
             put(UInt64(size), 8, &out)
         } else {
             put(UInt64(size), 4, &out)
-            put(UInt64(code), 4, &out)
+            put(UInt64(type.rawValue), 4, &out)
         }
         for c in children ?? [] { c.append(to: &out) }
         out += payload
     }
 
     /// How many boxes of `type` there are, this one included.
-    func count(_ type: String) -> Int {
+    func count(_ type: FourCC) -> Int {
         (self.type == type ? 1 : 0) + (children ?? []).reduce(0) { $0 + $1.count(type) }
     }
 
     /// The first box of one of `types` below this one.
-    func find(_ types: Set<String>) -> String? {
+    func find(_ types: Set<FourCC>) -> FourCC? {
         if types.contains(type) { return type }
         for c in children ?? [] { if let t = c.find(types) { return t } }
         return nil
@@ -277,24 +267,26 @@ struct Box: Sendable, Equatable {
             return
         }
         guard type == "stco" || type == "co64" else { return }
-        let source = Array(original.payload)
-        let wide = original.type == "co64"
-        guard source.count >= 8 else { throw MovieLayout.Refusal(description: "a chunk offset table is cut short") }
-        let count = Int(be(source, 4, 4))
-        let width = wide ? 8 : 4
-        guard source.count >= 8 + count * width else { throw MovieLayout.Refusal(description: "a chunk offset table is cut short") }
+        let source = BigEndianReader(original.payload)
+        let width = original.type == "co64" ? 8 : 4
+        guard let count = source.length(at: 4, size: 4), source.count >= 8 + count * width else {
+            throw MovieLayout.Refusal(description: "a chunk offset table is cut short")
+        }
         var offsets: [Int64] = []
         offsets.reserveCapacity(count)
         for n in 0..<count {
-            let o = Int64(bitPattern: be(source, 8 + n * width, width))
-            offsets.append(try move(o))
+            guard let o = source.uint(at: 8 + n * width, size: width) else {
+                throw MovieLayout.Refusal(description: "a chunk offset table is cut short")
+            }
+            offsets.append(try move(Int64(bitPattern: o)))
         }
         let needsWide = type == "co64" || offsets.contains { $0 > Int64(UInt32.max) }
         if needsWide && type == "stco" { widened() }
         type = needsWide ? "co64" : "stco"
-        var out = Array(source[0..<8])
+        var out = Array(source.bytes(in: 0..<8))
+        out.reserveCapacity(8 + count * (needsWide ? 8 : 4) + source.count - (8 + count * width))
         for o in offsets { put(UInt64(o), needsWide ? 8 : 4, &out) }
-        out += source[(8 + count * width)...]
+        out += source.bytes(in: (8 + count * width)..<source.count)
         payload = out[...]
     }
 
@@ -308,29 +300,18 @@ struct Box: Sendable, Equatable {
             return copy
         }
         guard type == "stco", widenedTree.type == "co64" else { return copy }
-        let source = Array(payload)
+        let source = BigEndianReader(payload)
         // (Checked by `moveChunkOffsets` before a table is widened.)
-        guard source.count >= 8 else { return copy }
-        let count = Int(be(source, 4, 4))
-        guard source.count >= 8 + count * 4 else { return copy }
-        var out = Array(source[0..<8])
-        for n in 0..<count { put(be(source, 8 + n * 4, 4), 8, &out) }
-        out += source[(8 + count * 4)...]
+        guard let count = source.length(at: 4, size: 4), source.count >= 8 + count * 4 else { return copy }
+        var out = Array(source.bytes(in: 0..<8))
+        out.reserveCapacity(8 + count * 8 + source.count - (8 + count * 4))
+        for n in 0..<count {
+            guard let o = source.u32(at: 8 + n * 4) else { return copy }
+            put(UInt64(o), 8, &out)
+        }
+        out += source.bytes(in: (8 + count * 4)..<source.count)
         copy.type = "co64"
         copy.payload = out[...]
         return copy
     }
-}
-
-/// Big-endian unsigned integer of `n` bytes at `i`.
-func be(_ b: [UInt8], _ i: Int, _ n: Int) -> UInt64 {
-    (0..<n).reduce(UInt64(0)) { $0 << 8 | UInt64(b[i + $1]) }
-}
-
-func put(_ v: UInt64, _ n: Int, _ out: inout [UInt8]) {
-    for k in (0..<n).reversed() { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(k)))) }
-}
-
-func fourCC(_ b: [UInt8], _ i: Int) -> String {
-    String(decoding: b[i..<(i + 4)].map { $0 >= 32 && $0 < 127 ? $0 : 63 }, as: UTF8.self)
 }

@@ -36,12 +36,12 @@ public struct NALStream: Sendable, Equatable {
             codec = .hevc
             lengthSize = Int(e[21] & 3) + 1
             var sets: [[UInt8]] = []
+            let r = BigEndianReader(e)
             var i = 23
             for _ in 0..<Int(e[22]) {
-                guard i + 3 <= e.count else { return nil }
-                let n = Int(e[i + 1]) << 8 | Int(e[i + 2])
+                guard let n = r.u16(at: i + 1) else { return nil }
                 i += 3
-                guard let array = Self.sets(e, at: &i, count: n) else { return nil }
+                guard let array = Self.sets(e, at: &i, count: Int(n)) else { return nil }
                 sets += array
             }
             parameterSets = sets
@@ -57,10 +57,9 @@ public struct NALStream: Sendable, Equatable {
     /// they run past the record.
     private static func sets(_ e: [UInt8], at i: inout Int, count: Int) -> [[UInt8]]? {
         var out: [[UInt8]] = []
+        let r = BigEndianReader(e)
         for _ in 0..<count {
-            guard i + 2 <= e.count else { return nil }
-            let len = Int(e[i]) << 8 | Int(e[i + 1])
-            guard i + 2 + len <= e.count else { return nil }
+            guard let len = r.length(at: i, size: 2), i + 2 + len <= e.count else { return nil }
             out.append(Array(e[(i + 2)..<(i + 2 + len)]))
             i += 2 + len
         }
@@ -77,11 +76,10 @@ public struct NALStream: Sendable, Equatable {
     /// not add up to the packet.
     public func units(_ b: UnsafeRawBufferPointer) -> [Range<Int>]? {
         var out: [Range<Int>] = []
+        let r = BigEndianReader(b)
         var i = 0
         while i < b.count {
-            guard i + lengthSize <= b.count else { return nil }
-            var len = 0
-            for k in 0..<lengthSize { len = len << 8 | Int(b[i + k]) }
+            guard let len = r.length(at: i, size: lengthSize) else { return nil }
             i += lengthSize
             guard len > 0, i + len <= b.count else { return nil }
             out.append(i..<(i + len))

@@ -1,3 +1,5 @@
+import Media
+
 /// Where one video sample (an access unit: length-prefixed NAL units, as
 /// MP4/MOV store H.264 and HEVC) starts and ends in media data that no
 /// index describes. A sample is a run of NAL units with valid headers
@@ -86,20 +88,13 @@ struct AccessUnitScanner {
         }
     }
 
-    /// The NAL unit length at `b[i...]` (big-endian, `lengthSize` bytes).
-    private func length(_ b: UnsafeRawBufferPointer, at i: Int) -> Int {
-        var n = 0
-        for k in 0..<lengthSize { n = n << 8 | Int(b[i + k]) }
-        return n
-    }
-
     /// The sample starting at `start`, the data ending at `end`.
     func sample(_ b: UnsafeRawBufferPointer, at start: Int, end: Int) -> Result {
+        let r = BigEndianReader(b)
         var i = start, sawSlice = false, keyframe = false
         while i + lengthSize + headerSize + 1 <= end {
-            let n = length(b, at: i)
             let body = i + lengthSize
-            guard n > headerSize, n <= longestUnit, let u = unit(b, at: body) else { break }
+            guard let n = r.length(at: i, size: lengthSize), n > headerSize, n <= longestUnit, let u = unit(b, at: body) else { break }
             if sawSlice && u.beginsUnit { break }
             // The first unit must be one that can begin a sample.
             if i == start && !u.beginsUnit { return .none }

@@ -84,7 +84,7 @@ final class ChunkDirectory: Sendable {
     /// `settings` (its file there, of the size recorded); `nil` otherwise.
     func completed(_ number: Int, of count: Int, settings: String) -> ChunkRecord? {
         guard let record: ChunkRecord = try? read(ChunkFiles.record(number, of: count)),
-              record.settings == settings, size(of: file(record.file)) == record.bytes else { return nil }
+              record.settings == settings, fileSize(file(record.file)) == record.bytes else { return nil }
         return record
     }
 
@@ -136,10 +136,6 @@ final class ChunkDirectory: Sendable {
     }
 }
 
-func size(of path: String) -> Int64? {
-    var st = stat()
-    return stat(path, &st) == 0 ? Int64(st.st_size) : nil
-}
 
 /// Bytes as lowercase hex (the ledger's parameter sets).
 func hex(_ bytes: [UInt8]) -> String {

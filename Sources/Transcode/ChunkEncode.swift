@@ -57,7 +57,7 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
         let empty = try dir.writer(name)
         try empty.commit()
         report.status = "empty"
-        report.outputBytes = size(of: dir.file(name)) ?? 0
+        report.outputBytes = fileSize(dir.file(name)) ?? 0
         report.warnings.append("the video has keyframes for \(manifest.plan.count) chunks only: chunk \(number) is empty")
         try dir.record(ChunkRecord(number: number, count: count, file: ChunkFiles.media(number, of: count),
                                    bytes: report.outputBytes, frames: 0, firstPTS: nil, lower: nil, upper: nil,
@@ -82,7 +82,7 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
         report.decodedFromStart = true
     }
     report.frames = first.frames
-    report.outputBytes = size(of: dir.file(name)) ?? 0
+    report.outputBytes = fileSize(dir.file(name)) ?? 0
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     try dir.record(ChunkRecord(number: number, count: count, file: ChunkFiles.media(number, of: count),
                                bytes: report.outputBytes, frames: first.frames, firstPTS: first.firstPTS,

@@ -155,7 +155,7 @@ private func unusable(_ number: Int, _ manifest: ChunkManifest, in dir: ChunkDir
                                   hint: "delete it and " + rerun)
     }
     return MediaError.invalid("could not join", path: dir.file(record.file),
-                              message: "chunk \(number) of \(count) is damaged: \(size(of: dir.file(record.file)).map { "\($0) bytes" } ?? "no file"), the ledger says \(record.bytes) bytes",
+                              message: "chunk \(number) of \(count) is damaged: \(fileSize(dir.file(record.file)).map { "\($0) bytes" } ?? "no file"), the ledger says \(record.bytes) bytes",
                               hint: "delete it and " + rerun)
 }
 
