@@ -34,9 +34,41 @@ public enum EditListEnd {
               let ticks = rescale(shown, from: Rational(unchecked: 1, Int32(edit.mediaScale)),
                                   to: Rational(unchecked: 1, Int32(edit.movieScale)), rounding: .down),
               ticks > 0, ticks < edit.duration else { return false }
-        var field: [UInt8] = []
-        put(UInt64(ticks), edit.fieldSize, &field)
-        return pwrite(fd, field, field.count, off_t(moov.start) + off_t(edit.durationOffset)) == field.count
+        // The edit, then the track's duration (its edits' sum) and the
+        // movie's (its longest track's) by as much, so players and probes
+        // that read the headers see the same length as those that read the edits.
+        let shortened = edit.duration - ticks
+        var writes = [(edit.durationOffset, edit.fieldSize, UInt64(ticks))]
+        var trackDurations = edit.trackDurations
+        if let t = edit.trackDuration {
+            trackDurations[track] = max(trackDurations[track] - shortened, 0)
+            writes.append((t.offset, t.size, UInt64(trackDurations[track])))
+            if let m = edit.movieDuration, let longest = trackDurations.max(), longest < m.value {
+                writes.append((m.offset, m.size, UInt64(longest)))
+            }
+        }
+        for (offset, size, value) in writes {
+            var field: [UInt8] = []
+            put(value, size, &field)
+            guard pwrite(fd, field, field.count, off_t(moov.start) + off_t(offset)) == field.count else { return false }
+        }
+        return true
+    }
+}
+
+/// A duration field in an index: where it is, its size (4 or 8) and value.
+private struct DurationField {
+    var offset: Int
+    var size: Int
+    var value: Int64
+
+    /// The duration of an `mvhd` (after its time scale) or a `tkhd` (after its track id and a reserved word).
+    init?(_ box: BoxHeader, afterVersion0 v0: Int, version1 v1: Int, in moov: BigEndianReader<[UInt8]>) {
+        guard let version = moov.u8(at: box.payload.lowerBound) else { return nil }
+        size = version == 1 ? 8 : 4
+        offset = box.payload.lowerBound + 4 + (version == 1 ? v1 : v0)
+        guard let v = moov.uint(at: offset, size: size) else { return nil }
+        value = Int64(bitPattern: v)
     }
 }
 
@@ -52,6 +84,10 @@ private struct LastEdit {
     var mediaTime: Int64
     var movieScale: UInt32
     var mediaScale: UInt32
+    /// The track's duration in its `tkhd`, the movie's in `mvhd`, and every track's (movie time scale).
+    var trackDuration: DurationField?
+    var movieDuration: DurationField?
+    var trackDurations: [Int64] = []
 
     /// The last edit of track `track` (0-based, in `trak` order) of the index `moov` (its bytes, header included).
     init?(_ moov: BigEndianReader<[UInt8]>, track: Int) {
@@ -78,6 +114,14 @@ private struct LastEdit {
         mediaTime = fieldSize == 8 ? Int64(bitPattern: time) : Int64(Int32(truncatingIfNeeded: time))
         self.movieScale = movieScale
         self.mediaScale = mediaScale
+        movieDuration = DurationField(mvhd, afterVersion0: 12, version1: 20, in: moov)
+        var n = 0
+        while let t = Self.child("trak", n, of: movie, in: moov) {
+            let d = Self.child("tkhd", of: t, in: moov).flatMap { DurationField($0, afterVersion0: 16, version1: 24, in: moov) }
+            if n == track { trackDuration = d }
+            trackDurations.append(d?.value ?? 0)
+            n += 1
+        }
     }
 
     /// The `n`th (0-based) `type` box among the children of `box`.

@@ -99,6 +99,9 @@ struct CutTests {
         let v = try #require(probe.streams.first { FFprobe.string($0, "codec_type") == "video" })
         let shown = FFprobe.double(v, "duration") ?? 0
         #expect(abs(shown - 4.70) <= 0.034, "video lasts \(shown) s")
+        // The headers agree with the edits: the file lasts the range too (its audio's last frame at most).
+        let length = FFprobe.double(probe.format, "duration") ?? 0
+        #expect(length >= 4.70 - 0.001 && length <= 4.70 + 1024 / 48_000, "the file lasts \(length) s")
         // The first and last frames shown are the source's at 3.5 s and the last before 8.2 s.
         let original = try Self.decoded(source)
         #expect(frames.first?.hash == original.first { abs($0.pts - 3.5) < 0.001 }?.hash)
