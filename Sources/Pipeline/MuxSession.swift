@@ -89,6 +89,20 @@ public final class MuxSession {
         /// Frames at or after this presentation time (source ticks) are
         /// written as references but not shown (`hideFrames`).
         var hiddenFrom: Int64?
+        /// The last shown frame's presentation time, and those of the frames
+        /// not shown (few: a cut's or an input's hidden tail, priming).
+        var lastShown = Int64.min
+        var hiddenStarts: [Int64] = []
+
+        /// Where the track's edit must end so that hidden frames after the
+        /// shown ones stay hidden: where the first of them starts (exact even
+        /// where packets carry no duration), else where the shown frames end;
+        /// nil when nothing after them is hidden.
+        var editEnd: Int64? {
+            guard shownEnd > Int64.min else { return nil }
+            if let next = hiddenStarts.filter({ $0 > lastShown }).min() { return next }
+            return end > shownEnd ? shownEnd : nil
+        }
     }
 
     /// Checks the destination, then creates the output with exactly
@@ -203,7 +217,12 @@ public final class MuxSession {
         if let p = mapped.pts ?? mapped.dts {
             let end = p &+ max(mapped.duration, 0)
             tracks[track].end = max(tracks[track].end, end)
-            if !hidden { tracks[track].shownEnd = max(tracks[track].shownEnd, end) }
+            if hidden {
+                tracks[track].hiddenStarts.append(p)
+            } else {
+                tracks[track].shownEnd = max(tracks[track].shownEnd, end)
+                tracks[track].lastShown = max(tracks[track].lastShown, p)
+            }
         }
         if let d = mapped.dts { last = (track, d) }
         packet.timing = mapped
@@ -242,8 +261,8 @@ public final class MuxSession {
         try output.finish()
         if container.isISOBMFF, let staged {
             // Frames the input hid at its end stay hidden (see `EditListEnd`).
-            for (j, t) in tracks.enumerated() where t.end > t.shownEnd && t.shownEnd > Int64.min {
-                EditListEnd.end(path: staged.temporary, track: j, shownEnd: t.shownEnd, firstDTS: t.firstDTS ?? 0)
+            for (j, t) in tracks.enumerated() {
+                if let e = t.editEnd { EditListEnd.end(path: staged.temporary, track: j, shownEnd: e, firstDTS: t.firstDTS ?? 0) }
             }
         }
         var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),

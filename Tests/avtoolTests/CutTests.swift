@@ -113,6 +113,23 @@ struct CutTests {
         }
     }
 
+    /// The same on real recordings, whose packets carry no duration (HandBrake's
+    /// B-frame MP4) or come from a camera: the frames shown are exactly the
+    /// source's from the one shown at --from to the last before --to.
+    @Test(arguments: [("real:birds_handbrake_bframes.mp4", 0.313, 0.626), ("real:camera_576p.mp4", 3.067, 6.133),
+                      ("device:gopro_max_heromode_gpmd.mp4", 3.155, 6.31)])
+    func keyframeCutShowsTheRangeOnRealRecordings(name: String, from: Double, to: Double) throws {
+        let scratch = try Scratch()
+        let source = try MetadataTests.input(name)
+        let out = scratch.path("cut.mp4")
+        let run = try Tool.avtool("cut", source, out, "--from", String(from), "--to", String(to), "--no-data", "-q")
+        try #require(run.status == 0, "\(run)")
+        let original = try Self.decoded(source)
+        let first = try #require(original.lastIndex { $0.pts <= from + 0.0005 })
+        let expected = original[first...].filter { $0.pts < to - 0.0005 }.map(\.hash)
+        #expect(try Self.decoded(out).map(\.hash) == expected)
+    }
+
     /// The `ffmpeg` program's stream-copy cut of the same range, measured the
     /// same way, for the record: it starts at the keyframe with its audio
     /// from --from, so every beep is off by the distance to the keyframe.
