@@ -1,0 +1,138 @@
+import Glibc
+
+/// An MP4/MOV file's tracks as its index describes them, read from the boxes
+/// themselves: what libavformat does not pass on — a timed-metadata track's
+/// sample description (a `mebx` entry's keys, a GoPro `gpmd` entry), a video
+/// sample entry's Dolby Vision, spatial and colour boxes, a track's handler
+/// and references — for writers that carry them into an output.
+public struct SourceIndex: Sendable {
+    public let tracks: [SourceTrack]
+
+    /// The track with `id` (libavformat's stream `id` for MP4/MOV inputs).
+    public func track(id: Int) -> SourceTrack? { tracks.first { $0.id == id } }
+
+    /// Reads the index of the file at `path`; nil when it is not an MP4/MOV
+    /// file with one readable `moov` (at most 256 MiB).
+    public init?(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0,
+              let top = try? MovieLayout.topLevelBoxes(fileSize: Int64(st.st_size), read: { FileBytes.read(fd, $0, $1) }),
+              let moov = top.first(where: { $0.type == "moov" }), moov.size <= 256 << 20,
+              let bytes = FileBytes.read(fd, moov.start, Int(moov.size)), bytes.count == Int(moov.size) else { return nil }
+        self.init(moov: bytes)
+    }
+
+    /// The tracks of a whole `moov` box.
+    init?(moov bytes: [UInt8]) {
+        guard let tree = try? Box.parse(bytes[...]), let moov = tree.first, moov.type == "moov" else { return nil }
+        tracks = (moov.children ?? []).filter { $0.type == "trak" }.compactMap(SourceTrack.init)
+    }
+}
+
+/// One track of an MP4/MOV index (`SourceIndex`).
+public struct SourceTrack: Sendable {
+    /// The `tkhd` track id.
+    public let id: Int
+    /// The whole `trak` box, parsed down to its sample tables.
+    let trak: Box
+    /// The media handler (`vide`, `soun`, `meta`, `tmcd`…) and its name.
+    public let handlerType: FourCC?
+    public let handlerName: String?
+    /// The media's time scale (`mdhd`).
+    public let timescale: UInt32?
+    /// Each sample description (`stsd` entry), whole: header, fields, boxes.
+    public let sampleDescriptions: [[UInt8]]
+    /// Track ids this track refers to, by reference type (`tref`: a `mebx`
+    /// track's `cdsc` names the video it describes).
+    public let references: [(type: FourCC, ids: [Int])]
+
+    init?(_ trak: Box) {
+        func child(_ box: Box?, _ type: FourCC) -> Box? { box?.children?.first { $0.type == type } }
+        guard let tkhd = child(trak, "tkhd") else { return nil }
+        let t = BigEndianReader(tkhd.payload)
+        let version = t.u8(at: 0) ?? 0
+        guard let id = t.u32(at: version == 1 ? 20 : 12) else { return nil }
+        self.id = Int(id)
+        self.trak = trak
+        let mdia = child(trak, "mdia")
+        let hdlr = child(mdia, "hdlr")
+        let mdhd = child(mdia, "mdhd")
+        (handlerType, handlerName) = Self.handler(hdlr?.payload)
+        timescale = mdhd.flatMap { m in
+            let r = BigEndianReader(m.payload)
+            return r.u32(at: r.u8(at: 0) == 1 ? 20 : 12)
+        }
+        let stsd = child(child(child(mdia, "minf"), "stbl"), "stsd")
+        sampleDescriptions = stsd.map { box in
+            let r = BigEndianReader(box.payload)
+            return BoxWalker(r, in: 8..<r.count).map { Array(r.bytes(in: $0.start..<$0.end)) }
+        } ?? []
+        references = (child(trak, "tref")?.payload).map { payload in
+            let r = BigEndianReader(payload)
+            return BoxWalker(r).map { ref in
+                (ref.type, stride(from: ref.payload.lowerBound, to: ref.payload.upperBound - 3, by: 4).compactMap { r.u32(at: $0).map(Int.init) })
+            }
+        } ?? []
+    }
+
+    /// The handler type and name of an `hdlr` payload: the name is a C
+    /// string in MP4, a Pascal string (a length byte first) in QuickTime.
+    private static func handler(_ payload: ArraySlice<UInt8>?) -> (FourCC?, String?) {
+        guard let payload else { return (nil, nil) }
+        let r = BigEndianReader(payload)
+        let type = r.fourCC(at: 8)
+        guard r.count > 24 else { return (type, nil) }
+        var name = Array(r.bytes(in: 24..<r.count))
+        if let n = name.first, Int(n) == name.count - 1 || (Int(n) < name.count - 1 && name[Int(n) + 1] == 0 && n > 0) {
+            name = Array(name[1...Int(n)])
+        }
+        if let nul = name.firstIndex(of: 0) { name = Array(name[..<nul]) }
+        let text = String(decoding: name, as: UTF8.self).trimmingCharacters(in: " ")
+        return (type, text.isEmpty ? nil : text)
+    }
+
+    /// The first sample description's type (`avc1`, `hvc1`, `dvh1`, `mebx`, `gpmd`…).
+    public var sampleEntryType: FourCC? {
+        sampleDescriptions.first.flatMap { BigEndianReader($0).fourCC(at: 4) }
+    }
+
+    /// The boxes inside the first sample description after its fields, by
+    /// type and whole (header included): for a video entry its `hvcC`,
+    /// `dvcC`/`dvvC`, `lhvC`, `vexu`, `colr`, `pasp`…; for a `mebx` entry its `keys`.
+    public var sampleEntryBoxes: [(type: FourCC, bytes: [UInt8])] {
+        guard let entry = sampleDescriptions.first, let type = sampleEntryType else { return [] }
+        let r = BigEndianReader(entry)
+        let fields = handlerType == "vide" ? 78 : type == "mebx" ? 8 : nil
+        guard let fields, r.count >= 8 + fields else { return [] }
+        return BoxWalker(r, in: (8 + fields)..<r.count).map { ($0.type, Array(r.bytes(in: $0.start..<$0.end))) }
+    }
+
+    /// The key names of a `mebx` (QuickTime timed metadata) track, in the
+    /// order its sample description declares them
+    /// (`com.apple.quicktime.video-orientation`…); the fields of a
+    /// structured key (namespace `fiel`: a detected face's bounds) left out.
+    public var metadataKeys: [String] {
+        guard sampleEntryType == "mebx", let keys = sampleEntryBoxes.first(where: { $0.type == "keys" })?.bytes else { return [] }
+        let r = BigEndianReader(keys)
+        var names: [String] = []
+        for key in BoxWalker(r, in: 8..<r.count) {
+            var inside = BoxWalker(r, in: key.payload)
+            guard let keyd = inside.next("keyd"), keyd.payload.count > 4,
+                  r.fourCC(at: keyd.payload.lowerBound) != "fiel" else { continue }
+            names.append(String(decoding: r.bytes(in: (keyd.payload.lowerBound + 4)..<keyd.payload.upperBound), as: UTF8.self))
+        }
+        return names
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: Character) -> String {
+        var s = Substring(self)
+        while s.first == set { s.removeFirst() }
+        while s.last == set { s.removeLast() }
+        return String(s)
+    }
+}
