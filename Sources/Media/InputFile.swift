@@ -196,6 +196,17 @@ public final class InputFile {
 
     /// The demuxer's short name, e.g. `mov,mp4,m4a,3gp,3g2,mj2`.
     public var formatName: String { context.pointee.iformat.pointee.name.string ?? "unknown" }
+
+    /// The file's MP4/MOV index read box by box (`SourceIndex`): what
+    /// libavformat does not pass on. Nil for other formats and for inputs
+    /// not read from a file; read once, when first asked.
+    public var sourceIndex: SourceIndex? {
+        if let read = sourceIndexRead { return read.index }
+        let index = memory == nil && customIO == nil && formatName.hasPrefix("mov") ? SourceIndex(path: path) : nil
+        sourceIndexRead = (index, ())
+        return index
+    }
+    private var sourceIndexRead: (index: SourceIndex?, Void)?
     public var formatLongName: String? { context.pointee.iformat.pointee.long_name.string }
 
     /// Container duration (`AV_TIME_BASE` units), if known.

@@ -26,6 +26,8 @@ public struct InputStream {
     var codecID: AVCodecID { parameters.pointee.codec_id }
 
     public var mediaType: MediaType { MediaType(parameters.pointee.codec_type) }
+    /// The container's id for the stream (an MP4/MOV track id, a Matroska track number).
+    public var id: Int { Int(stream.pointee.id) }
 
     /// The bytes of the picture of an attached picture stream (cover art).
     public var attachedPictureBytes: Int? { isAttachedPicture ? Int(stream.pointee.attached_pic.size) : nil }

@@ -365,3 +365,13 @@ extension Container {
         return canHold(stream.codecID)
     }
 }
+
+extension OutputStreamSource {
+    /// The input stream the output stream is made from (an encoder's source).
+    public var inputStream: InputStream? {
+        switch self {
+        case .copy(let s, _), .spliced(let s, _, _): s
+        case .encoded(let e), .chunks(let e, _): e.source
+        }
+    }
+}

@@ -136,3 +136,16 @@ extension String {
         return String(s)
     }
 }
+
+extension InputStream {
+    /// A data track named for messages: its sample entry's type and what it
+    /// holds — a `mebx` track's keys, else its handler's name
+    /// (`mebx 'com.apple.quicktime.video-orientation'`, `gpmd 'GoPro MET'`).
+    public var dataKind: String {
+        let track = file.sourceIndex?.track(id: id)
+        let type = track?.sampleEntryType?.description ?? codecTag ?? codecName
+        if let keys = track?.metadataKeys, !keys.isEmpty { return "\(type) '\(keys.joined(separator: "', '"))'" }
+        if let name = track?.handlerName ?? tag("handler_name")?.trimmingCharacters(in: " "), !name.isEmpty { return "\(type) '\(name)'" }
+        return type
+    }
+}

@@ -74,8 +74,19 @@ public final class MuxSession {
     private let began = ContinuousClock.now
     /// The track and output DTS of the last packet written (for progress).
     private var last: (track: Int, dts: Int64)?
+    /// Boxes of copied video sample entries the muxer does not write, added
+    /// after its trailer with the carried tracks (`IndexCompletion`).
+    private let entryAdditions: [IndexCompletion.EntryAdditions]
+    /// The index is moved in front of the media after the additions, not by the muxer.
+    private let faststartAfterCompletion: Bool
 
     private struct Track {
+        /// The muxer's stream for the track; nil for a carried one.
+        var muxerIndex: Int?
+        /// A track the muxer cannot write, gathered here (`CarriedTrack`).
+        var carried: CarriedTrack?
+        /// The input stream the track is made from (its first segment's).
+        var input: InputStream?
         var timeline: TrackTimeline?
         /// The input stream the current timeline reads, for errors.
         var source: (path: String, stream: Int)?
@@ -120,6 +131,30 @@ public final class MuxSession {
         self.cancellation = cancellation
         tracks = Array(repeating: Track(), count: streams.count)
         if case .part = destination { namedByCaller = true } else { namedByCaller = false }
+        // Into an MP4/MOV file, what the muxer cannot write is carried: data
+        // tracks of MP4/MOV inputs, and their copied video's entry boxes.
+        var muxed: [OutputStreamSource] = []
+        var additions: [IndexCompletion.EntryAdditions] = []
+        let completes: Bool
+        if case .memory = destination { completes = false } else { completes = container.isISOBMFF }
+        for (j, source) in streams.enumerated() {
+            tracks[j].input = source.inputStream
+            if completes, case .copy(let input, _) = source, let carried = CarriedTrack(input) {
+                tracks[j].carried = carried
+                continue
+            }
+            tracks[j].muxerIndex = muxed.count
+            if completes, case .copy(let input, _) = source, let a = IndexCompletion.entryAdditions(for: input, track: muxed.count) {
+                additions.append(a)
+            }
+            muxed.append(source)
+        }
+        entryAdditions = additions
+        let completing = !additions.isEmpty || tracks.contains { $0.carried != nil }
+        faststartAfterCompletion = completing && faststart
+        let faststart = faststart && !completing
+        let reservedIndex = completing ? nil : reservedIndex
+        let streams = muxed
         switch destination {
         case let .file(path, overwrite, inputs):
             staged = try StagedOutput(target: path, overwrite: overwrite, inputs: inputs)
@@ -170,8 +205,13 @@ public final class MuxSession {
         return (true, keyed)
     }
 
-    /// Each track's time base, as the muxer chose it in the header.
-    public var timeBases: [Rational] { output.timeBases }
+    /// Each track's time base, as the muxer chose it in the header (a
+    /// carried track's: its source's).
+    public var timeBases: [Rational] { tracks.indices.map(timeBase) }
+
+    private func timeBase(_ track: Int) -> Rational {
+        if let m = tracks[track].muxerIndex { output.timeBases[m] } else { tracks[track].carried?.timeBase ?? .microseconds }
+    }
 
     /// Starts `track`'s timeline: from `stream`'s time base (or `retimedIn`)
     /// to the track's, `shift` added, in the order the container demands.
@@ -184,10 +224,13 @@ public final class MuxSession {
                               shift: Timestamp = .zero(.microseconds), repair: TimestampRepair = .fix) throws(MediaError) {
         do {
             var timeline = try TrackTimeline(
-                source: retimedIn ?? stream.timeBase ?? .microseconds, target: output.timeBases[track], shift: shift,
-                order: container.dtsOrder, repair: repair, wrapBits: retimedIn == nil ? stream.wrapBits : nil,
+                source: retimedIn ?? stream.timeBase ?? .microseconds, target: timeBase(track), shift: shift,
+                // A carried track's samples may share a time (GoPro's `fdsc`: all at 0), as its source's did.
+                order: tracks[track].carried == nil ? container.dtsOrder : .nonDecreasing, repair: repair,
+                wrapBits: retimedIn == nil ? stream.wrapBits : nil,
                 reorderDelay: retimedIn == nil ? stream.reorderDelay : 0, untimedAtOrigin: stream.isAttachedPicture)
             if let previous = tracks[track].timeline { timeline.resume(after: previous) }
+            tracks[track].carried?.use(stream)
             tracks[track].timeline = timeline
             tracks[track].source = (stream.file.path, stream.index)
         } catch {
@@ -225,8 +268,14 @@ public final class MuxSession {
             }
         }
         if let d = mapped.dts { last = (track, d) }
+        guard let m = tracks[track].muxerIndex else {
+            let start = mapped.dts ?? mapped.pts ?? 0
+            packet.withData { tracks[track].carried?.append(start: start, duration: mapped.duration, data: $0) }
+            packet.unref()
+            return mapped
+        }
         packet.timing = mapped
-        packet.streamIndex = track
+        packet.streamIndex = m
         try output.write(packet)
         return mapped
     }
@@ -246,7 +295,7 @@ public final class MuxSession {
     /// The output time of the last packet written, in seconds (0 before any).
     public var position: Double {
         guard let last else { return 0 }
-        return Timestamp(last.dts, output.timeBases[last.track]).seconds
+        return Timestamp(last.dts, timeBase(last.track)).seconds
     }
 
     /// The corrections `track`'s timelines have made so far.
@@ -261,9 +310,10 @@ public final class MuxSession {
         try output.finish()
         if container.isISOBMFF, let staged {
             // Frames the input hid at its end stay hidden (see `EditListEnd`).
-            for (j, t) in tracks.enumerated() {
-                if let e = t.editEnd { EditListEnd.end(path: staged.temporary, track: j, shownEnd: e, firstDTS: t.firstDTS ?? 0) }
+            for t in tracks {
+                if let m = t.muxerIndex, let e = t.editEnd { EditListEnd.end(path: staged.temporary, track: m, shownEnd: e, firstDTS: t.firstDTS ?? 0) }
             }
+            try complete(staged.temporary)
         }
         var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
                                corrections: tracks.indices.map(corrections(track:)), outputBytes: 0, elapsed: .zero)
@@ -274,6 +324,38 @@ public final class MuxSession {
             else { staged.flatMap { fileSize($0.target) } ?? output.bytesWritten }
         result.elapsed = ContinuousClock.now - began
         return result
+    }
+
+    /// Adds what the muxer could not write (`IndexCompletion`): the carried
+    /// tracks, with their references to the others, and video entry boxes.
+    private func complete(_ path: String) throws(MediaError) {
+        let carried = tracks.compactMap { t -> IndexCompletion.Carried? in
+            guard let c = t.carried, c.sampleCount > 0 else { return nil }
+            return IndexCompletion.Carried(c, references: c.source.references.map { ref in
+                (ref.type, ref.ids.compactMap { reference(to: $0, from: t.input) })
+            })
+        }
+        guard !carried.isEmpty || !entryAdditions.isEmpty else { return }
+        do {
+            try IndexCompletion.complete(path: path, entries: entryAdditions, carried: carried, faststart: faststartAfterCompletion)
+        } catch {
+            throw MediaError.invalid("could not write", path: name, message: "could not complete its index: \(error.description)")
+        }
+    }
+
+    /// The output track made from track `id` of `input`'s file, if any.
+    private func reference(to id: Int, from input: InputStream?) -> IndexCompletion.TrackReference? {
+        guard let file = input?.file else { return nil }
+        var carriedIndex = 0
+        for t in tracks {
+            let match = t.input.map { $0.file === file && $0.id == id } ?? false
+            if let m = t.muxerIndex, match { return .written(m) }
+            if let c = t.carried, c.sampleCount > 0 {
+                if match { return .carried(carriedIndex) }
+                carriedIndex += 1
+            }
+        }
+        return nil
     }
 
     /// Reads the written output's tags back (before it is named) and notes

@@ -106,6 +106,19 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
             throw MediaError.invalid(operation, path: input.path, stream: s.index,
                              message: "the stream has no valid time base")
         }
+        // A data track goes where it can (into MP4/MOV, carried when the
+        // muxer cannot write it); where it cannot, the job goes ahead
+        // without it and a warning names it.
+        if StreamSelection.kind(of: s) == .data, !reencoded(s), container.canHold(s) == false {
+            if container.isISOBMFF && CarriedTrack.carries(s) {
+                plan.kept.append(s)
+                continue
+            }
+            plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecTag ?? s.codecName,
+                                              reason: "\(container.name) cannot hold it"))
+            plan.warnings.append("stream #\(s.index): data track \(s.dataKind) is not kept (\(container.name) cannot hold it\(container.isISOBMFF ? "" : "; mp4 and mov can"))")
+            continue
+        }
         if !reencoded(s), container.canHold(s) == false {
             let kind = StreamSelection.kind(of: s)
             let what = s.isAttachedPicture ? "cover art" : "\(s.mediaType.rawValue) codec '\(s.codecName)'"

@@ -57,13 +57,14 @@ public struct CutPartPlan: Sendable, Equatable {
         /// Audio without an edit list: its frames around `from` re-encoded
         /// so it starts at the sample (`AudioHeadPlan`).
         public var audioHead: Bool
-        /// Subtitles: one shown since before `from` is shown from `from`.
+        /// Subtitles and data (a telemetry or timed-metadata sample): one
+        /// that began before `from` starts at `from`, shortened by as much.
         public var clampsToStart: Bool
         /// Video with an edit list: frames shown at or after this tick are
         /// not shown (they are kept as references).
         public var shownEnd: Int64?
 
-        /// A subtitle's timing clamped to the part's start; others as they are.
+        /// A subtitle's or data sample's timing clamped to the part's start; others as they are.
         public func clamped(_ t: PacketTiming) -> PacketTiming {
             guard clampsToStart, let pts = t.pts, pts < from else { return t }
             return PacketTiming(pts: from, dts: from, duration: max(t.duration.minus(from.minus(pts)), 0))
@@ -134,7 +135,7 @@ public struct CutPartPlan: Sendable, Equatable {
             kind = split ? .starting : .timed(preroll: 0)
         }
         return Track(selection: CutSelection(kind, from: from, to: end), from: from, to: end, audioHead: head,
-                     clampsToStart: track.kind == .subtitle && !split,
+                     clampsToStart: (track.kind == .subtitle || track.kind == .other) && !split,
                      shownEnd: track.kind == .video && editList && !split ? end : nil)
     }
 }

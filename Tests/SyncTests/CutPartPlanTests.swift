@@ -31,6 +31,22 @@ struct CutPartPlanTests {
         #expect(third.tracks[0].from == 5119 && third.tracks[0].to == 10_241, "from rounds down, to up (2/3 s is 666667 µs)")
     }
 
+    /// A data track (GoPro telemetry on a 1 kHz clock): a sample that began
+    /// before the range starts at its start, shortened by as much; one
+    /// inside keeps its time, so it lands at its source time minus the start.
+    @Test func dataSampleSpanningTheStartIsClipped() throws {
+        let gpmd = CutTrack(.other, timeBase: Rational(unchecked: 1, 1000))
+        let plan = try CutPartPlan(start: Self.micros(2.469), to: Self.micros(7.3), split: false, first: false, editList: true,
+                                   audioHead: false, tracks: [gpmd])
+        let t = plan.tracks[0]
+        #expect(t.clampsToStart)
+        #expect(t.clamped(PacketTiming(pts: 2002, dts: 2002, duration: 1001)) == PacketTiming(pts: 2469, dts: 2469, duration: 534))
+        #expect(t.clamped(PacketTiming(pts: 3003, dts: 3003, duration: 1001)) == PacketTiming(pts: 3003, dts: 3003, duration: 1001))
+        let split = try CutPartPlan(start: Self.micros(2.469), to: nil, split: true, first: false, editList: false,
+                                    audioHead: false, tracks: [gpmd])
+        #expect(!split.tracks[0].clampsToStart, "a split's parts take the samples that start in them, unclipped")
+    }
+
     /// No edit list (Matroska): the audio's head is re-encoded, with its pre-roll frame decoded; nothing is hidden.
     @Test func cutWithoutEditList() throws {
         let plan = try CutPartPlan(start: Self.micros(2), to: nil, split: false, first: false, editList: false,

@@ -1,0 +1,212 @@
+import Sync
+
+/// A track of an MP4/MOV input that the muxer cannot write — a QuickTime
+/// `mebx` timed-metadata track, a GoPro `gpmd` or `fdsc`, a Sony `rtmd`, a
+/// timecode track of its own — carried into an MP4/MOV output by this
+/// program: its samples gathered, as the verb's timeline maps them, while
+/// the muxer writes the rest; its `trak` built afterwards from the source's
+/// own boxes (sample description, handler, media header) and the gathered
+/// timing (`IndexCompletion`). Sample bytes are kept as they are.
+public struct CarriedTrack: Sendable {
+    /// The source track the first segment came from (handler, headers, references).
+    public let source: SourceTrack
+    /// The time base samples are given in: the source's media time scale.
+    public let timeBase: Rational
+    /// Sample descriptions, one per different source description met.
+    private(set) var descriptions: [[UInt8]] = []
+    private var current = 0
+    /// Each sample: where it starts (decode time), its size and description (0-based).
+    private(set) var starts: [Int64] = []
+    private(set) var sizes: [Int32] = []
+    private(set) var descriptionOf: [Int32] = []
+    private(set) var bytes: [UInt8] = []
+    /// The last sample's duration, as its packet gave it.
+    private var lastDuration: Int64 = 0
+
+    /// The track `stream` comes from, if it is one this program carries:
+    /// a data stream of an MP4/MOV file whose index describes it.
+    public init?(_ stream: InputStream) {
+        guard Self.carries(stream), let track = stream.file.sourceIndex?.track(id: stream.id),
+              let scale = track.timescale, scale > 0, scale <= UInt32(Int32.max),
+              let first = track.sampleDescriptions.first else { return nil }
+        source = track
+        timeBase = Rational(unchecked: 1, Int32(scale))
+        descriptions = [first]
+    }
+
+    /// Whether `stream` is of the kind carried: data or of no known type,
+    /// not an attachment or a picture.
+    public static func carries(_ stream: InputStream) -> Bool {
+        (stream.mediaType == .data || stream.mediaType == .unknown) && !stream.isAttachedPicture
+            && stream.file.sourceIndex?.track(id: stream.id)?.sampleDescriptions.isEmpty == false
+    }
+
+    /// Samples that follow come from `stream` (a later segment's): its
+    /// sample description is used, added if it differs from those so far.
+    /// False when `stream` is not a carried track.
+    @discardableResult
+    public mutating func use(_ stream: InputStream) -> Bool {
+        guard let d = stream.file.sourceIndex?.track(id: stream.id)?.sampleDescriptions.first else { return false }
+        if let k = descriptions.firstIndex(of: d) { current = k } else {
+            descriptions.append(d)
+            current = descriptions.count - 1
+        }
+        return true
+    }
+
+    /// Adds a sample decoded at `start` (ticks of `timeBase`) lasting `duration`.
+    public mutating func append(start: Int64, duration: Int64, data: UnsafeRawBufferPointer) {
+        starts.append(start)
+        sizes.append(Int32(clamping: data.count))
+        descriptionOf.append(Int32(current))
+        bytes.append(contentsOf: data)
+        lastDuration = max(duration, 0)
+    }
+
+    public var sampleCount: Int { starts.count }
+    public var byteCount: Int { bytes.count }
+
+    /// Each sample's duration: to the next one's start; the last's as its packet said
+    /// (else the one before it's, else one tick).
+    var durations: [Int64] {
+        guard !starts.isEmpty else { return [] }
+        var d = zip(starts, starts.dropFirst()).map { max($1 - $0, 0) }
+        d.append(lastDuration > 0 ? lastDuration : d.last ?? 1)
+        return d
+    }
+
+    /// The track's `trak` box: `id`, the chunk `offsets` of its runs (see
+    /// `runs`), durations in the movie's `movieScale`, `references` as output track ids.
+    func trak(id: UInt32, movieScale: UInt32, runOffsets: [Int64], references: [(type: FourCC, ids: [UInt32])]) -> Box {
+        let d = durations
+        let first = starts.first ?? 0
+        let mediaDuration = d.reduce(0, +)
+        func movieTicks(_ t: Int64) -> Int64 {
+            rescale(t, from: timeBase, to: Rational(unchecked: 1, Int32(clamping: movieScale)), rounding: .nearest) ?? 0
+        }
+        // A first sample before the output's start (never, where a cut clips
+        // samples to its range) is partly hidden by the edit.
+        let lead = max(first, 0), hidden = min(max(-first, 0), mediaDuration)
+        let trackDuration = movieTicks(lead + mediaDuration - hidden)
+        var children: [Box] = []
+        for child in source.trak.children ?? [] {
+            switch child.type {
+            case "tkhd": children.append(Self.patched(child, id: id, duration: trackDuration, header: .track))
+            case "mdia": children.append(mdia(child, duration: mediaDuration, runOffsets: runOffsets))
+            case "edts", "tref": break
+            default: children.append(child)
+            }
+        }
+        // The samples start where the gathered times say: an empty edit before a late first sample.
+        var elst: [UInt8] = [1, 0, 0, 0]
+        var entries: [(Int64, Int64)] = []
+        if lead > 0 { entries.append((movieTicks(lead), -1)) }
+        entries.append((movieTicks(mediaDuration - hidden), hidden))
+        put(UInt64(entries.count), 4, &elst)
+        for (duration, time) in entries { put(UInt64(bitPattern: duration), 8, &elst); put(UInt64(bitPattern: time), 8, &elst); put(0x0001_0000, 4, &elst) }
+        children.insert(Box("edts", children: [Box("elst", payload: elst[...])]), at: 1)
+        let refs = references.filter { !$0.ids.isEmpty }
+        if !refs.isEmpty {
+            let boxes = refs.map { ref in
+                var p: [UInt8] = []
+                for i in ref.ids { put(UInt64(i), 4, &p) }
+                return Box(ref.type, payload: p[...])
+            }
+            children.insert(Box("tref", children: boxes), at: 2)
+        }
+        return Box("trak", children: children)
+    }
+
+    private func mdia(_ box: Box, duration: Int64, runOffsets: [Int64]) -> Box {
+        var out = box
+        out.children = (box.children ?? []).map { child in
+            switch child.type {
+            case "mdhd": return Self.patched(child, id: nil, duration: duration, header: .media)
+            case "minf":
+                var minf = child
+                var kids = (child.children ?? []).filter { $0.type != "dinf" && $0.type != "stbl" }
+                // A data reference to this file (`url `, self-contained), as MP4 and MOV readers both know it.
+                kids.append(Box("dinf", children: [Box("dref", payload: [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 12,
+                                                                         0x75, 0x72, 0x6c, 0x20, 0, 0, 0, 1][...])]))
+                kids.append(sampleTable(runOffsets: runOffsets))
+                minf.children = kids
+                return minf
+            default: return child
+            }
+        }
+        return out
+    }
+
+    /// Runs of samples of one description, each written as one chunk: (first sample, count).
+    var runs: [(first: Int, count: Int)] {
+        var out: [(first: Int, count: Int)] = []
+        for i in descriptionOf.indices {
+            if let last = out.last, descriptionOf[last.first] == descriptionOf[i] { out[out.count - 1].count += 1 } else { out.append((i, 1)) }
+        }
+        return out
+    }
+
+    /// Where each run's bytes start in `bytes`.
+    var runByteStarts: [Int64] {
+        var offsets: [Int64] = []
+        var at: Int64 = 0
+        var n = 0
+        for run in runs {
+            while n < run.first { at += Int64(sizes[n]); n += 1 }
+            offsets.append(at)
+        }
+        return offsets
+    }
+
+    private func sampleTable(runOffsets: [Int64]) -> Box {
+        var stsd: [UInt8] = [0, 0, 0, 0]
+        put(UInt64(descriptions.count), 4, &stsd)
+        for d in descriptions { stsd += d }
+        var stts: [UInt8] = [0, 0, 0, 0]
+        var deltas: [(count: Int, delta: Int64)] = []
+        for d in durations {
+            if let last = deltas.last, last.delta == d { deltas[deltas.count - 1].count += 1 } else { deltas.append((1, d)) }
+        }
+        put(UInt64(deltas.count), 4, &stts)
+        for e in deltas { put(UInt64(e.count), 4, &stts); put(UInt64(min(e.delta, Int64(UInt32.max))), 4, &stts) }
+        var stsc: [UInt8] = [0, 0, 0, 0]
+        let runs = runs
+        put(UInt64(runs.count), 4, &stsc)
+        for (k, run) in runs.enumerated() {
+            put(UInt64(k + 1), 4, &stsc); put(UInt64(run.count), 4, &stsc); put(UInt64(descriptionOf[run.first] + 1), 4, &stsc)
+        }
+        var stsz: [UInt8] = [0, 0, 0, 0]
+        if let s = sizes.first, sizes.allSatisfy({ $0 == s }) {
+            put(UInt64(s), 4, &stsz); put(UInt64(sizes.count), 4, &stsz)
+        } else {
+            put(0, 4, &stsz); put(UInt64(sizes.count), 4, &stsz)
+            for s in sizes { put(UInt64(s), 4, &stsz) }
+        }
+        let wide = runOffsets.contains { $0 > Int64(UInt32.max) }
+        var stco: [UInt8] = [0, 0, 0, 0]
+        put(UInt64(runOffsets.count), 4, &stco)
+        for o in runOffsets { put(UInt64(o), wide ? 8 : 4, &stco) }
+        return Box("stbl", children: [Box("stsd", payload: stsd[...]), Box("stts", payload: stts[...]),
+                                      Box("stsc", payload: stsc[...]), Box("stsz", payload: stsz[...]),
+                                      Box(wide ? "co64" : "stco", payload: stco[...])])
+    }
+
+    enum Header { case track, media }
+
+    /// A `tkhd` (or `mdhd`) with its track id (for `tkhd`) and duration set.
+    static func patched(_ box: Box, id: UInt32?, duration: Int64, header: Header) -> Box {
+        var p = Array(box.payload)
+        let v1 = p.first == 1
+        // tkhd: times, id, reserved, duration; mdhd: times, time scale, duration.
+        let idAt = v1 ? 20 : 12
+        let durationAt = header == .track ? (v1 ? 28 : 20) : (v1 ? 24 : 16)
+        let width = v1 ? 8 : 4
+        guard p.count >= durationAt + width else { return box }
+        func set(_ v: UInt64, at: Int, _ n: Int) { var b: [UInt8] = []; put(v, n, &b); p.replaceSubrange(at..<(at + n), with: b) }
+        if let id, header == .track { set(UInt64(id), at: idAt, 4) }
+        set(UInt64(min(max(duration, 0), v1 ? Int64.max : Int64(UInt32.max))), at: durationAt, width)
+        var out = box
+        out.payload = p[...]
+        return out
+    }
+}

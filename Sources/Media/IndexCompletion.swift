@@ -1,0 +1,217 @@
+import Glibc
+
+/// What a written MP4/MOV output's index lacks of its sources, added after
+/// the muxer's trailer and before the file takes its name: boxes of a copied
+/// video's sample entry the muxer does not write (Dolby Vision's `dvcC`/
+/// `dvvC`, spatial video's `lhvC`/`vexu`/`hfov`, Apple's `amve`, `clli`,
+/// `mdcv`…) with the entry's type (`dvh1`), and whole tracks it cannot write
+/// (`CarriedTrack`), whose samples go into a media data box of their own.
+/// The index is then moved in front of the media data when asked
+/// (faststart, done here since the muxer's would come before the additions).
+public enum IndexCompletion {
+    /// Boxes for the first sample entry of the output's track `track`
+    /// (0-based, in `trak` order): added where the entry has none of their
+    /// type; `type`, when given, replaces the entry's type.
+    public struct EntryAdditions: Sendable {
+        public var track: Int
+        public var type: FourCC?
+        public var boxes: [[UInt8]]
+        public init(track: Int, type: FourCC?, boxes: [[UInt8]]) {
+            self.track = track
+            self.type = type
+            self.boxes = boxes
+        }
+    }
+
+    /// Box types the muxer writes into a video sample entry itself, where they apply.
+    static let written: Set<FourCC> = ["avcC", "hvcC", "av1C", "vpcC", "esds", "glbl", "btrt", "pasp", "colr",
+                                       "fiel", "gama", "clap", "SA3D", "st3d", "sv3d"]
+    /// Sample entry types of Dolby Vision streams without a compatible base (profile 5): kept as they are.
+    static let dolbyVisionTypes: Set<FourCC> = ["dvh1", "dvhe", "dva1", "dvav", "dav1"]
+
+    /// What a copy of `input`, written as the output's track `track`, needs
+    /// added to its sample entry: the source entry's boxes the muxer does not
+    /// write, and a Dolby Vision entry type; nil when nothing.
+    public static func entryAdditions(for input: InputStream, track: Int) -> EntryAdditions? {
+        guard input.mediaType == .video, !input.isAttachedPicture,
+              let source = input.file.sourceIndex?.track(id: input.id) else { return nil }
+        let boxes = source.sampleEntryBoxes.filter { !written.contains($0.type) }.map(\.bytes)
+        let type = source.sampleEntryType.flatMap { dolbyVisionTypes.contains($0) ? $0 : nil }
+        guard !boxes.isEmpty || type != nil else { return nil }
+        return EntryAdditions(track: track, type: type, boxes: boxes)
+    }
+
+    /// A track another track refers to: one the muxer wrote (`trak` order) or a carried one.
+    public enum TrackReference: Sendable, Equatable {
+        case written(Int)
+        case carried(Int)
+    }
+
+    /// A carried track and what its `tref` refers to.
+    public struct Carried: Sendable {
+        public var track: CarriedTrack
+        public var references: [(type: FourCC, tracks: [TrackReference])]
+        public init(_ track: CarriedTrack, references: [(type: FourCC, tracks: [TrackReference])]) {
+            self.track = track
+            self.references = references
+        }
+    }
+
+    public struct Failure: Error, Sendable { public var description: String }
+
+    /// Completes the file at `path`. Nothing to add leaves it as it is.
+    public static func complete(path: String, entries: [EntryAdditions], carried: [Carried],
+                                faststart: Bool) throws(Failure) {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
+        let size = Int64(st.st_size)
+        let top: [MovieLayout.TopBox]
+        do { top = try MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) } catch {
+            throw Failure(description: error.description)
+        }
+        guard let moovBox = top.first(where: { $0.type == "moov" }), moovBox.size <= 256 << 20,
+              let bytes = FileBytes.read(fd, moovBox.start, Int(moovBox.size)), bytes.count == Int(moovBox.size),
+              var moov = (try? Box.parse(bytes[...]))?.first else { throw Failure(description: "its index cannot be read") }
+        var kids = moov.children ?? []
+        let traks = kids.indices.filter { kids[$0].type == "trak" }
+        for e in entries where e.track < traks.count {
+            kids[traks[e.track]] = addToEntry(kids[traks[e.track]], e)
+        }
+        // The new media data goes where the index was when it ends the file, else at the end.
+        let last = moovBox.start + moovBox.size == size
+        let dataStart = last ? moovBox.start : size
+        let payload = carried.reduce(0) { $0 + Int64($1.track.byteCount) }
+        let dataHeader: Int64 = carried.isEmpty ? 0 : payload + 8 > Int64(UInt32.max) ? 16 : 8
+        if !carried.isEmpty {
+            guard let mvhdAt = kids.firstIndex(where: { $0.type == "mvhd" }) else { throw Failure(description: "its index has no movie header") }
+            let mvhd = BigEndianReader(kids[mvhdAt].payload)
+            let v1 = mvhd.u8(at: 0) == 1
+            guard let movieScale = mvhd.u32(at: v1 ? 20 : 12), movieScale > 0,
+                  let nextID = mvhd.u32(at: mvhd.count - 4) else { throw Failure(description: "its movie header is cut short") }
+            let writtenIDs = traks.map { k -> UInt32 in
+                let t = BigEndianReader(kids[k].children?.first { $0.type == "tkhd" }?.payload ?? [])
+                return t.u32(at: t.u8(at: 0) == 1 ? 20 : 12) ?? 0
+            }
+            let firstID = max(nextID, (writtenIDs.max() ?? 0) + 1)
+            func id(_ r: TrackReference) -> UInt32? {
+                switch r {
+                case .written(let k): k < writtenIDs.count ? writtenIDs[k] : nil
+                case .carried(let k): k < carried.count ? firstID + UInt32(k) : nil
+                }
+            }
+            var at = dataStart + dataHeader
+            var longest: Int64 = 0
+            for (k, c) in carried.enumerated() {
+                let offsets = c.track.runByteStarts.map { $0 + at }
+                at += Int64(c.track.byteCount)
+                let trak = c.track.trak(id: firstID + UInt32(k), movieScale: movieScale, runOffsets: offsets,
+                                        references: c.references.map { ($0.type, $0.tracks.compactMap(id)) })
+                kids.insert(trak, at: (kids.lastIndex { $0.type == "trak" } ?? kids.count - 1) + 1)
+                let t = BigEndianReader(trak.children?.first { $0.type == "tkhd" }?.payload ?? [])
+                longest = max(longest, Int64(t.uint(at: t.u8(at: 0) == 1 ? 28 : 20, size: t.u8(at: 0) == 1 ? 8 : 4) ?? 0))
+            }
+            var p = Array(kids[mvhdAt].payload)
+            var field: [UInt8] = []
+            put(UInt64(firstID + UInt32(carried.count)), 4, &field)
+            p.replaceSubrange((p.count - 4)..<p.count, with: field)
+            let durationAt = v1 ? 24 : 16, width = v1 ? 8 : 4
+            if let d = mvhd.uint(at: durationAt, size: width), Int64(d) < longest {
+                field = []
+                put(UInt64(longest), width, &field)
+                p.replaceSubrange(durationAt..<(durationAt + width), with: field)
+            }
+            kids[mvhdAt].payload = p[...]
+        }
+        moov.children = kids
+        var out: [UInt8] = []
+        if !carried.isEmpty {
+            if dataHeader == 16 { put(1, 4, &out); out += Array("mdat".utf8); put(UInt64(payload + 16), 8, &out) }
+            else { put(UInt64(payload + 8), 4, &out); out += Array("mdat".utf8) }
+            for c in carried { out += c.track.bytes }
+        }
+        moov.append(to: &out)
+        // Where the index was and is no longer, a `free` box of its size.
+        if !last {
+            var free: [UInt8] = []
+            put(UInt64(FourCC("free").rawValue), 4, &free)
+            guard pwrite(fd, free, 4, off_t(moovBox.start + 4)) == 4 else { throw Failure(description: String(cString: strerror(errno))) }
+        }
+        guard writeAll(fd, out, at: dataStart), ftruncate(fd, off_t(dataStart) + off_t(out.count)) == 0 else {
+            throw Failure(description: String(cString: strerror(errno)))
+        }
+        if faststart { try moveIndexToFront(fd) }
+    }
+
+    /// `trak` with its first sample entry given `e`'s boxes and type.
+    private static func addToEntry(_ trak: Box, _ e: EntryAdditions) -> Box {
+        func edit(_ box: Box, _ path: ArraySlice<FourCC>, _ change: (Box) -> Box) -> Box {
+            guard let next = path.first else { return change(box) }
+            var b = box
+            b.children = b.children?.map { $0.type == next ? edit($0, path.dropFirst(), change) : $0 }
+            return b
+        }
+        return edit(trak, ["mdia", "minf", "stbl", "stsd"][...]) { stsd in
+            let r = BigEndianReader(stsd.payload)
+            var walker = BoxWalker(r, in: 8..<r.count)
+            guard let first = walker.next(), first.payload.count >= 78 else { return stsd }
+            let entry = r.bytes(in: first.start..<first.end)
+            let present = Set(BoxWalker(BigEndianReader(entry), in: 86..<entry.count).map(\.type))
+            var body = Array(entry.dropFirst(8))
+            for b in e.boxes where !present.contains(BigEndianReader(b).fourCC(at: 4) ?? "") { body += b }
+            var newEntry: [UInt8] = []
+            put(UInt64(body.count + 8), 4, &newEntry)
+            put(UInt64((e.type ?? first.type).rawValue), 4, &newEntry)
+            newEntry += body
+            var out = stsd
+            out.payload = (Array(r.bytes(in: 0..<first.start)) + newEntry + Array(r.bytes(in: first.end..<r.count)))[...]
+            return out
+        }
+    }
+
+    /// The file's index (its last box) moved in front of its media data,
+    /// in place: the boxes between `ftyp` and the index moved up by the
+    /// index's size, every chunk offset with them (`MovieLayout`).
+    private static func moveIndexToFront(_ fd: Int32) throws(Failure) {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
+        let layout: MovieLayout
+        do { layout = try MovieLayout(fileSize: Int64(st.st_size), read: { FileBytes.read(fd, $0, $1) }) } catch {
+            throw Failure(description: error.description)
+        }
+        guard !layout.indexAlreadyInFront else { return }
+        // Only the layout the muxer leaves: `ftyp` (or nothing) first, the index last.
+        guard let moov = layout.boxes.last, moov.type == "moov" else { return }
+        let restStart = layout.boxes.first?.type == "ftyp" ? layout.boxes[0].size : 0
+        let restCount = moov.start - restStart
+        let target = restStart + Int64(layout.index.count)
+        let chunk: Int64 = 4 << 20
+        var buffer = [UInt8](repeating: 0, count: Int(chunk))
+        var end = restCount
+        while end > 0 {
+            let n = min(chunk, end)
+            let from = restStart + end - n
+            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, Int(n), off_t(from)) }
+            guard got == Int(n), buffer.withUnsafeBytes({ pwrite(fd, $0.baseAddress!, Int(n), off_t(from - restStart + target)) }) == Int(n) else {
+                throw Failure(description: String(cString: strerror(errno)))
+            }
+            end -= n
+        }
+        guard writeAll(fd, layout.index, at: restStart), ftruncate(fd, off_t(target + restCount)) == 0 else {
+            throw Failure(description: String(cString: strerror(errno)))
+        }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int64) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            done += n
+        }
+        return true
+    }
+}
