@@ -19,6 +19,9 @@ public struct AssemblyOptions: Sendable {
     public var audioBitRate: Int64?
     public var faststart = true
     public var overwrite = false
+    /// Keep the video file's data tracks (telemetry, timed metadata) where
+    /// the container holds them; `false` leaves them out without a word.
+    public var data = true
     /// The longest silence made in one place; a longer gap or pad is refused
     /// as a broken timestamp. (The fuzz harness lowers it to keep each run short.)
     public var longestFillSeconds = AudioAssembler.longestFillSeconds
@@ -188,7 +191,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     // Open, check and decide everything before the output exists.
     var segments: [Segment] = []
     for spec in specs {
-        segments.append(try Segment(spec, open: open, cancellation: cancellation))
+        segments.append(try Segment(spec, open: open, container: options.data ? container : nil, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
     if segments[0].video == nil, options.end != nil {

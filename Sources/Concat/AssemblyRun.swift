@@ -17,6 +17,9 @@ final class AssemblyRun {
     private let video: CopyWriter?
     private let audio: (any AudioTrackWriter)?
     private let original: CopyWriter?
+    /// The data tracks (the first segment's), each with the reader of every
+    /// segment's matching track (`DataTrackKey`), nil where a segment has none.
+    private let data: [(writer: CopyWriter, readers: [StreamReader?])]
     /// Where the segments land, when the copied-audio scan placed them
     /// (several segments): the run writes by it, cutting each segment's audio
     /// at its video end from the start, exactly as the scan laid it out.
@@ -50,12 +53,28 @@ final class AssemblyRun {
         // The original audio follows as a track that is not the default.
         let originalTrack = sources.count
         if let o = first.original { sources.append(.copy(o.stream, isDefault: false)) }
+        // Then the data tracks, each matched in every segment by its kind.
+        let firstData = sources.count
+        var dataWarnings = segments.flatMap(\.dataWarnings)
+        var matched: [[StreamReader?]] = first.data.map { _ in [] }
+        for seg in segments {
+            var unused = seg.data
+            for (j, d) in first.data.enumerated() {
+                let k = unused.firstIndex { DataTrackKey($0.stream) == DataTrackKey(d.stream) }
+                matched[j].append(k.map { unused.remove(at: $0) })
+            }
+            for r in unused {
+                dataWarnings.append("\(seg.spec.name): stream #\(r.stream.index): data track \(r.stream.dataKind) is not kept (the first segment has no track like it)")
+            }
+        }
+        sources += first.data.map { .copy($0.stream) }
         session = try MuxSession(destination, container: container, streams: sources, metadataSource: first.main.file,
                                  edits: options.edits,
                                  faststart: options.faststart, audioSampleRate: first.audio == nil ? nil : sampleRate,
                                  cancellation: cancellation)
         video = first.video == nil ? nil : CopyWriter(track: 0, session: session)
         original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
+        data = matched.enumerated().map { (CopyWriter(track: firstData + $0, session: session), $1) }
         plan = layout?.plan ?? AssemblyPlan(segments, sampleRate: sampleRate, end: options.end)
         switch handling {
         case .copy(let silence, let reencoded)?:
@@ -73,6 +92,7 @@ final class AssemblyRun {
         }
         report = AssemblyReport(segments, handling: handling, container: container, output: destination.name,
                                 sampleRate: first.audio == nil ? nil : sampleRate)
+        report.warnings += dataWarnings
     }
 
     /// Writes every segment, then finishes the output.
@@ -114,9 +134,16 @@ final class AssemblyRun {
             try session.beginTimeline(track: original.track, stream: o.stream,
                                       shift: placement.videoShift(in: o.stream.timeBase!))
         }
+        for track in data {
+            // Data keeps its place against the video, as the original audio does.
+            if let d = track.readers[k] {
+                try session.beginTimeline(track: track.writer.track, stream: d.stream,
+                                          shift: placement.videoShift(in: d.stream.timeBase!))
+            }
+        }
         var state = SegmentState(placement: placement, videoEnded: seg.video == nil, audioEnded: seg.audio == nil,
                                  videoEnd: placement.joint)
-        while try writeNext(seg, &state) {}
+        while try writeNext(seg, k, &state) {}
         let videoEnd = layout?.videoEnds[k] ?? state.videoEnd
         if seg.audio != nil, let audio {
             try audio.endSegment()
@@ -132,7 +159,7 @@ final class AssemblyRun {
     }
 
     /// Writes the segment's earliest pending packet; false when all are written.
-    private func writeNext(_ seg: Segment, _ state: inout SegmentState) throws(MediaError) -> Bool {
+    private func writeNext(_ seg: Segment, _ k: Int, _ state: inout SegmentState) throws(MediaError) -> Bool {
         let hasVideo = try seg.video?.peek() ?? false
         let hasAudio = try seg.audio?.peek() ?? false
         if !hasVideo && !state.videoEnded {  // (never for audio alone: ended from the start)
@@ -147,6 +174,16 @@ final class AssemblyRun {
         let videoTime = hasVideo ? state.placement.videoTime(seg.video!.packet.timing) : nil
         let audioAt = hasAudio ? audioPosition(seg, state.placement) : nil
         let audioTime = audioAt.map { Timestamp($0, plan.sampleTimeBase) }
+        for track in data {
+            guard let d = track.readers[k], try d.peek(),
+                  let t = state.placement.companionTime(d.packet.timing, timeBase: d.stream.timeBase!),
+                  !hasVideo || videoTime.map({ t <= $0 }) ?? true, !hasAudio || audioTime.map({ t <= $0 }) ?? true else { continue }
+            // Past a cut video's end (`--end shortest`), the data goes no further.
+            if let cut = state.videoCut, t.value >= cut { d.consume(); return true }
+            try track.writer.send(d.packet)
+            d.consume()
+            return true
+        }
         if let o = seg.original, let original, try o.peek(),
            let t = state.placement.companionTime(o.packet.timing, timeBase: o.stream.timeBase!),
            !hasVideo || videoTime.map({ t <= $0 }) ?? true, !hasAudio || audioTime.map({ t <= $0 }) ?? true {
@@ -324,5 +361,21 @@ extension AssemblyReport {
         }
         self.sampleRate = sampleRate
         originalAudioCodec = first.original?.stream.codecName
+    }
+}
+
+/// What makes data tracks of two segments one output track: the same kind
+/// (sample entry type, else codec tag) holding the same keys (a `mebx`
+/// track's) under the same handler name.
+struct DataTrackKey: Equatable {
+    let type: String
+    let keys: [String]
+    let handler: String?
+
+    init(_ s: InputStream) {
+        let track = s.file.sourceIndex?.track(id: s.id)
+        type = track?.sampleEntryType?.description ?? s.codecTag ?? s.codecName
+        keys = track?.metadataKeys ?? []
+        handler = track?.handlerName ?? s.tag("handler_name")
     }
 }

@@ -1,4 +1,5 @@
 import Media
+import Pipeline
 import Sync
 
 /// One opening of a file read for several of its streams at once (a
@@ -187,6 +188,10 @@ struct Segment {
     let audio: StreamReader?
     /// The video file's own audio, copied beside (`keepOriginalAudio`).
     let original: StreamReader?
+    /// The video file's data tracks the container holds (`DataTrackFate`),
+    /// read with its video; warnings for those it cannot hold.
+    let data: [StreamReader]
+    let dataWarnings: [String]
 
     /// The stream the segment's timeline and metadata come from: its video, else its audio.
     var main: StreamReader { video ?? audio! }
@@ -198,7 +203,8 @@ struct Segment {
         return timing.orDuration(PacketTiming.framePeriod(frameRate: s.averageFrameRate ?? s.realFrameRate, timeBase: tb))
     }
 
-    init(_ spec: SegmentSpec, open: InputOpener, cancellation: Cancellation) throws(MediaError) {
+    /// `container`: the output's, whose data tracks are kept; nil keeps none.
+    init(_ spec: SegmentSpec, open: InputOpener, container: Container?, cancellation: Cancellation) throws(MediaError) {
         self.spec = spec
         let vf = try open(spec.videoPath, cancellation)
         // A file cut off is refused before anything is written (its index or
@@ -227,15 +233,36 @@ struct Segment {
                 audioStream = s
             }
         }
+        var dataStreams: [InputStream] = []
+        var warnings: [String] = []
+        if let container, let vs {
+            for s in vf.streams where StreamSelection.kind(of: s) == .data && s.mediaType != .attachment {
+                switch DataTrackFate(s, container: container, videoKept: { $0.index == vs.index }) {
+                case .kept: if s.timeBase != nil { dataStreams.append(s) }
+                case .notHeld(_, let warning): warnings.append("\(spec.name): \(warning)")
+                case .timecodeFromTag: break
+                }
+            }
+        }
+        dataWarnings = warnings
         // Streams of one file share its opening: it is read once.
-        if let s = audioStream, let vs, s.file === vf {
-            let shared = try SharedInput(file: vf, streams: [vs.index, s.index])
+        let sameFile = audioStream.map { $0.file === vf } ?? false
+        if let vs, sameFile || !dataStreams.isEmpty {
+            let indices = [vs.index] + (sameFile ? [audioStream!.index] : []) + dataStreams.map(\.index)
+            let shared = try SharedInput(file: vf, streams: Set(indices))
             let reopen = { () throws(MediaError) -> InputFile in try open(spec.videoPath, cancellation) }
             video = try StreamReader(shared: shared, stream: vs.index, reopen: reopen)
-            audio = try StreamReader(shared: shared, stream: s.index, reopen: reopen)
+            audio = try audioStream.map { s throws(MediaError) in
+                sameFile ? try StreamReader(shared: shared, stream: s.index, reopen: reopen)
+                         : try StreamReader(file: s.file, stream: s.index)
+            }
+            var readers: [StreamReader] = []
+            for d in dataStreams { readers.append(try StreamReader(shared: shared, stream: d.index, reopen: reopen)) }
+            data = readers
         } else {
             video = try vs.map { s throws(MediaError) in try StreamReader(file: vf, stream: s.index) }
             audio = try audioStream.map { s throws(MediaError) in try StreamReader(file: s.file, stream: s.index) }
+            data = []
         }
     }
 }

@@ -60,6 +60,37 @@ package func resolveContainer(_ explicit: Container?, output: String) throws(Med
     return c
 }
 
+/// What becomes of a data track (telemetry, timed metadata, a timecode) in
+/// an output, for every verb: kept where the container holds it (into MP4/MOV
+/// carried by this program when the muxer cannot write it: `CarriedTrack`);
+/// a QuickTime timecode track written again from the video's `timecode`
+/// tag; where the container cannot hold it, left out with a warning that
+/// names it — the job goes ahead.
+package enum DataTrackFate: Equatable {
+    case kept(carried: Bool)
+    case timecodeFromTag(reason: String)
+    case notHeld(reason: String, warning: String)
+
+    /// `videoKept`: whether the output keeps a video stream of the input (whose tag may hold the timecode).
+    package init(_ s: InputStream, container: Container, videoKept: (InputStream) -> Bool) {
+        // libavformat reads a QuickTime timecode track's start as the video
+        // stream's `timecode` tag, from which the MP4/MOV muxer writes a
+        // timecode track again; elsewhere the tag is what holds it.
+        if s.isTimecodeTrack, let tc = s.tag("timecode"),
+           s.file.streams.contains(where: { videoKept($0) && $0.tag("timecode") == tc }) {
+            self = .timecodeFromTag(reason: container.isISOBMFF ? "timecode \(tc): written again from the video's timecode tag"
+                                                                : "timecode \(tc): kept as the video's timecode tag")
+        } else if container.isISOBMFF && CarriedTrack.carries(s) {
+            self = .kept(carried: true)
+        } else if container.canHold(s) != false {
+            self = .kept(carried: false)
+        } else {
+            self = .notHeld(reason: "\(container.name) cannot hold it",
+                            warning: "stream #\(s.index): data track \(s.dataKind) is not kept (\(container.name) cannot hold it\(container.isISOBMFF ? "" : "; mp4 and mov can"))")
+        }
+    }
+}
+
 package struct StreamPlan {
     package var kept: [InputStream] = []
     package var dropped: [DroppedStream] = []
@@ -91,33 +122,26 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
             plan.warnings.append("stream #\(s.index): attachment \(name) is not kept (\(container.name) cannot hold attachments; mkv can)")
             continue
         }
-        // A QuickTime timecode track: libavformat reads its start as the video
-        // stream's `timecode` tag, from which the MP4/MOV muxer writes a
-        // timecode track again; elsewhere the tag is what holds it.
-        if s.isTimecodeTrack, let tc = s.tag("timecode"),
-           input.streams.contains(where: { $0.mediaType == .video && selection.keeps($0) && $0.tag("timecode") == tc }) {
-            plan.dropped.append(DroppedStream(
-                index: s.index, type: s.mediaType, codec: "tmcd",
-                reason: container.isISOBMFF ? "timecode \(tc): written again from the video's timecode tag"
-                                            : "timecode \(tc): kept as the video's timecode tag"))
-            continue
+        if StreamSelection.kind(of: s) == .data {
+            switch DataTrackFate(s, container: container, videoKept: { $0.mediaType == .video && selection.keeps($0) }) {
+            case .timecodeFromTag(let reason):
+                plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: "tmcd", reason: reason))
+                continue
+            case .notHeld(let reason, let warning):
+                plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecTag ?? s.codecName,
+                                                  reason: reason))
+                plan.warnings.append(warning)
+                continue
+            case .kept(carried: true):
+                plan.kept.append(s)
+                continue
+            case .kept(carried: false):
+                break
+            }
         }
         guard s.timeBase != nil else {
             throw MediaError.invalid(operation, path: input.path, stream: s.index,
                              message: "the stream has no valid time base")
-        }
-        // A data track goes where it can (into MP4/MOV, carried when the
-        // muxer cannot write it); where it cannot, the job goes ahead
-        // without it and a warning names it.
-        if StreamSelection.kind(of: s) == .data, !reencoded(s), container.canHold(s) == false {
-            if container.isISOBMFF && CarriedTrack.carries(s) {
-                plan.kept.append(s)
-                continue
-            }
-            plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecTag ?? s.codecName,
-                                              reason: "\(container.name) cannot hold it"))
-            plan.warnings.append("stream #\(s.index): data track \(s.dataKind) is not kept (\(container.name) cannot hold it\(container.isISOBMFF ? "" : "; mp4 and mov can"))")
-            continue
         }
         if !reencoded(s), container.canHold(s) == false {
             let kind = StreamSelection.kind(of: s)

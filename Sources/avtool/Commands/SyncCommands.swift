@@ -21,6 +21,10 @@ struct SyncOptions: ParsableArguments {
     @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate if the audio must be re-encoded (default: the input's).")
     var audioBitrate: Parsed<BitRateKind>?
 
+    @Flag(name: .customLong("no-data"),
+          help: "Leave out the video file's data tracks (telemetry, timed metadata, timecode). By default each is kept where the container holds it (mp4/mov hold them all) and named in a warning where it does not.")
+    var noData = false
+
     func validate() throws {
         if let tolerance, tolerance.value == nil {
             throw ValidationError("'--tolerance' \(tolerance.text) is not a duration like 2ms or 0.01s")
@@ -33,6 +37,7 @@ struct SyncOptions: ParsableArguments {
     func apply(to o: inout AssemblyOptions) {
         o.tolerance = tolerance?.value
         o.audioBitRate = audioBitrate?.value
+        o.data = !noData
     }
 }
 

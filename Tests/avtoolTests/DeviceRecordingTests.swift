@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+
+/// Today's phone and camera recordings kept whole: an iPhone's three `mebx`
+/// timed-metadata tracks and Dolby Vision configuration, a GoPro's `gpmd`
+/// telemetry, spatial video's layer boxes — through every writing verb into
+/// MP4 and MOV (the data tracks' samples byte-identical, per ffprobe), and
+/// named in a warning where the target (Matroska) cannot hold them.
+@Suite("device recordings whole")
+struct DeviceRecordingTests {
+    static let iphone = "iphone14pro_dv84_hlg_720p_mebx.MOV"
+    static let gopro = "gopro_max_heromode_gpmd.mp4"
+
+    /// One data packet as ffprobe reads it: stream, time in seconds, size, payload hash.
+    struct DataPacket: Equatable, CustomStringConvertible {
+        var stream: Int
+        var seconds: Double
+        var size: Int
+        var hash: String
+        var description: String { "#\(stream) \(seconds)s \(size)B \(hash.prefix(8))" }
+    }
+
+    /// Every data stream's packets, by codec tag and handler name (stream
+    /// order differs between inputs and outputs).
+    static func dataPackets(_ path: String) throws -> [String: [DataPacket]] {
+        let r = try Tool.run("ffprobe", ["-v", "error", "-of", "json", "-show_data_hash", "MD5", "-select_streams", "d",
+                                         "-show_entries", "packet=stream_index,pts_time,size,data_hash:stream=index,codec_tag_string:stream_tags=handler_name",
+                                         path])
+        try #require(r.status == 0, "\(r)")
+        let obj = try #require(try JSONSerialization.jsonObject(with: r.data) as? [String: Any])
+        var kinds: [Int: String] = [:]
+        for s in obj["streams"] as? [[String: Any]] ?? [] {
+            let handler = ((s["tags"] as? [String: Any])?["handler_name"] as? String ?? "").trimmingCharacters(in: .whitespaces)
+            kinds[s["index"] as? Int ?? -1] = "\(s["codec_tag_string"] as? String ?? "?") \(handler)"
+        }
+        var out: [String: [DataPacket]] = [:]
+        for p in obj["packets"] as? [[String: Any]] ?? [] {
+            let stream = p["stream_index"] as? Int ?? -1
+            out[kinds[stream] ?? "?", default: []].append(DataPacket(
+                stream: stream, seconds: Double(p["pts_time"] as? String ?? "") ?? .nan,
+                size: Int(p["size"] as? String ?? "") ?? -1, hash: p["data_hash"] as? String ?? ""))
+        }
+        return out
+    }
+
+    /// The data tracks an output must hold of `input`: all but a timecode
+    /// track, which the muxer writes again from the video's timecode tag.
+    static func carriedKinds(_ input: String) throws -> [String: [DataPacket]] {
+        try dataPackets(input).filter { !$0.key.hasPrefix("tmcd") }
+    }
+
+    static func payloads(_ p: [DataPacket]) -> [String] { p.map { "\($0.size):\($0.hash)" } }
+
+    /// `verb` of a device recording into `ext`, with the arguments a test of that verb needs.
+    static func write(_ verb: String, _ input: String, _ out: String, scratch: Scratch) throws -> Run {
+        switch verb {
+        case "merge":
+            // The recording's own audio, split out by ffmpeg, merged back onto it.
+            let audio = scratch.path("audio.m4a")
+            let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", input, "-map", "0:a:0", "-c", "copy", audio])
+            try #require(r.status == 0, "\(r)")
+            return try Tool.avtool(["merge", input, audio, out])
+        case "concat": return try Tool.avtool(["concat", input, input, out])
+        case "split":
+            return try Tool.avtool(["split", input, out.replacingOccurrences(of: "out.", with: "out-{n}."), "--every", "1000"])
+        default: return try Tool.avtool([verb, input, out])
+        }
+    }
+
+    @Test(arguments: ["remux", "transcode", "fill-silence", "merge", "concat", "split", "cut"],
+          [iphone, gopro])
+    func everyWritingVerbCarriesTheDataTracks(_ verb: String, _ name: String) throws {
+        let input = try Fixtures.device(name)
+        let source = try Self.carriedKinds(input)
+        try #require(!source.isEmpty)
+        for ext in ["mp4", "mov"] {
+            let scratch = try Scratch()
+            var out = scratch.path("out.\(ext)")
+            let run = verb == "cut" ? try Tool.avtool(["cut", input, out, "--from", "0"])
+                                    : try Self.write(verb, input, out, scratch: scratch)
+            try #require(run.status == 0, "\(verb) → \(ext): \(run)")
+            if verb == "split" { out = scratch.path("out-1.\(ext)") }
+            let written = try Self.dataPackets(out)
+            for (kind, packets) in source {
+                let kept = try #require(written[kind], "\(verb) → \(ext): \(kind) missing; has \(written.keys.sorted())")
+                let expected = verb == "concat" ? Self.payloads(packets) + Self.payloads(packets) : Self.payloads(packets)
+                #expect(Self.payloads(kept) == expected, "\(verb) → \(ext): \(kind)")
+                if verb != "concat" {
+                    // The same times (a concat's second copy comes after the first's end).
+                    let shift = kept[0].seconds - packets[0].seconds
+                    #expect(zip(kept, packets).allSatisfy { abs($0.seconds - $1.seconds - shift) < 0.0011 } && abs(shift) < 0.0011,
+                            "\(verb) → \(ext): \(kind): \(kept) for \(packets)")
+                }
+            }
+            #expect(try GstDiscoverer(out).ok, "\(verb) → \(ext): GStreamer reads it")
+            let decode = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+            #expect(decode.status == 0, "\(verb) → \(ext): \(decode)")
+        }
+    }
+
+    /// Matroska cannot hold them: the job goes ahead, a warning names each.
+    @Test(arguments: ["remux", "transcode", "fill-silence", "cut"], [iphone, gopro])
+    func intoMatroskaEachDataTrackIsNamed(_ verb: String, _ name: String) throws {
+        let input = try Fixtures.device(name)
+        let scratch = try Scratch()
+        let out = scratch.path("out.mkv")
+        let run = verb == "cut" ? try Tool.avtool(["cut", input, out, "--from", "0"]) : try Tool.avtool([verb, input, out])
+        try #require(run.status == 0, "\(verb): \(run)")
+        let named = name == Self.iphone
+            ? ["mebx 'com.apple.quicktime.video-orientation'", "mebx 'com.apple.quicktime.detected-face'",
+               "mebx 'com.apple.quicktime.live-photo-info'"]
+            : ["gpmd 'GoPro MET'", "fdsc 'GoPro SOS'"]
+        for n in named {
+            #expect(run.stderr.contains("data track \(n) is not kept (mkv cannot hold it"), "\(verb): \(n)\n\(run.stderr)")
+        }
+        #expect(try Self.dataPackets(out).isEmpty)
+    }
+
+    /// A cut at 2.5 s (exact: the output starts there): each telemetry
+    /// sample inside the range lands at its source time minus 2.5 s, to the
+    /// tick (1 ms); the one that spans 2.5 s starts at 0, shortened.
+    @Test(arguments: ["mp4", "mov"])
+    func aCutRetimesTelemetryByItsStart(_ ext: String) throws {
+        let input = try Fixtures.device(Self.gopro)
+        let scratch = try Scratch()
+        let out = scratch.path("cut.\(ext)")
+        let run = try Tool.avtool(["cut", input, out, "--from", "2.5", "--to", "7.3", "--mode", "exact"])
+        try #require(run.status == 0, "\(run)")
+        let source = try #require(try Self.carriedKinds(input)["gpmd GoPro MET"])
+        let cut = try #require(try Self.dataPackets(out)["gpmd GoPro MET"])
+        let inside = source.filter { $0.seconds >= 2.5 && $0.seconds < 7.3 }
+        let spanning = try #require(source.last { $0.seconds < 2.5 })
+        #expect(cut.count == inside.count + 1)
+        #expect(cut.first.map { $0.hash == spanning.hash && $0.seconds == 0 } == true, "\(cut)")
+        for (c, s) in zip(cut.dropFirst(), inside) {
+            #expect(c.hash == s.hash && abs(c.seconds - (s.seconds - 2.5)) < 0.0005, "\(c) for \(s)")
+        }
+    }
+
+    /// The first box of `type` in a file's index, whole (a byte search: the
+    /// boxes asked for hold no such four letters before them).
+    static func box(_ type: String, in path: String) throws -> [UInt8]? {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let tag = Array(type.utf8)
+        var i = 4
+        while i + 4 <= bytes.count {
+            if bytes[i] == tag[0] && Array(bytes[i..<(i + 4)]) == tag {
+                let size = bytes[(i - 4)..<i].reduce(0) { $0 << 8 | Int($1) }
+                if size >= 8 && i - 4 + size <= bytes.count { return Array(bytes[(i - 4)..<(i - 4 + size)]) }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The DOVI configuration record as ffprobe shows it for the first video stream.
+    static func doviRecord(_ path: String) throws -> [String: Int]? {
+        let s = try FFprobe(path).streams.first { FFprobe.string($0, "codec_type") == "video" }
+        for sd in s?["side_data_list"] as? [[String: Any]] ?? [] where sd["side_data_type"] as? String == "DOVI configuration record" {
+            var fields: [String: Int] = [:]
+            for (k, v) in sd { if let n = v as? Int { fields[k] = n } }
+            return fields
+        }
+        return nil
+    }
+
+    /// Dolby Vision (8.4 from an iPhone, 5 and 8.1 from Dolby's samples)
+    /// kept MOV↔MP4 and into Matroska by a remux: the record's fields the source's,
+    /// a profile 5 stream's `dvh1` entry kept.
+    @Test(arguments: [(iphone, "mp4"), (iphone, "mov"), (iphone, "mkv"),
+                      ("dolby_sparks_dv5_dvh1_360p.mp4", "mov"), ("dolby_sparks_dv5_dvh1_360p.mp4", "mkv"),
+                      ("dolby_sparks_dv8_hvc1_360p.mp4", "mov"), ("dolby_sparks_dv8_hvc1_360p.mp4", "mkv")])
+    func remuxKeepsDolbyVision(_ name: String, _ ext: String) throws {
+        let input = try Fixtures.device(name)
+        let scratch = try Scratch()
+        let out = scratch.path("out.\(ext)")
+        let run = try Tool.avtool(["remux", input, out])
+        try #require(run.status == 0, "\(run)")
+        let source = try #require(try Self.doviRecord(input))
+        #expect(try Self.doviRecord(out) == source, "\(name) → \(ext)")
+        if ext != "mkv" {
+            let tag = FFprobe.string(try FFprobe(input).stream(0), "codec_tag_string")
+            #expect(FFprobe.string(try FFprobe(out).stream(0), "codec_tag_string") == tag)
+        }
+        #expect(try GstDiscoverer(out).ok)
+    }
+
+    /// Spatial video (Apple's MV-HEVC) remuxed MP4→MOV and cut: its layer and
+    /// stereo boxes byte-identical, so it still plays as spatial video.
+    @Test(arguments: ["remux", "cut"])
+    func spatialVideoKeepsItsBoxes(_ verb: String) throws {
+        let input = try Fixtures.device("apple_vt_spatial_mvhevc_160x120.mp4")
+        let scratch = try Scratch()
+        let out = scratch.path("out.mov")
+        let run = verb == "cut" ? try Tool.avtool(["cut", input, out, "--from", "0"]) : try Tool.avtool(["remux", input, out])
+        try #require(run.status == 0, "\(run)")
+        for type in ["lhvC", "vexu", "hfov"] {
+            let source = try #require(try Self.box(type, in: input), "\(type) in the source")
+            #expect(try Self.box(type, in: out) == source, "\(verb): \(type)")
+        }
+        #expect(try PacketList(out).payloads[0] == PacketList(input).payloads[0], "\(verb): video packets copied")
+    }
+}
