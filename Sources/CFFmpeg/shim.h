@@ -9,6 +9,7 @@
 #include <libavutil/channel_layout.h>
 #include <libavutil/dict.h>
 #include <libavutil/display.h>
+#include <libavutil/dovi_meta.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/error.h>
 #include <libavutil/mastering_display_metadata.h>

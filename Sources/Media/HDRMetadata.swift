@@ -96,4 +96,8 @@ extension Frame {
             light: l.flatMap { $0.pointee.data }.map { UnsafeRawPointer($0).assumingMemoryBound(to: AVContentLightMetadata.self) })
         return h.isEmpty ? nil : h
     }
+
+    /// Whether the decoder found HDR10+ dynamic metadata (SMPTE ST 2094-40,
+    /// an SEI message of the bitstream) for this frame.
+    public var hasHDR10Plus: Bool { av_frame_get_side_data(pointer, AV_FRAME_DATA_DYNAMIC_HDR_PLUS) != nil }
 }

@@ -247,6 +247,14 @@ public final class InputFile {
     /// only once.
     public var canBeReadAgain: Bool { identity != nil || memory != nil }
 
+    /// The MP4/MOV index read from the file's boxes (`SourceIndex`), for a
+    /// regular file opened from its path by the MP4/MOV demuxer; nil
+    /// otherwise (bytes in memory, a pipe, another format).
+    public func readSourceIndex() -> SourceIndex? {
+        guard identity != nil, memory == nil, customIO == nil, formatName.hasPrefix("mov") else { return nil }
+        return SourceIndex(path: path)
+    }
+
     /// Bytes consumed so far, for progress.
     public var bytesRead: Int64 {
         guard let pb = context.pointee.pb else { return 0 }

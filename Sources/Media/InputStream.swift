@@ -29,6 +29,10 @@ public struct InputStream {
     /// The container's id for the stream (an MP4/MOV track id, a Matroska track number).
     public var id: Int { Int(stream.pointee.id) }
 
+    /// The container's id for the stream (`AVStream.id`): the `tkhd` track
+    /// id for MP4/MOV, the PID for MPEG-TS.
+    public var id: Int { Int(stream.pointee.id) }
+
     /// The bytes of the picture of an attached picture stream (cover art).
     public var attachedPictureBytes: Int? { isAttachedPicture ? Int(stream.pointee.attached_pic.size) : nil }
 

@@ -3,7 +3,9 @@ import Sync
 
 /// Reads the whole file once (flat memory: counters only) and reports what is
 /// in it; skew and gaps come from the core's `ExtentTracker`, `AVSkew` and
-/// `AudioGapScanner`.
+/// `AudioGapScanner`. An HDR video's first frames are decoded on the way
+/// (HDR10+ is in the bitstream, not the container), and an MP4/MOV file's
+/// boxes read for what libavformat does not pass on (views, data tracks).
 public func probe(path: String, gapTolerance: Int64? = nil, cancellation: Cancellation = .shared) throws(MediaError) -> ProbeReport {
     try probe(InputFile(path: path, cancellation: cancellation), gapTolerance: gapTolerance, cancellation: cancellation)
 }
@@ -25,6 +27,7 @@ public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: 
         guard s.mediaType == .audio, let tb = s.timeBase else { return nil }
         return AudioGapScanner(timeBase: tb, sampleRate: s.sampleRate, toleranceSamples: gapTolerance)
     }
+    let firstFrames = streams.map(FirstFrames.init)
 
     let packet = try Packet()
     while try input.read(into: packet) {
@@ -41,6 +44,7 @@ public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: 
             if streams[i].mediaType == .audio { priming[i] = packet.skipSamplesAtStart }
         }
         extents[i]?.add(pts: t.pts, duration: t.duration)
+        firstFrames[i]?.add(packet)
         if streams[i].mediaType == .audio {
             var n = streams[i].samples(in: packet)
             if n <= 0, let tb = streams[i].timeBase, let st = Rational.perSecond(streams[i].sampleRate) {
@@ -51,6 +55,9 @@ public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: 
         }
     }
 
+    for f in firstFrames { f?.finish() }
+    let index = input.readSourceIndex()
+
     var reports: [StreamReport] = []
     for s in streams {
         let i = s.index
@@ -60,6 +67,7 @@ public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: 
             extents[i]?.sampleRate = s.sampleRate
         }
         let extent = extents[i]?.extent
+        let track = index?.track(id: s.id)
         reports.append(StreamReport(
             index: i, type: s.mediaType, codec: s.codecName, codecLongName: s.codecLongName,
             profile: s.profileName, codecTag: s.codecTag, timeBase: s.timeBase?.description,
@@ -75,11 +83,13 @@ public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: 
                 averageFrameRate: s.averageFrameRate?.description,
                 sampleAspectRatio: s.sampleAspectRatio?.description, pixelFormat: s.pixelFormat,
                 colorRange: s.colorRange, colorPrimaries: s.colorPrimaries, colorTransfer: s.colorTransfer,
-                colorSpace: s.colorSpace, rotation: s.rotation) : nil,
+                colorSpace: s.colorSpace, rotation: s.rotation,
+                hdr: HDRReport(s, firstFrames: firstFrames[i]), views: track?.views.map(ViewsReport.init)) : nil,
             audio: s.mediaType == .audio ? AudioReport(
                 sampleRate: s.sampleRate, channels: s.channelCount, channelLayout: s.channelLayout,
                 sampleFormat: s.sampleFormat, frameSize: s.frameSize, primingSamples: priming[i],
-                samples: samples[i]) : nil))
+                samples: samples[i]) : nil,
+            data: s.mediaType == .data ? track.flatMap(DataTrackReport.init) : nil))
     }
 
     var report = ProbeReport(

@@ -44,6 +44,7 @@ extension ProbeReport {
             if s.isAttachedPicture { t += ", cover art" }
             if s.corruptPackets > 0 { t += ", \(s.corruptPackets) CORRUPT packets (damaged or cut off)" }
             lines.append(t)
+            lines += formatLines(s)
             let streamTags = orderedTags(s.tags).filter { $0.key != "language" }
             if !streamTags.isEmpty {
                 var l = "      tags: " + streamTags.prefix(Self.streamTagsShown).map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
@@ -78,6 +79,39 @@ extension ProbeReport {
     static let streamTagsShown = 6
 }
 
+/// A stream's HDR, views and data-track lines, under its timing line.
+private func formatLines(_ s: StreamReport) -> [String] {
+    var lines: [String] = []
+    if let h = s.video?.hdr {
+        lines.append("      HDR: \(h.format)")
+        var l: [String] = []
+        if let m = h.masteringDisplay {
+            var d = "mastering display"
+            let points = [("R", m.red), ("G", m.green), ("B", m.blue), ("white", m.whitePoint)]
+                .compactMap { name, xy in xy.map { "\(name) \($0.map { trim($0, 4) }.joined(separator: ","))" } }
+            if !points.isEmpty { d += " " + points.joined(separator: " ") }
+            if let lo = m.minLuminance, let hi = m.maxLuminance { d += ", \(trim(lo, 4)) to \(trim(hi, 4)) cd/m²" }
+            l.append(d)
+        }
+        if let c = h.contentLight { l.append("MaxCLL \(c.maxCLL) cd/m², MaxFALL \(c.maxFALL) cd/m²") }
+        if !l.isEmpty { lines.append("      " + l.joined(separator: "; ")) }
+    }
+    if let v = s.video?.views {
+        var l = [v.coding, v.count.map { "\($0) views" }].compactMap { $0 }
+        if v.stereo { l.append("stereo") }
+        if let eye = v.heroEye { l.append("hero eye \(eye)") }
+        if v.eyeViewsReversed { l.append("eye views reversed") }
+        if !l.isEmpty { lines.append("      " + l.joined(separator: ", ")) }
+    }
+    if let d = s.data {
+        var l = "      \(d.kind)"
+        if let h = d.handlerName { l += " (\(h))" }
+        if let keys = d.keys { l += ": " + keys.joined(separator: ", ") }
+        lines.append(l)
+    }
+    return lines
+}
+
 /// Tags in a stable order: the common ones first, then by key.
 private func orderedTags(_ tags: [String: String]) -> [(key: String, value: String)] {
     let first = ["title", "creation_time", "location", "com.apple.quicktime.creationdate", "major_brand", "encoder"]
@@ -109,9 +143,9 @@ public func formatBytes(_ b: Int64) -> String {
     return u == 0 ? "\(b) B" : "\(fixed(v, 1)) \(units[u])"
 }
 
-/// A number with at most three decimals and no trailing zeros.
-func trim(_ v: Double) -> String {
-    var s = fixed(v, 3)
+/// A number with at most three (or `decimals`) decimals and no trailing zeros.
+func trim(_ v: Double, _ decimals: Int = 3) -> String {
+    var s = fixed(v, decimals)
     while s.contains(".") && (s.hasSuffix("0") || s.hasSuffix(".")) { s.removeLast() }
     return s
 }

@@ -47,6 +47,10 @@ public struct StreamReport: Sendable, Codable {
     public var tags: [String: String]
     public var video: VideoReport?
     public var audio: AudioReport?
+    /// A timed-metadata or other data track of an MP4/MOV file, as its
+    /// sample description names it (libavformat calls a `mebx` track's
+    /// codec "none").
+    public var data: DataTrackReport? = nil
 }
 
 public struct VideoReport: Sendable, Codable {
@@ -63,6 +67,73 @@ public struct VideoReport: Sendable, Codable {
     public var colorSpace: String?
     /// Degrees, as ffprobe reports the display matrix (counter-clockwise).
     public var rotation: Double?
+    /// HDR video: its format and metadata; nil for SDR.
+    public var hdr: HDRReport? = nil
+    /// More than one view: MV-HEVC's second layer, a stereo pair (MP4/MOV).
+    public var views: ViewsReport? = nil
+}
+
+public struct HDRReport: Sendable, Codable {
+    /// The format in the words players and shops use: "Dolby Vision 8.4
+    /// (HLG-compatible), level 2", "HDR10+", "HDR10 (PQ)", "HLG"; both
+    /// of Dolby Vision and HDR10+ joined by " + ".
+    public var format: String
+    public var dolbyVision: DolbyVisionReport?
+    /// Whether the first decoded frames carry HDR10+ dynamic metadata
+    /// (SMPTE ST 2094-40); nil when no frame was decoded.
+    public var hdr10Plus: Bool?
+    /// HDR10 static metadata, from the container or else from the first
+    /// decoded frame (SEI).
+    public var masteringDisplay: MasteringDisplayReport?
+    public var contentLight: ContentLightReport?
+}
+
+/// The Dolby Vision configuration record (`dvcC`/`dvvC`).
+public struct DolbyVisionReport: Sendable, Codable {
+    public var version: String
+    public var profile: Int
+    public var level: Int
+    /// What a player without Dolby Vision shows: 0 none, 1 HDR10, 2 SDR, 4 HLG, 6 HDR10 (Ultra HD Blu-ray).
+    public var compatibilityID: Int
+    public var rpuPresent: Bool
+    public var elPresent: Bool
+    public var blPresent: Bool
+}
+
+/// SMPTE ST 2086: chromaticities as [x, y], luminance in cd/m².
+public struct MasteringDisplayReport: Sendable, Codable {
+    public var red: [Double]?
+    public var green: [Double]?
+    public var blue: [Double]?
+    public var whitePoint: [Double]?
+    public var minLuminance: Double?
+    public var maxLuminance: Double?
+}
+
+/// CTA-861.3 content light levels in cd/m².
+public struct ContentLightReport: Sendable, Codable {
+    public var maxCLL: Int
+    public var maxFALL: Int
+}
+
+public struct ViewsReport: Sendable, Codable {
+    /// "MV-HEVC" for a layered HEVC entry (`lhvC`); nil when only the
+    /// stereo box says there are views.
+    public var coding: String?
+    /// Views the stream codes (its layers); nil when not layered.
+    public var count: Int?
+    /// The views are a left and a right eye (`vexu`/`eyes`/`stri`).
+    public var stereo: Bool
+    public var heroEye: String?
+    public var eyeViewsReversed: Bool
+}
+
+public struct DataTrackReport: Sendable, Codable {
+    /// The sample entry type: `mebx`, `gpmd`, `tmcd`, `fdsc`…
+    public var kind: String
+    public var handlerName: String?
+    /// A `mebx` track's metadata keys (`com.apple.quicktime.video-orientation`…).
+    public var keys: [String]?
 }
 
 public struct AudioReport: Sendable, Codable {

@@ -10,7 +10,11 @@ struct ProbeCommand: ParsableCommand {
             Reads every packet once (memory stays flat), so packet counts, start offsets and audio \
             gaps are measured, not guessed from headers. Rotation is in degrees counter-clockwise, \
             as ffprobe reports it. The A/V skew compares the presentation start of the main video \
-            and audio streams (audio priming excluded); positive means audio starts later.
+            and audio streams (audio priming excluded); positive means audio starts later. \
+            An HDR video's format is named (Dolby Vision profile, compatibility and level; HDR10+, \
+            found by decoding its first frames; HDR10 (PQ); HLG) with its mastering display and \
+            light levels; for MP4/MOV, an MV-HEVC stream's views and each data track's kind, \
+            handler name and metadata keys are shown too.
             """
     )
 
