@@ -74,6 +74,7 @@ final class AssemblyRun {
                                  cancellation: cancellation)
         video = first.video == nil ? nil : CopyWriter(track: 0, session: session)
         original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
+        let session = session
         data = matched.enumerated().map { (CopyWriter(track: firstData + $0, session: session), $1) }
         plan = layout?.plan ?? AssemblyPlan(segments, sampleRate: sampleRate, end: options.end)
         switch handling {

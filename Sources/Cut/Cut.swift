@@ -215,7 +215,12 @@ final class CutSource {
         let start = spec.first ? origin : (editList || exact ? (found?.frame ?? spec.from) : (found?.keyframe ?? spec.from))
         let coding = try exact ? video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil
         let partPlan = try partPlan(spec, start: start, editList: editList)
-        var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: operation)
+        // A part from the recording's start is read from a new opening, not a
+        // seek: the demuxer seeks a track whose samples share one time (a
+        // GoPro's `fdsc`: all at 0) to the middle of them.
+        let reader = spec.first || spec.from <= origin
+            ? try InputFile(path: input.path, cancellation: cancellation, packetsOnly: true, sameAs: input) : input
+        var source = try PacketSource(reader, kept: plan.kept, salvage: false, operation: operation)
         let session = try openSession(partPlan, to: spec.to, outputPath: outputPath, destination: destination,
                                       container: container, options: options, coding: coding)
         let spliced = coding.map { c in

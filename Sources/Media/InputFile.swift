@@ -197,12 +197,11 @@ public final class InputFile {
     /// The demuxer's short name, e.g. `mov,mp4,m4a,3gp,3g2,mj2`.
     public var formatName: String { context.pointee.iformat.pointee.name.string ?? "unknown" }
 
-    /// The file's MP4/MOV index read box by box (`SourceIndex`): what
-    /// libavformat does not pass on. Nil for other formats and for inputs
-    /// not read from a file; read once, when first asked.
+    /// The file's MP4/MOV index read box by box (`readSourceIndex`), read
+    /// once, when first asked: what libavformat does not pass on.
     public var sourceIndex: SourceIndex? {
         if let read = sourceIndexRead { return read.index }
-        let index = memory == nil && customIO == nil && formatName.hasPrefix("mov") ? SourceIndex(path: path) : nil
+        let index = readSourceIndex()
         sourceIndexRead = (index, ())
         return index
     }

@@ -26,9 +26,6 @@ public struct InputStream {
     var codecID: AVCodecID { parameters.pointee.codec_id }
 
     public var mediaType: MediaType { MediaType(parameters.pointee.codec_type) }
-    /// The container's id for the stream (an MP4/MOV track id, a Matroska track number).
-    public var id: Int { Int(stream.pointee.id) }
-
     /// The container's id for the stream (`AVStream.id`): the `tkhd` track
     /// id for MP4/MOV, the PID for MPEG-TS.
     public var id: Int { Int(stream.pointee.id) }

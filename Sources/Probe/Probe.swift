@@ -56,7 +56,7 @@ public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: 
     }
 
     for f in firstFrames { f?.finish() }
-    let index = input.readSourceIndex()
+    let index = input.sourceIndex
 
     var reports: [StreamReport] = []
     for s in streams {
