@@ -197,7 +197,7 @@ final class CutSource {
 
     func streamReports(_ result: MuxResult) -> [RemuxStreamReport] {
         plan.kept.enumerated().map {
-            RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType, codec: $1.codecName,
+            RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType, codec: $1.reportedCodec,
                               packets: result.packets[$0], bytes: result.payloadBytes[$0], corrections: result.corrections[$0])
         }
     }

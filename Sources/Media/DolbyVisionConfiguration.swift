@@ -32,6 +32,22 @@ public struct DolbyVisionConfiguration: Sendable, Equatable {
     }
 }
 
+extension DolbyVisionConfiguration {
+    /// The record as an MP4/MOV sample entry box (ETSI TS 103 572 / Dolby's
+    /// ISOBMFF spec): `dvcC` for profiles up to 7, `dvvC` for 8 to 10,
+    /// `dvwC` beyond; 24 bytes of payload.
+    public var box: [UInt8] {
+        let type = profile > 10 ? "dvwC" : profile > 7 ? "dvvC" : "dvcC"
+        var out: [UInt8] = [0, 0, 0, 32] + Array(type.utf8)
+        out += [UInt8(truncatingIfNeeded: versionMajor), UInt8(truncatingIfNeeded: versionMinor)]
+        let bits = (profile & 0x7F) << 9 | (level & 0x3F) << 3 | (hasRPU ? 4 : 0) | (hasEnhancementLayer ? 2 : 0) | (hasBaseLayer ? 1 : 0)
+        out += [UInt8(truncatingIfNeeded: bits >> 8), UInt8(truncatingIfNeeded: bits)]
+        out.append(UInt8(truncatingIfNeeded: (compatibilityID & 0x0F) << 4))
+        out += [UInt8](repeating: 0, count: 19)
+        return out
+    }
+}
+
 extension InputStream {
     /// The Dolby Vision configuration record the container stores for the
     /// stream; `nil` if none.

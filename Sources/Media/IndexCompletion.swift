@@ -32,9 +32,16 @@ public enum IndexCompletion {
     /// What a copy of `input`, written as the output's track `track`, needs
     /// added to its sample entry: the source entry's boxes the muxer does not
     /// write, and a Dolby Vision entry type; nil when nothing.
+    /// From another container (Matroska), the Dolby Vision record the
+    /// demuxer passes on, as its box; a stream without a compatible base
+    /// layer (profile 5) as a `dvh1` entry.
     public static func entryAdditions(for input: InputStream, track: Int) -> EntryAdditions? {
-        guard input.mediaType == .video, !input.isAttachedPicture,
-              let source = input.file.sourceIndex?.track(id: input.id) else { return nil }
+        guard input.mediaType == .video, !input.isAttachedPicture else { return nil }
+        guard let source = input.file.sourceIndex?.track(id: input.id) else {
+            guard let dv = input.dolbyVision, input.codecName == "hevc" || input.codecName == "h264" else { return nil }
+            let type: FourCC? = dv.compatibilityID == 0 ? (input.codecName == "hevc" ? "dvh1" : "dva1") : nil
+            return EntryAdditions(track: track, type: type, boxes: [dv.box])
+        }
         let boxes = source.sampleEntryBoxes.filter { !written.contains($0.type) }.map(\.bytes)
         let type = source.sampleEntryType.flatMap { dolbyVisionTypes.contains($0) ? $0 : nil }
         guard !boxes.isEmpty || type != nil else { return nil }

@@ -138,6 +138,14 @@ extension String {
 }
 
 extension InputStream {
+    /// The codec as reports name it: for a data track libavformat knows no
+    /// codec of (`none`, `bin_data`), its sample entry's type (`mebx`,
+    /// `gpmd`) or codec tag.
+    public var reportedCodec: String {
+        guard mediaType == .data || mediaType == .unknown else { return codecName }
+        return file.sourceIndex?.track(id: id)?.sampleEntryType?.description ?? codecTag ?? codecName
+    }
+
     /// A data track named for messages: its sample entry's type and what it
     /// holds — a `mebx` track's keys, else its handler's name
     /// (`mebx 'com.apple.quicktime.video-orientation'`, `gpmd 'GoPro MET'`).

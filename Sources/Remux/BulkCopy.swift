@@ -48,13 +48,13 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
     for s in input.streams {
         // Cover art is an item of the index, not a track: kept with it.
         if let bytes = s.attachedPictureBytes {
-            streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.codecName,
+            streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
                                              packets: 1, bytes: Int64(bytes)))
             continue
         }
         // (The layout refuses a fragmented file, whose index would grow as it is read.)
         guard let packets = s.packetsInSampleTables else { return nil }
-        streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.codecName,
+        streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
                                          packets: packets.count, bytes: packets.reduce(0) { $0 + Int64($1.size) }))
     }
 

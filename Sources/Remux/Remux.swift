@@ -276,7 +276,7 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
         input: input.path, output: session.name, container: container.name,
         streams: plan.kept.enumerated().map {
             var r = RemuxStreamReport(inputIndex: $1.index, outputIndex: $0, type: $1.mediaType,
-                                      codec: audio[$1.index] == nil ? $1.codecName : "aac",
+                                      codec: audio[$1.index] == nil ? $1.reportedCodec : "aac",
                                       packets: result.packets[$0], bytes: result.payloadBytes[$0],
                                       corrections: result.corrections[$0])
             if audio[$1.index] != nil { r.encodedFrom = $1.codecName }

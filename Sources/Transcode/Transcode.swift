@@ -245,6 +245,11 @@ struct VideoPlan {
         hdr = metadata != nil
         let tenBit = options.tenBit || v.hasHDRTransfer
         if tenBit && !options.tenBit { warnings.append("stream #\(v.index): HDR input, encoded as Main10") }
+        // The encoder gets pictures, not the per-frame metadata Dolby Vision needs: said, not dropped in silence.
+        if let dv = v.dolbyVision {
+            warnings.append("stream #\(v.index): Dolby Vision (profile \(dv.profile)) is not kept: the re-encoded video has no RPUs"
+                + (dv.compatibilityID == 0 ? "; profile 5 has no compatible base layer, so its colours will be wrong without it" : ", its \(v.colorTransfer ?? "HDR") base layer is"))
+        }
         let target = outputSize(input: (v.width, v.height), requested: options.size)
         let fps = options.frameRate ?? v.averageFrameRate ?? v.realFrameRate
         var settings = VideoEncoderSettings(width: target.width, height: target.height,

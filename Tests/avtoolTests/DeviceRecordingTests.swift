@@ -195,6 +195,38 @@ struct DeviceRecordingTests {
         #expect(try GstDiscoverer(out).ok)
     }
 
+    /// From Matroska (which holds the record as a block addition mapping)
+    /// into MP4 and MOV: the record written as the sample entry's box, a
+    /// profile 5 stream's entry `dvh1`.
+    @Test(arguments: [iphone, "dolby_sparks_dv5_dvh1_360p.mp4", "dolby_sparks_dv8_hvc1_360p.mp4"])
+    func dolbyVisionFromMatroska(_ name: String) throws {
+        let input = try Fixtures.device(name)
+        let scratch = try Scratch()
+        let mkv = scratch.path("in.mkv")
+        try #require(try Tool.avtool(["remux", input, mkv, "--no-data"]).status == 0)
+        let source = try #require(try Self.doviRecord(input))
+        try #require(try Self.doviRecord(mkv) == source)
+        let tag = FFprobe.string(try FFprobe(input).stream(0), "codec_tag_string")
+        for ext in ["mp4", "mov"] {
+            let out = scratch.path("out.\(ext)")
+            let run = try Tool.avtool(["remux", mkv, out])
+            try #require(run.status == 0, "\(run)")
+            #expect(try Self.doviRecord(out) == source, "\(name) → mkv → \(ext)")
+            #expect(FFprobe.string(try FFprobe(out).stream(0), "codec_tag_string") == tag, "\(name) → mkv → \(ext)")
+            let decode = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+            #expect(decode.status == 0, "\(decode)")
+        }
+    }
+
+    /// A transcode cannot carry Dolby Vision yet: it says so.
+    @Test func transcodeSaysDolbyVisionIsNotKept() throws {
+        let input = try Fixtures.device(Self.iphone)
+        let scratch = try Scratch()
+        let run = try Tool.avtool(["transcode", input, scratch.path("out.mp4")])
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("stream #0: Dolby Vision (profile 8) is not kept"), "\(run.stderr)")
+    }
+
     /// Spatial video (Apple's MV-HEVC) remuxed MP4→MOV and cut: its layer and
     /// stereo boxes byte-identical, so it still plays as spatial video.
     @Test(arguments: ["remux", "cut"])

@@ -13,8 +13,12 @@ struct RemuxCommand: WritingVerb {
         discussion: """
             The container comes from OUTPUT's extension (\(Container.knownNames)) or --format. \
             All streams are kept unless dropped with --no-video, --no-audio, --no-subtitles, \
-            --no-data or --no-cover-art; a stream the container cannot hold is an error that names \
-            it (nothing is dropped silently).
+            --no-data or --no-cover-art. Data tracks (an iPhone's mebx timed metadata, a GoPro's gpmd \
+            telemetry) go into mp4 and mov whole, carried by avtool where the muxer cannot write \
+            them, with the video's Dolby Vision and spatial-video boxes; where a container cannot \
+            hold a data track (mkv, ts) a warning names it and the rest is written. A video, audio \
+            or subtitle stream the container cannot hold is an error that names it (nothing is \
+            dropped silently).
 
             Timestamps: by default the whole file is shifted so its earliest stream starts at 0 \
             (offsets between streams are kept; --start keep leaves them as they are). Edit lists \
