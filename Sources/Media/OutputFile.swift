@@ -163,6 +163,7 @@ public final class OutputFile {
             st.pointee.r_frame_rate = src.pointee.r_frame_rate
             st.pointee.sample_aspect_ratio = src.pointee.codecpar.pointee.sample_aspect_ratio
             try inherit(from: input, into: st, index: index)
+            if input.isAttachedPicture && container.muxer == "matroska" { try makeAttachment(st, from: input, index: index) }
             if let isDefault {
                 st.pointee.disposition = isDefault ? st.pointee.disposition | AV_DISPOSITION_DEFAULT
                     : st.pointee.disposition & ~AV_DISPOSITION_DEFAULT
@@ -223,6 +224,25 @@ public final class OutputFile {
             }
             dst.update(from: sd.data, count: sd.size)
         }
+    }
+
+    /// A picture stream (cover art) as a Matroska attachment: the picture's
+    /// bytes as the attachment's file, under the name and MIME type it had
+    /// (an attachment read back from Matroska), else `cover.jpg`/`cover.png`
+    /// as Matroska players look for it. An attachment takes no packets.
+    private func makeAttachment(_ st: UnsafeMutablePointer<AVStream>, from input: InputStream, index: Int) throws(MediaError) {
+        let par = st.pointee.codecpar!
+        let picture = input.stream.pointee.attached_pic
+        guard picture.size > 0, let data = picture.data else {
+            throw MediaError.invalid("could not write", path: name, stream: index, message: "the cover art has no picture")
+        }
+        let bytes = [UInt8](UnsafeBufferPointer(start: data, count: Int(picture.size)))
+        try replaceExtradata(of: par, with: bytes, index: index)
+        par.pointee.codec_type = AVMEDIA_TYPE_ATTACHMENT
+        st.pointee.disposition &= ~AV_DISPOSITION_ATTACHED_PIC
+        let png = input.codecName == "png"
+        if input.tag("filename") == nil { av_dict_set(&st.pointee.metadata, "filename", png ? "cover.png" : "cover.jpg", 0) }
+        if input.tag("mimetype") == nil { av_dict_set(&st.pointee.metadata, "mimetype", png ? "image/png" : "image/jpeg", 0) }
     }
 
     /// `edits` on the tags and display matrices set so far: the turn, then
@@ -296,6 +316,8 @@ public final class OutputFile {
     /// maps every packet through its track's timeline first.
     public func write(_ packet: borrowing Packet) throws(MediaError) {
         packet.pointer.pointee.pos = -1
+        // Cover art made a Matroska attachment holds its picture already.
+        if context.pointee.streams[packet.streamIndex]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_ATTACHMENT { return }
         let r = av_interleaved_write_frame(context, packet.pointer)
         if r < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
@@ -354,13 +376,12 @@ extension Container {
     }
 
     /// Whether this container can hold the stream (see `canHold`). Cover art
-    /// is written only by the MP4/M4A muxers (as 'covr'); the MOV muxer would
-    /// drop it silently, and Matroska keeps pictures as attachments, which a
-    /// stream copy cannot make. Attachments (a file in the stream's codec
-    /// parameters, named by its `filename` and `mimetype` tags) only
-    /// Matroska holds.
+    /// is written by the MP4/M4A muxers (as 'covr') and into Matroska as an
+    /// image attachment (`makeAttachment`); the MOV muxer would drop it
+    /// silently. Attachments (a file in the stream's codec parameters, named
+    /// by its `filename` and `mimetype` tags) only Matroska holds.
     public func canHold(_ stream: InputStream) -> Bool? {
-        if stream.isAttachedPicture { return muxer == "mp4" || muxer == "ipod" }
+        if stream.isAttachedPicture { return muxer == "mp4" || muxer == "ipod" || muxer == "matroska" }
         if stream.mediaType == .attachment { return muxer == "matroska" }
         return canHold(stream.codecID)
     }

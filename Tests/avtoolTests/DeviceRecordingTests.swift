@@ -227,6 +227,35 @@ struct DeviceRecordingTests {
         #expect(run.stderr.contains("stream #0: Dolby Vision (profile 8) is not kept"), "\(run.stderr)")
     }
 
+    /// A picture attached to a Matroska file (libavformat shows it as cover
+    /// art) stays an attachment MKV→MKV, byte for byte under its name and
+    /// MIME type, as `ffmpeg -map 0 -c copy` keeps it; an MP4's cover art
+    /// becomes the attachment `cover.jpg`/`cover.png` Matroska players look for.
+    @Test func pictureAttachmentsStayInMatroska() throws {
+        let scratch = try Scratch()
+        let png = scratch.path("cover.png"), mkv = scratch.path("in.mkv"), out = scratch.path("out.mkv")
+        for args in [["-f", "lavfi", "-i", "testsrc=s=64x64:d=1", "-frames:v", "1", png],
+                     ["-f", "lavfi", "-i", "testsrc=d=2:s=160x120", "-c:v", "libx264", "-attach", png,
+                      "-metadata:s:t", "mimetype=image/png", "-metadata:s:t", "filename=front.png", mkv]] {
+            let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + args)
+            try #require(r.status == 0, "\(r)")
+        }
+        let run = try Tool.avtool(["remux", mkv, out])
+        try #require(run.status == 0, "\(run)")
+        let picture = try #require(try FFprobe(out).streams.first { FFprobe.isCoverArt($0) })
+        #expect(FFprobe.tag(picture, "filename") == "front.png" && FFprobe.tag(picture, "mimetype") == "image/png")
+        let extracted = scratch.path("back.png")
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", out, "-map", "0:1", "-c", "copy", "-f", "image2", extracted])
+        try #require(r.status == 0, "\(r)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: extracted)) == Data(contentsOf: URL(fileURLWithPath: png)))
+
+        let m4a = try Fixtures.real("itunes_tags_cover.m4a")
+        let fromMP4 = scratch.path("cover.mkv")
+        try #require(try Tool.avtool(["remux", m4a, fromMP4]).status == 0)
+        let names = try FFprobe(fromMP4).streams.filter { FFprobe.isCoverArt($0) }.compactMap { FFprobe.tag($0, "filename") }
+        #expect(names.sorted() == ["cover.jpg", "cover.png"], "\(names)")
+    }
+
     /// Spatial video (Apple's MV-HEVC) remuxed MP4→MOV and cut: its layer and
     /// stereo boxes byte-identical, so it still plays as spatial video.
     @Test(arguments: ["remux", "cut"])
