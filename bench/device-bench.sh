@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # device-bench.sh — what carrying a camera's data tracks costs: wall time / peak
-# RSS of avtool verbs on a long GoPro recording (H.264 + AAC + `gpmd` telemetry
-# + `fdsc`) with its data tracks and with --no-data, and of `ffmpeg -c copy`.
+# RSS of avtool verbs on a long GoPro recording (H.264 + AAC + `gpmd` telemetry,
+# as MOV) with its data track and with --no-data, and of `ffmpeg -c copy`.
 #
 # Usage: bench/device-bench.sh [--avtool PATH] [--runs N] [--copies N] [--workdir DIR]
 #   --avtool PATH   avtool binary (default <repo>/.build/release/avtool; built with
 #                   `swift build -c release --product avtool` if missing)
 #   --runs N        timed runs per command (default 5); the median is reported
-#   --copies N      the GoPro sample (10.5 s) joined N times by `avtool concat`
-#                   into the input (default 60: 10.5 minutes, ~210 MB)
+#   --copies N      the GoPro sample (10.5 s) joined N times by ffmpeg's concat
+#                   demuxer into the input MOV (default 60: 10.5 minutes, ~210 MB)
 #   --workdir DIR   scratch dir; the input is cached here (default <repo>/.bench)
 #
-# remux: MP4 → MOV (the muxer's way, data tracks carried by avtool); cut: 2–8
+# remux: MOV → MP4 (the muxer's way, the data track carried by avtool); cut: 2–8
 # minutes; fill: fill-silence into MP4; each also with --no-data (_nodata).
 # Output: a table of medians, then one JSON line (last line) with each
 # <name>_s / <name>_rss_mib and the ratios data/nodata per verb and remux/ffmpeg.
@@ -50,19 +50,23 @@ RESULTS="$(mktemp -d "$WORKDIR/results.XXXXXX")"
 trap 'rm -rf "$RESULTS"; rm -f "$WORKDIR"/out.device.*' EXIT
 
 SAMPLE="$REPO_ROOT/Tests/Fixtures/devices/gopro_max_heromode_gpmd.mp4"
-INPUT="$WORKDIR/gopro-x$COPIES.mp4"
+INPUT="$WORKDIR/gopro-x$COPIES.mov"
 if [[ ! -f "$INPUT" ]]; then
-    log "joining the GoPro sample $COPIES times (avtool concat: telemetry carried)"
-    args=()
-    for ((i = 0; i < COPIES; i++)); do args+=("$SAMPLE"); done
-    "$AVTOOL" concat "${args[@]}" "$WORKDIR/gopro.partial.mp4" --quiet --overwrite
-    mv -f "$WORKDIR/gopro.partial.mp4" "$INPUT"
+    log "joining the GoPro sample $COPIES times (ffmpeg's concat demuxer: video, audio, gpmd)"
+    list="$WORKDIR/gopro.partial.txt"
+    : >"$list"
+    for ((i = 0; i < COPIES; i++)); do printf "file '%s'\n" "$SAMPLE" >>"$list"; done
+    ffmpeg -nostdin -loglevel error -y -f concat -safe 0 -i "$list" -map 0:v -map 0:a -map 0:3 -c copy \
+        "$WORKDIR/gopro.partial.mov"
+    rm -f "$list"
+    mv -f "$WORKDIR/gopro.partial.mov" "$INPUT"
 fi
 log "input $INPUT: $(file_size "$INPUT") bytes, $(ffprobe -v error -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$INPUT" | paste -sd+ | bc) packets"
 
-bench_remux()        { "$AVTOOL" remux "$1" "$2.mov" --quiet --overwrite; }
-bench_remux_nodata() { "$AVTOOL" remux "$1" "$2.mov" --quiet --overwrite --no-data; }
-bench_ffmpeg()       { ffmpeg -nostdin -loglevel error -y -i "$1" -map 0:v -map 0:a -map 0:d:1 -c copy -movflags +faststart "$2.mov"; }
+bench_remux()        { "$AVTOOL" remux "$1" "$2.mp4" --quiet --overwrite; }
+bench_remux_nodata() { "$AVTOOL" remux "$1" "$2.mp4" --quiet --overwrite --no-data; }
+# (ffmpeg cannot write this gpmd track into MP4: its video and audio only.)
+bench_ffmpeg()       { ffmpeg -nostdin -loglevel error -y -i "$1" -map 0:v -map 0:a -c copy -movflags +faststart "$2.mp4"; }
 bench_cut()          { "$AVTOOL" cut "$1" "$2.mp4" --from 2m --to 8m --quiet --overwrite; }
 bench_cut_nodata()   { "$AVTOOL" cut "$1" "$2.mp4" --from 2m --to 8m --quiet --overwrite --no-data; }
 bench_fill()         { "$AVTOOL" fill-silence "$1" "$2.mp4" --quiet --overwrite; }

@@ -67,6 +67,10 @@ public enum IndexCompletion {
     public struct Failure: Error, Sendable { public var description: String }
 
     /// Completes the file at `path`. Nothing to add leaves it as it is.
+    /// An index in front with room after it (`free` boxes: the space a
+    /// one-pass write reserved) is rewritten there, the carried samples
+    /// appended to the file; otherwise the index goes to the end after them
+    /// and, with `faststart`, is moved in front of the media.
     public static func complete(path: String, entries: [EntryAdditions], carried: [Carried],
                                 faststart: Bool) throws(Failure) {
         let fd = open(path, O_RDWR | O_CLOEXEC)
@@ -79,19 +83,57 @@ public enum IndexCompletion {
         do { top = try MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) } catch {
             throw Failure(description: error.description)
         }
-        guard let moovBox = top.first(where: { $0.type == "moov" }), moovBox.size <= 256 << 20,
-              let bytes = FileBytes.read(fd, moovBox.start, Int(moovBox.size)), bytes.count == Int(moovBox.size),
-              var moov = (try? Box.parse(bytes[...]))?.first else { throw Failure(description: "its index cannot be read") }
+        guard let m = top.firstIndex(where: { $0.type == "moov" }), top[m].size <= 256 << 20,
+              let bytes = FileBytes.read(fd, top[m].start, Int(top[m].size)), bytes.count == Int(top[m].size),
+              let moov = (try? Box.parse(bytes[...]))?.first else { throw Failure(description: "its index cannot be read") }
+        let moovBox = top[m]
+        let payload = carried.reduce(0) { $0 + Int64($1.track.byteCount) }
+        let dataHeader: Int64 = carried.isEmpty ? 0 : payload + 8 > Int64(UInt32.max) ? 16 : 8
+        var data: [UInt8] = []
+        if !carried.isEmpty {
+            if dataHeader == 16 { put(1, 4, &data); data += Array("mdat".utf8); put(UInt64(payload + 16), 8, &data) }
+            else { put(UInt64(payload + 8), 4, &data); data += Array("mdat".utf8) }
+            for c in carried { data += c.track.bytes }
+        }
+        // In place: the index and the free boxes after it, when the media data follows.
+        let room = top[(m + 1)...].prefix { $0.type == "free" }.reduce(moovBox.size) { $0 + $1.size }
+        if top[(m + 1)...].contains(where: { $0.type == "mdat" }) {
+            let index = try completed(moov, entries: entries, carried: carried, dataAt: size + dataHeader)
+            let rest = room - Int64(index.count)
+            if rest == 0 || rest >= 8 {
+                var free: [UInt8] = []
+                if rest > 0 { put(UInt64(rest), 4, &free); free += Array("free".utf8) }
+                guard writeAll(fd, data, at: size), writeAll(fd, index + free, at: moovBox.start) else {
+                    throw Failure(description: String(cString: strerror(errno)))
+                }
+                return
+            }
+        }
+        // At the end: where the index was when it ends the file (else it becomes a `free` box).
+        let last = moovBox.start + moovBox.size == size
+        let dataStart = last ? moovBox.start : size
+        let index = try completed(moov, entries: entries, carried: carried, dataAt: dataStart + dataHeader)
+        if !last {
+            var free: [UInt8] = []
+            put(UInt64(FourCC("free").rawValue), 4, &free)
+            guard pwrite(fd, free, 4, off_t(moovBox.start + 4)) == 4 else { throw Failure(description: String(cString: strerror(errno))) }
+        }
+        guard writeAll(fd, data + index, at: dataStart), ftruncate(fd, off_t(dataStart) + off_t(data.count + index.count)) == 0 else {
+            throw Failure(description: String(cString: strerror(errno)))
+        }
+        if faststart { try moveIndexToFront(fd) }
+    }
+
+    /// The index `moov` with the entry additions and the carried tracks,
+    /// whose samples lie one track after another from `dataAt`, encoded.
+    private static func completed(_ moov: Box, entries: [EntryAdditions], carried: [Carried],
+                                  dataAt: Int64) throws(Failure) -> [UInt8] {
+        var moov = moov
         var kids = moov.children ?? []
         let traks = kids.indices.filter { kids[$0].type == "trak" }
         for e in entries where e.track < traks.count {
             kids[traks[e.track]] = addToEntry(kids[traks[e.track]], e)
         }
-        // The new media data goes where the index was when it ends the file, else at the end.
-        let last = moovBox.start + moovBox.size == size
-        let dataStart = last ? moovBox.start : size
-        let payload = carried.reduce(0) { $0 + Int64($1.track.byteCount) }
-        let dataHeader: Int64 = carried.isEmpty ? 0 : payload + 8 > Int64(UInt32.max) ? 16 : 8
         if !carried.isEmpty {
             guard let mvhdAt = kids.firstIndex(where: { $0.type == "mvhd" }) else { throw Failure(description: "its index has no movie header") }
             let mvhd = BigEndianReader(kids[mvhdAt].payload)
@@ -109,7 +151,7 @@ public enum IndexCompletion {
                 case .carried(let k): k < carried.count ? firstID + UInt32(k) : nil
                 }
             }
-            var at = dataStart + dataHeader
+            var at = dataAt
             var longest: Int64 = 0
             for (k, c) in carried.enumerated() {
                 let offsets = c.track.runByteStarts.map { $0 + at }
@@ -133,23 +175,7 @@ public enum IndexCompletion {
             kids[mvhdAt].payload = p[...]
         }
         moov.children = kids
-        var out: [UInt8] = []
-        if !carried.isEmpty {
-            if dataHeader == 16 { put(1, 4, &out); out += Array("mdat".utf8); put(UInt64(payload + 16), 8, &out) }
-            else { put(UInt64(payload + 8), 4, &out); out += Array("mdat".utf8) }
-            for c in carried { out += c.track.bytes }
-        }
-        moov.append(to: &out)
-        // Where the index was and is no longer, a `free` box of its size.
-        if !last {
-            var free: [UInt8] = []
-            put(UInt64(FourCC("free").rawValue), 4, &free)
-            guard pwrite(fd, free, 4, off_t(moovBox.start + 4)) == 4 else { throw Failure(description: String(cString: strerror(errno))) }
-        }
-        guard writeAll(fd, out, at: dataStart), ftruncate(fd, off_t(dataStart) + off_t(out.count)) == 0 else {
-            throw Failure(description: String(cString: strerror(errno)))
-        }
-        if faststart { try moveIndexToFront(fd) }
+        return moov.encoded()
     }
 
     /// `trak` with its first sample entry given `e`'s boxes and type.

@@ -78,6 +78,9 @@ public struct SourceTrack: Sendable {
         } ?? []
     }
 
+    /// The size of the track's `trak` box: about what the track takes in an index.
+    public var indexBytes: Int { trak.encodedSize }
+
     /// The handler type and name of an `hdlr` payload: the name is a C
     /// string in MP4, a Pascal string (a length byte first) in QuickTime.
     private static func handler(_ payload: ArraySlice<UInt8>?) -> (FourCC?, String?) {

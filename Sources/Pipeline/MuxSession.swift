@@ -153,7 +153,11 @@ public final class MuxSession {
         let completing = !additions.isEmpty || tracks.contains { $0.carried != nil }
         faststartAfterCompletion = completing && faststart
         let faststart = faststart && !completing
-        let reservedIndex = completing ? nil : reservedIndex
+        // Room reserved for the index (measured without what is added after
+        // the trailer) grows by what the additions may take.
+        let added = tracks.compactMap(\.carried).reduce(0) { $0 + $1.source.indexBytes + 256 }
+            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } }
+        let reservedIndex = reservedIndex.map { $0 + added }
         let streams = muxed
         switch destination {
         case let .file(path, overwrite, inputs):

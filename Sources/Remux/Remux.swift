@@ -129,7 +129,9 @@ package func indexReservation(_ input: InputFile, container: Container, options:
                               cancellation: Cancellation = Cancellation()) throws(MediaError) -> Int? {
     guard !options.salvage, input.formatName.hasPrefix("mov"),
           let boxes = TopLevelBoxes(path: input.path), !boxes.hasFragments, !boxes.cutShort, !boxes.mediaData.isEmpty else { return nil }
-    let plan = try planStreams(input, container: container, selection: options.streams)
+    var plan = try planStreams(input, container: container, selection: options.streams)
+    // Tracks carried past the muxer are added after its trailer (the session reserves their room).
+    plan.kept.removeAll { container.isISOBMFF && CarriedTrack.carries($0) }
     guard !plan.kept.isEmpty, plan.kept.allSatisfy({ s in
         payloadBlind(s) && (s.isAttachedPicture || s.indexedPackets != nil)
     }) else { return nil }
