@@ -1,3 +1,4 @@
+import Glibc
 import Sync
 
 /// A track of an MP4/MOV input that the muxer cannot write — a QuickTime
@@ -6,8 +7,11 @@ import Sync
 /// program: its samples gathered, as the verb's timeline maps them, while
 /// the muxer writes the rest; its `trak` built afterwards from the source's
 /// own boxes (sample description, handler, media header) and the gathered
-/// timing (`IndexCompletion`). Sample bytes are kept as they are.
-public struct CarriedTrack: Sendable {
+/// timing (`IndexCompletion`). Sample bytes are kept as they are: where a
+/// sample is the bytes of its source file at its packet's position (checked
+/// as it is gathered), only that place is kept, and the bytes are copied from
+/// the file when the track is written — memory does not grow with the track.
+public struct CarriedTrack {
     /// The source track the first segment came from (handler, headers, references).
     public let source: SourceTrack
     /// The time base samples are given in: the source's media time scale.
@@ -19,7 +23,29 @@ public struct CarriedTrack: Sendable {
     private(set) var starts: [Int64] = []
     private(set) var sizes: [Int32] = []
     private(set) var descriptionOf: [Int32] = []
-    private(set) var bytes: [UInt8] = []
+    /// Where the samples' bytes are, in order: ranges of source files, or of `memory`.
+    private var pieces: [Piece] = []
+    private var memory: [UInt8] = []
+    private let files = SourceFiles()
+    public private(set) var byteCount = 0
+
+    private enum Piece {
+        case file(Int32, offset: Int64, count: Int64)
+        case memory(offset: Int, count: Int)
+    }
+
+    /// Source files open for reading, by path (closed with the last copy of the track).
+    private final class SourceFiles {
+        var open: [String: Int32] = [:]
+        func fd(_ path: String) -> Int32? {
+            if let fd = open[path] { return fd }
+            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return nil }
+            open[path] = fd
+            return fd
+        }
+        deinit { for fd in open.values { close(fd) } }
+    }
     /// The last sample's duration, as its packet gave it.
     private var lastDuration: Int64 = 0
 
@@ -54,17 +80,50 @@ public struct CarriedTrack: Sendable {
         return true
     }
 
-    /// Adds a sample decoded at `start` (ticks of `timeBase`) lasting `duration`.
-    public mutating func append(start: Int64, duration: Int64, data: UnsafeRawBufferPointer) {
+    /// Adds a sample decoded at `start` (ticks of `timeBase`) lasting
+    /// `duration`, read from `position` of the file at `path` (-1: unknown).
+    public mutating func append(start: Int64, duration: Int64, data: UnsafeRawBufferPointer, position: Int64, path: String?) {
         starts.append(start)
         sizes.append(Int32(clamping: data.count))
         descriptionOf.append(Int32(current))
-        bytes.append(contentsOf: data)
         lastDuration = max(duration, 0)
+        byteCount += data.count
+        if position >= 0, let path, let fd = files.fd(path), let there = FileBytes.read(fd, position, data.count),
+           there.elementsEqual(data) {
+            if case .file(let f, let o, let n)? = pieces.last, f == fd, o + n == position {
+                pieces[pieces.count - 1] = .file(fd, offset: o, count: n + Int64(data.count))
+            } else {
+                pieces.append(.file(fd, offset: position, count: Int64(data.count)))
+            }
+            return
+        }
+        pieces.append(.memory(offset: memory.count, count: data.count))
+        memory.append(contentsOf: data)
     }
 
     public var sampleCount: Int { starts.count }
-    public var byteCount: Int { bytes.count }
+
+    /// Writes the samples' bytes, one after another, at `offset` of `fd`.
+    func writeSamples(to fd: Int32, at offset: Int64) -> Bool {
+        var at = offset
+        var buffer: [UInt8] = []
+        for piece in pieces {
+            switch piece {
+            case .memory(let o, let n):
+                guard IndexCompletion.writeAll(fd, Array(memory[o..<(o + n)]), at: at) else { return false }
+                at += Int64(n)
+            case .file(let source, var o, var n):
+                while n > 0 {
+                    let want = Int(min(n, 4 << 20))
+                    if buffer.count < want { buffer = [UInt8](repeating: 0, count: want) }
+                    let got = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress!, want, off_t(o)) }
+                    guard got == want, IndexCompletion.writeAll(fd, Array(buffer[0..<want]), at: at) else { return false }
+                    o += Int64(want); n -= Int64(want); at += Int64(want)
+                }
+            }
+        }
+        return true
+    }
 
     /// Each sample's duration: to the next one's start; the last's as its packet said
     /// (else the one before it's, else one tick).
@@ -146,7 +205,7 @@ public struct CarriedTrack: Sendable {
         return out
     }
 
-    /// Where each run's bytes start in `bytes`.
+    /// Where each run's bytes start among the samples' bytes.
     var runByteStarts: [Int64] {
         var offsets: [Int64] = []
         var at: Int64 = 0

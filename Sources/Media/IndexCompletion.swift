@@ -55,7 +55,7 @@ public enum IndexCompletion {
     }
 
     /// A carried track and what its `tref` refers to.
-    public struct Carried: Sendable {
+    public struct Carried {
         public var track: CarriedTrack
         public var references: [(type: FourCC, tracks: [TrackReference])]
         public init(_ track: CarriedTrack, references: [(type: FourCC, tracks: [TrackReference])]) {
@@ -89,11 +89,20 @@ public enum IndexCompletion {
         let moovBox = top[m]
         let payload = carried.reduce(0) { $0 + Int64($1.track.byteCount) }
         let dataHeader: Int64 = carried.isEmpty ? 0 : payload + 8 > Int64(UInt32.max) ? 16 : 8
-        var data: [UInt8] = []
+        var header: [UInt8] = []
         if !carried.isEmpty {
-            if dataHeader == 16 { put(1, 4, &data); data += Array("mdat".utf8); put(UInt64(payload + 16), 8, &data) }
-            else { put(UInt64(payload + 8), 4, &data); data += Array("mdat".utf8) }
-            for c in carried { data += c.track.bytes }
+            if dataHeader == 16 { put(1, 4, &header); header += Array("mdat".utf8); put(UInt64(payload + 16), 8, &header) }
+            else { put(UInt64(payload + 8), 4, &header); header += Array("mdat".utf8) }
+        }
+        /// The media data box of the carried samples at `at`.
+        func writeData(at: Int64) -> Bool {
+            guard writeAll(fd, header, at: at) else { return false }
+            var next = at + Int64(header.count)
+            for c in carried {
+                guard c.track.writeSamples(to: fd, at: next) else { return false }
+                next += Int64(c.track.byteCount)
+            }
+            return true
         }
         // In place: the index and the free boxes after it, when the media data follows.
         let room = top[(m + 1)...].prefix { $0.type == "free" }.reduce(moovBox.size) { $0 + $1.size }
@@ -103,7 +112,7 @@ public enum IndexCompletion {
             if rest == 0 || rest >= 8 {
                 var free: [UInt8] = []
                 if rest > 0 { put(UInt64(rest), 4, &free); free += Array("free".utf8) }
-                guard writeAll(fd, data, at: size), writeAll(fd, index + free, at: moovBox.start) else {
+                guard writeData(at: size), writeAll(fd, index + free, at: moovBox.start) else {
                     throw Failure(description: String(cString: strerror(errno)))
                 }
                 return
@@ -118,7 +127,8 @@ public enum IndexCompletion {
             put(UInt64(FourCC("free").rawValue), 4, &free)
             guard pwrite(fd, free, 4, off_t(moovBox.start + 4)) == 4 else { throw Failure(description: String(cString: strerror(errno))) }
         }
-        guard writeAll(fd, data + index, at: dataStart), ftruncate(fd, off_t(dataStart) + off_t(data.count + index.count)) == 0 else {
+        let indexAt = dataStart + (carried.isEmpty ? 0 : dataHeader + payload)
+        guard writeData(at: dataStart), writeAll(fd, index, at: indexAt), ftruncate(fd, off_t(indexAt) + off_t(index.count)) == 0 else {
             throw Failure(description: String(cString: strerror(errno)))
         }
         if faststart { try moveIndexToFront(fd) }
@@ -237,7 +247,7 @@ public enum IndexCompletion {
         }
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int64) -> Bool {
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int64) -> Bool {
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }

@@ -37,6 +37,8 @@ public struct Packet: ~Copyable {
     }
 
     public var size: Int { Int(pointer.pointee.size) }
+    /// Where the packet's bytes are in its input file (-1: unknown).
+    public var position: Int64 { pointer.pointee.pos }
     public var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
     /// The demuxer found the packet damaged or cut short (`AV_PKT_FLAG_CORRUPT`).
     public var isCorrupt: Bool { pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }

@@ -274,7 +274,9 @@ public final class MuxSession {
         if let d = mapped.dts { last = (track, d) }
         guard let m = tracks[track].muxerIndex else {
             let start = mapped.dts ?? mapped.pts ?? 0
-            packet.withData { tracks[track].carried?.append(start: start, duration: mapped.duration, data: $0) }
+            let path = tracks[track].source?.path
+            packet.withData { tracks[track].carried?.append(start: start, duration: mapped.duration, data: $0,
+                                                            position: packet.position, path: path) }
             packet.unref()
             return mapped
         }
