@@ -191,8 +191,13 @@ public final class AudioCopyTrack: AudioTrackWriter {
     }
 
     private func openRegion(_ stream: InputStream, at position: Int64?, _ plan: ReencodedPackets) throws(MediaError) {
-        // After copied frames, where they end; at the start, on their grid before the first sample.
-        let start = assembler.cursor ?? plan.gridStart(atOrBefore: position ?? 0)
+        // On the copied frames' grid: after copied frames, the grid's frame
+        // nearest where they end (a run is copied when within the tolerance
+        // of the grid, so two copied runs may be twice that apart: the
+        // stretch between them starts and ends on the grid, each run within
+        // the tolerance of it); at the start, the grid's frame before the first sample.
+        let start = assembler.cursor.map { FrameGridPlan.nearestFrame(to: $0, from: plan.phase, frameSize: plan.frameSize) }
+            ?? plan.gridStart(atOrBefore: position ?? 0)
         // The look-back is decoded from its own input (the segment before, at a joint).
         let lookback = assembler.cursor == nil ? nil : recentInput
         let r = try JointRegion(start: start, settings: plan.settings, stream: lookback?.stream ?? stream,

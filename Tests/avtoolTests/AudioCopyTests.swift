@@ -182,6 +182,36 @@ struct AudioCopyTests {
         try Self.expectLoudness(of: out, like: input, beeps: once.map { $0 + joint })
     }
 
+    /// Seven GoPro clips one after another (each one's audio 6.5 ms longer
+    /// than its video, so every joint is off the copied frames' grid): the
+    /// copied runs lie within the tolerance of the grid on either side of
+    /// it, and the stretches re-encoded between them start and end on the
+    /// grid itself, so the copied frames after each stretch are laid where
+    /// they belong. (Before, the seventh joint was refused: "not a whole
+    /// number of aac frames (80 samples off)".)
+    @Test func concatOfSevenCameraClipsCopiesTheAudio() throws {
+        let input = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool(["concat"] + Array(repeating: input, count: 7) + [out, "--json"])
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied")
+        let once = try Self.audioHashes(input), ours = try Self.audioHashes(out)
+        // (Each joint moves the audio off the grid by another 6.5 ms: the segments on the grid most
+        // of them share are copied, the others re-encoded onto it.)
+        let reencoded = try #require(report["audio_frames_reencoded"] as? Int)
+        #expect(reencoded < ours.count, "\(reencoded) of \(ours.count) frames re-encoded")
+        // Every frame is the source's or a re-encoded one; the copied ones in the source's order.
+        let copied = ours.filter { Set(once).contains($0) }
+        #expect(copied.count >= ours.count - reencoded - 7, "\(copied.count) copied of \(ours.count)")
+        let decode = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", out, "-map", "0:a", "-f", "null", "-"])
+        #expect(decode.status == 0, "\(decode)")
+        let video = try #require(FFprobe.double(try FFprobe(out).streams[0], "duration"))
+        let audio = try #require(FFprobe.double(try FFprobe(out).streams[1], "duration"))
+        #expect(abs(video - audio) < 0.022, "video \(video) s, audio \(audio) s")
+    }
+
     /// The level of each beep (RMS over its first 40 ms, first channel) in
     /// `out` against the source's first beeps, within 1 dB.
     static func expectLoudness(of out: String, like source: String, beeps: [Double],
