@@ -91,6 +91,21 @@ package enum DataTrackFate: Equatable {
     }
 }
 
+/// What of a copied video's properties `container` cannot hold, said:
+/// spatial video's second view (its `lhvC` layer configuration, MP4/MOV
+/// only) and the Dolby Vision record (MP4/MOV and Matroska).
+package func videoPropertyWarnings(_ s: InputStream, container: Container) -> [String] {
+    guard s.mediaType == .video, !s.isAttachedPicture, !container.isISOBMFF else { return [] }
+    var warnings: [String] = []
+    if let views = s.file.sourceIndex?.track(id: s.id)?.views, views.layers != nil {
+        warnings.append("stream #\(s.index): spatial video's second view is not kept (\(container.name) cannot hold its layer configuration): it plays as flat video; use mp4 or mov to keep it")
+    }
+    if let dv = s.dolbyVision, container.muxer != "matroska" {
+        warnings.append("stream #\(s.index): Dolby Vision (profile \(dv.profile)) is not kept (\(container.name) cannot hold its configuration); use mp4, mov or mkv to keep it")
+    }
+    return warnings
+}
+
 package struct StreamPlan {
     package var kept: [InputStream] = []
     package var dropped: [DroppedStream] = []
@@ -160,6 +175,7 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
         if let r = s.rotation, r != 0, !container.isISOBMFF {
             plan.warnings.append("stream #\(s.index): rotation \(Int(r))° is not kept (\(container.name) cannot store it); use mp4 or mov to keep it")
         }
+        if !reencoded(s) { plan.warnings += videoPropertyWarnings(s, container: container) }
         plan.kept.append(s)
     }
     guard !plan.kept.isEmpty else {

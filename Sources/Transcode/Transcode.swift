@@ -245,6 +245,9 @@ struct VideoPlan {
         hdr = metadata != nil
         let tenBit = options.tenBit || v.hasHDRTransfer
         if tenBit && !options.tenBit { warnings.append("stream #\(v.index): HDR input, encoded as Main10") }
+        if let layers = v.file.sourceIndex?.track(id: v.id)?.views?.layers {
+            warnings.append("stream #\(v.index): spatial video (MV-HEVC, \(layers) views) is encoded as its first view only: the output plays as flat video")
+        }
         // The encoder gets pictures, not the per-frame metadata Dolby Vision needs: said, not dropped in silence.
         if let dv = v.dolbyVision {
             warnings.append("stream #\(v.index): Dolby Vision (profile \(dv.profile)) is not kept: the re-encoded video has no RPUs"

@@ -218,6 +218,25 @@ struct DeviceRecordingTests {
         }
     }
 
+    /// What a target cannot hold of a video is said, the job done: spatial
+    /// video into Matroska or MPEG-TS, Dolby Vision into MPEG-TS, spatial
+    /// video through a re-encode.
+    @Test func videoPropertiesATargetCannotHoldAreNamed() throws {
+        let spatial = try Fixtures.device("apple_vt_spatial_mvhevc_160x120.mp4")
+        let dolby = try Fixtures.device("dolby_sparks_dv8_hvc1_360p.mp4")
+        let scratch = try Scratch()
+        for (args, said) in [(["remux", spatial, scratch.path("a.mkv")], "stream #0: spatial video's second view is not kept (mkv cannot hold"),
+                             (["remux", spatial, scratch.path("a.ts")], "stream #0: spatial video's second view is not kept (ts cannot hold"),
+                             (["transcode", spatial, scratch.path("b.mp4")], "stream #0: spatial video (MV-HEVC, 2 views) is encoded as its first view only"),
+                             (["remux", dolby, scratch.path("c.ts")], "stream #0: Dolby Vision (profile 8) is not kept (ts cannot hold")] {
+            let run = try Tool.avtool(args)
+            #expect(run.status == 0, "\(args): \(run)")
+            #expect(run.stderr.contains(said), "\(args): \(run.stderr)")
+        }
+        let kept = try Tool.avtool(["remux", dolby, scratch.path("d.mkv")])
+        #expect(kept.status == 0 && !kept.stderr.contains("Dolby Vision"), "Matroska holds the record: \(kept)")
+    }
+
     /// A transcode cannot carry Dolby Vision yet: it says so.
     @Test func transcodeSaysDolbyVisionIsNotKept() throws {
         let input = try Fixtures.device(Self.iphone)
