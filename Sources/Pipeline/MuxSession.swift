@@ -341,7 +341,8 @@ public final class MuxSession {
                 (ref.type, ref.ids.compactMap { reference(to: $0, from: t.input) })
             })
         }
-        guard !carried.isEmpty || !entryAdditions.isEmpty else { return }
+        // (The muxer was not asked for faststart: with nothing to add, the index is still moved.)
+        guard !carried.isEmpty || !entryAdditions.isEmpty || faststartAfterCompletion else { return }
         do {
             try IndexCompletion.complete(path: path, entries: entryAdditions, carried: carried, faststart: faststartAfterCompletion)
         } catch {
