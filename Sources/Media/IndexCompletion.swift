@@ -198,7 +198,7 @@ public enum IndexCompletion {
         }
         return edit(trak, ["mdia", "minf", "stbl", "stsd"][...]) { stsd in
             let r = BigEndianReader(stsd.payload)
-            var walker = BoxWalker(r, in: 8..<r.count)
+            var walker = BoxWalker(r, in: 8..<max(8, r.count))
             guard let first = walker.next(), first.payload.count >= 78 else { return stsd }
             let entry = r.bytes(in: first.start..<first.end)
             let present = Set(BoxWalker(BigEndianReader(entry), in: 86..<entry.count).map(\.type))

@@ -68,7 +68,7 @@ public struct SourceTrack: Sendable {
         let stsd = child(child(child(mdia, "minf"), "stbl"), "stsd")
         sampleDescriptions = stsd.map { box in
             let r = BigEndianReader(box.payload)
-            return BoxWalker(r, in: 8..<r.count).map { Array(r.bytes(in: $0.start..<$0.end)) }
+            return BoxWalker(r, in: 8..<max(8, r.count)).map { Array(r.bytes(in: $0.start..<$0.end)) }
         } ?? []
         references = (child(trak, "tref")?.payload).map { payload in
             let r = BigEndianReader(payload)
@@ -83,14 +83,15 @@ public struct SourceTrack: Sendable {
 
     /// The handler type and name of an `hdlr` payload: the name is a C
     /// string in MP4, a Pascal string (a length byte first) in QuickTime.
-    private static func handler(_ payload: ArraySlice<UInt8>?) -> (FourCC?, String?) {
+    static func handler(_ payload: ArraySlice<UInt8>?) -> (FourCC?, String?) {
         guard let payload else { return (nil, nil) }
         let r = BigEndianReader(payload)
         let type = r.fourCC(at: 8)
         guard r.count > 24 else { return (type, nil) }
         var name = Array(r.bytes(in: 24..<r.count))
-        if let n = name.first, Int(n) == name.count - 1 || (Int(n) < name.count - 1 && name[Int(n) + 1] == 0 && n > 0) {
-            name = Array(name[1...Int(n)])
+        // A length byte first when it counts the rest (or the rest up to a terminating zero).
+        if let n = name.first.map(Int.init), n > 0, n == name.count - 1 || (n < name.count - 1 && name[n + 1] == 0) {
+            name = Array(name[1...n])
         }
         if let nul = name.firstIndex(of: 0) { name = Array(name[..<nul]) }
         let text = String(decoding: name, as: UTF8.self).trimmingCharacters(in: " ")

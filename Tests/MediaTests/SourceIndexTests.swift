@@ -34,4 +34,42 @@ import Testing
         let types = spatial.tracks.first?.sampleEntryBoxes.map(\.type) ?? []
         #expect(types.contains("lhvC") && types.contains("vexu") && types.contains("hfov"))
     }
+
+    /// Handler names as MP4 (C string), QuickTime (length byte) and odd
+    /// writers leave them: an empty name, a lone zero, a length byte of 0.
+    @Test func handlerNamesOfEveryShape() {
+        func name(_ tail: [UInt8]) -> String? {
+            let payload: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0] + Array("soun".utf8) + [UInt8](repeating: 0, count: 12) + tail
+            return SourceTrack.handler(payload[...]).1
+        }
+        #expect(name(Array("SoundHandler".utf8) + [0]) == "SoundHandler")
+        #expect(name([16] + Array("Core Media Audio".utf8)) == "Core Media Audio")
+        #expect(name([9] + Array("GoPro MET".utf8) + [0]) == "GoPro MET")
+        #expect(name([0]) == nil)
+        #expect(name([]) == nil)
+        #expect(name([0, 0, 0]) == nil)
+        #expect(name([200, 65]) == String(decoding: [200, 65], as: UTF8.self), "not a length: the bytes as they are")
+    }
+
+    /// An index whose boxes are cut short or empty reads as tracks without
+    /// what is missing, never a trap (the iTunes file that stopped `probe`
+    /// had a handler name of one zero byte).
+    @Test func brokenBoxesReadWithoutATrap() throws {
+        func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = []
+            put(UInt64(payload.count + 8), 4, &out)
+            return out + Array(type.utf8) + payload
+        }
+        let tkhd = box("tkhd", [UInt8](repeating: 0, count: 12) + [0, 0, 0, 7] + [UInt8](repeating: 0, count: 64))
+        for stsd in [box("stsd", []), box("stsd", [0, 0]), box("stsd", [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 4])] {
+            let stbl = box("stbl", stsd)
+            let minf = box("minf", stbl)
+            let mdia = box("mdia", box("hdlr", [0]) + box("mdhd", [1]) + minf)
+            let moov = box("moov", box("trak", tkhd + mdia + box("tref", [0, 0, 0, 9, 1, 2])))
+            let index = try #require(SourceIndex(moov: moov))
+            let t = try #require(index.track(id: 7))
+            #expect(t.sampleEntryType == nil && t.sampleEntryBoxes.isEmpty && t.metadataKeys.isEmpty && t.views == nil)
+            #expect(t.handlerName == nil && t.timescale == nil)
+        }
+    }
 }
