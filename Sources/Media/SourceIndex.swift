@@ -18,10 +18,15 @@ public struct SourceIndex: Sendable {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0,
-              let top = try? MovieLayout.topLevelBoxes(fileSize: Int64(st.st_size), read: { FileBytes.read(fd, $0, $1) }),
+        guard fstat(fd, &st) == 0 else { return nil }
+        self.init(fileSize: Int64(st.st_size), read: { FileBytes.read(fd, $0, $1) })
+    }
+
+    /// The index of a file of `fileSize` bytes read by `read(offset, count)`.
+    package init?(fileSize: Int64, read: (Int64, Int) -> [UInt8]?) {
+        guard let top = try? MovieLayout.topLevelBoxes(fileSize: fileSize, read: read),
               let moov = top.first(where: { $0.type == "moov" }), moov.size <= 256 << 20,
-              let bytes = FileBytes.read(fd, moov.start, Int(moov.size)), bytes.count == Int(moov.size) else { return nil }
+              let bytes = read(moov.start, Int(moov.size)), bytes.count == Int(moov.size) else { return nil }
         self.init(moov: bytes)
     }
 

@@ -91,6 +91,17 @@ func indexEdits(_ data: [UInt8]) -> String {
     all.creationTime = 1_700_000_000
     all.matrices = [0: MetadataEdits.displayMatrix(90)]
     var outcome = ""
+    // What the carrying of data tracks and probe read of the index.
+    if let index = SourceIndex(fileSize: Int64(data.count), read: { offset, count in
+        guard offset >= 0, offset < data.count else { return nil }
+        return Array(data[Int(offset)..<min(data.count, Int(offset) + count)])
+    }) {
+        let described = index.tracks.map { t in
+            "\(t.id) \(t.handlerType?.description ?? "-") \(t.handlerName ?? "-") \(t.sampleEntryType?.description ?? "-") "
+                + "\(t.sampleEntryBoxes.count) \(t.metadataKeys.count) \(t.views?.layers ?? 0) \(t.references.count) \(t.indexBytes)"
+        }
+        outcome += "; tracks: \(described.joined(separator: ", "))"
+    }
     for edits in [tags, all] {
         do throws(MovieLayout.Refusal) {
             let layout = try MovieLayout(fileSize: Int64(data.count), alignment: 4096, edits: edits) { offset, count in
