@@ -27,6 +27,13 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                               "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
         ),
+        // libavfilter, for the one target that runs filter graphs (Loudness): no other target
+        // links it, so the rest keep their small memory.
+        .systemLibrary(
+            name: "CFFmpegFilter",
+            pkgConfig: "libavfilter",
+            providers: [.apt(["libavfilter-dev"])]
+        ),
         // The timestamp-sync core: pure Swift value types, no FFmpeg.
         .target(name: "Sync"),
         // Threads and a condition on pthreads, without Foundation: writing behind, the index trial, the batch scheduler, chunked transcode.
@@ -47,6 +54,8 @@ let package = Package(
         .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
         // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
         .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat"]),
+        // Loudness (EBU R128): measured by libavfilter's ebur128 filter.
+        .target(name: "Loudness", dependencies: ["Media", "Sync", "CFFmpeg", "CFFmpegFilter"]),
         // libyaml through pkg-config: the event parser recipes are read with (Batch only).
         .systemLibrary(
             name: "CYAML",
@@ -59,11 +68,12 @@ let package = Package(
         // parses the command line.
         .target(name: "Batch", dependencies: ["Threads", "CYAML"]),
         // The library product: every verb's function, options, report and error, re-exported.
-        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut"]),
+        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Loudness"]),
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "AVToolKit", "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Batch",
+                "AVToolKit", "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Loudness",
+                "Batch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
