@@ -55,7 +55,7 @@ let package = Package(
         // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
         .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat"]),
         // Loudness (EBU R128): measured by libavfilter's ebur128 filter.
-        .target(name: "Loudness", dependencies: ["Media", "Sync", "CFFmpeg", "CFFmpegFilter"]),
+        .target(name: "Loudness", dependencies: ["Media", "Sync", "Pipeline", "CFFmpeg", "CFFmpegFilter"]),
         // libyaml through pkg-config: the event parser recipes are read with (Batch only).
         .systemLibrary(
             name: "CYAML",

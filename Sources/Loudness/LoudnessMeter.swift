@@ -120,7 +120,7 @@ final class StreamMeter {
     /// works on packed doubles, and hands its input on as it is).
     private static func peak(of frame: borrowing Frame) -> Double {
         let f = frame.pointer.pointee
-        guard f.format == AV_SAMPLE_FMT_DBL.rawValue, let data = f.data.0 else { return 0 }
+        guard f.format == doubleFormat, let data = f.data.0 else { return 0 }
         let count = Int(f.nb_samples) * Int(f.ch_layout.nb_channels)
         var top = 0.0
         data.withMemoryRebound(to: Double.self, capacity: count) { p in
@@ -129,6 +129,9 @@ final class StreamMeter {
         return top
     }
 }
+
+/// Packed doubles, what `ebur128` works on.
+private let doubleFormat = av_get_sample_fmt("dbl").rawValue
 
 /// The figures `ebur128` writes into a frame's metadata.
 private struct Figures {

@@ -65,6 +65,13 @@ public final class AudioReencoder {
         self.anchor = anchor
     }
 
+    /// A linear gain on every decoded sample (loudness normalization); set
+    /// before the first packet.
+    public var gain: Double? {
+        get { queue.gain }
+        set { queue.gain = newValue }
+    }
+
     /// The position that stays put under a drift correction.
     private var anchor: Int64 = 0
 
