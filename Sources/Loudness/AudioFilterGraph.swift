@@ -92,6 +92,12 @@ final class AudioFilterGraph {
         return avfilter_graph_parse_ptr(g, description, &inputs, &outputs, nil)
     }
 
+    /// The time base of the frames that come out (`av_buffersink_get_time_base`).
+    var outputTimeBase: Rational {
+        let tb = av_buffersink_get_time_base(sink)
+        return Rational(tb.num, tb.den) ?? .microseconds
+    }
+
     /// Sends a decoded frame (`av_buffersrc_write_frame`: the graph takes a
     /// reference of its own; `frame` is left as it was).
     func send(_ frame: borrowing Frame) throws(MediaError) {

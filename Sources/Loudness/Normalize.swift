@@ -31,6 +31,9 @@ public struct LoudnessReport: Sendable, Codable {
     public var copiedStreams: [Int] = []
     public var outputBytes: Int64 = 0
     public var elapsedSeconds: Double = 0
+    /// Writing passes: 1, or more when a limiter's setting had to be corrected.
+    public var passes = 0
+    public var warnings: [String] = []
 }
 
 public struct LoudnessStreamReport: Sendable, Codable {
@@ -41,6 +44,8 @@ public struct LoudnessStreamReport: Sendable, Codable {
     public var encoder: String
     /// Measured on the output.
     public var after: LoudnessFigures?
+    /// A limited stream's gain and limiter ceiling.
+    public var limiter: LimiterSetting?
 }
 
 /// Measures `input`'s audio and plans each stream's way to `options.target`;
@@ -80,27 +85,68 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
                               cancellation: Cancellation = .shared,
                               progress: ((LoudnessProgress) -> Void)? = nil) throws(MediaError) -> LoudnessReport {
     var report = try planLoudness(input: input, options: options, cancellation: cancellation)
-    if let limited = report.streams.first(where: { $0.plan.mode == .limited }) {
-        throw MediaError.invalid("could not normalize the loudness of", path: input, stream: limited.plan.stream,
-                                 message: "\(limited.reason); the true-peak limiter is not available yet (the loudest target a linear gain reaches is \(fixed(limited.plan.before.integratedLUFS - limited.plan.before.truePeakDBTP + limited.plan.ceilingDBTP, 1)) LUFS)")
+    let target = options.target
+    for (i, s) in report.streams.enumerated() where s.plan.mode == .limited {
+        report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
     }
-    let written = try writeNormalized(input: input, output: output, report: report, options: options,
-                                      cancellation: cancellation, progress: progress)
-    report.output = written.name
-    report.copiedStreams = written.copied
-    report.outputBytes = written.bytes
-    report.elapsedSeconds = written.elapsed
-    let after = try measureLoudness(path: written.name, cancellation: cancellation)
-    for (i, s) in report.streams.enumerated() {
-        report.streams[i].after = after.first { $0.stream == written.outputIndex[s.plan.stream] }?.figures
+    var overwrite = options.overwrite
+    while true {
+        report.passes += 1
+        let written = try writeNormalized(input: input, output: output, report: report, options: options,
+                                          overwrite: overwrite, cancellation: cancellation, progress: progress)
+        // Further passes replace what this one wrote.
+        overwrite = true
+        report.output = written.name
+        report.copiedStreams = written.copied
+        report.outputBytes = written.bytes
+        report.elapsedSeconds += written.elapsed
+        let after = try measureLoudness(path: written.name, cancellation: cancellation)
+        var again = false
+        for (i, s) in report.streams.enumerated() {
+            guard let a = after.first(where: { $0.stream == written.outputIndex[s.plan.stream] })?.figures else { continue }
+            report.streams[i].after = a
+            // A limiter's own overshoot (its output resampled, then encoded) is
+            // known only once measured: set lower by it, the gain raised by
+            // what the limiting took off the loudness, and written again.
+            guard var l = s.limiter else { continue }
+            let over = a.truePeakDBTP - target.truePeakDBTP, short = target.integratedLUFS - a.integratedLUFS
+            if over > 0 || abs(short) > LimiterSetting.loudnessTolerance {
+                l.gainDB += short
+                l.limitDBTP -= max(0, over) + 0.1
+                report.streams[i].limiter = l
+                again = true
+            }
+        }
+        if !again || report.passes == LimiterSetting.mostPasses { break }
+    }
+    for s in report.streams {
+        guard let a = s.after else { continue }
+        if a.truePeakDBTP > target.truePeakDBTP + 0.1 {
+            report.warnings.append("stream #\(s.plan.stream): the true peak is \(fixed(a.truePeakDBTP, 1)) dBTP after \(report.passes) passes, over the \(fixed(target.truePeakDBTP, 1)) dBTP ceiling")
+        }
+        if abs(a.integratedLUFS - target.integratedLUFS) > 0.5 {
+            report.warnings.append("stream #\(s.plan.stream): the loudness is \(fixed(a.integratedLUFS, 1)) LUFS after \(report.passes) passes, not \(fixed(target.integratedLUFS, 1))")
+        }
     }
     return report
+}
+
+/// The limiter's setting of a limited stream, as the last pass used it.
+public struct LimiterSetting: Sendable, Codable {
+    public var gainDB: Double
+    /// The limiter's ceiling (under the target's by the limiter's overshoot).
+    public var limitDBTP: Double
+
+    /// A limited stream is written again (at most `mostPasses` in all) when it
+    /// lands further than this from the target loudness or over the ceiling.
+    static let loudnessTolerance = 0.3
+    static let mostPasses = 4
 }
 
 /// remux.c's shape with the audio re-encoded: plan the streams, open the
 /// output with exactly those, every packet to its track's writer, finish.
 private func writeNormalized(input inputPath: String, output outputPath: String, report: LoudnessReport,
-                             options: LoudnessOptions, cancellation: Cancellation,
+                             options: LoudnessOptions, overwrite: Bool, cancellation: Cancellation,
                              progress: ((LoudnessProgress) -> Void)?) throws(MediaError)
     -> (name: String, copied: [Int], outputIndex: [Int: Int], bytes: Int64, elapsed: Double) {
     let op = "could not normalize the loudness of"
@@ -119,11 +165,16 @@ private func writeNormalized(input inputPath: String, output outputPath: String,
         let stream = input.streams[s.plan.stream]
         settings.channelLayout = stream.channelLayout
         let reencoder = try AudioReencoder(settings: settings, source: stream)
-        reencoder.gain = pow(10, s.plan.gainDB / 20)
+        switch s.plan.mode {
+        case .linear: reencoder.gain = pow(10, s.plan.gainDB / 20)
+        case .limited:
+            let l = s.limiter ?? LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
+            reencoder.stage = try PeakLimiter(gainDB: l.gainDB, limitDBTP: l.limitDBTP, stream: stream)
+        }
         try reencoder.begin(stream)
         audio[s.plan.stream] = reencoder
     }
-    let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [inputPath]), container: container,
+    let session = try MuxSession(.file(outputPath, overwrite: overwrite, inputs: [inputPath]), container: container,
                                  streams: plan.kept.map { s in audio[s.index].map { .encoded($0.encoder) } ?? .copy(s) },
                                  metadataSource: input, edits: MetadataEdits(), faststart: true,
                                  audioSampleRate: plan.kept.first { $0.mediaType == .audio }

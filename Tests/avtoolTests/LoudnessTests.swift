@@ -68,4 +68,120 @@ struct LoudnessTests {
         try #require(run.status == 0, "\(run)")
         #expect(!run.stdout.contains("\"loudness\""), "\(run.stdout)")
     }
+
+    // MARK: - avtool loudness
+
+    /// Decoded audio of `path`'s first audio stream as 32-bit floats, all channels interleaved.
+    static func decoded(_ path: String) throws -> [Float] {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-f", "f32le", "-"])
+        try #require(r.status == 0, "\(r.stderr)")
+        return r.data.withUnsafeBytes { raw in
+            (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
+        }
+    }
+
+    /// Packet hashes of every video stream, payload and timing (`-f framemd5 -c copy`).
+    static func videoHashes(_ path: String) throws -> [String] {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-f", "framemd5", "-"])
+        try #require(r.status == 0, "\(r.stderr)")
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    }
+
+    /// The first audio stream's start time (s) from ffprobe.
+    static func audioStart(_ path: String) throws -> Double? {
+        let p = try FFprobe(path)
+        return p.streams.first { FFprobe.string($0, "codec_type") == "audio" }.flatMap { FFprobe.double($0, "start_time") }
+    }
+
+    /// `--target podcast` on real recordings whose peaks a gain alone would
+    /// push over the ceiling (5.1 AAC; a camera's stereo AAC with its data
+    /// tracks): loudness within 0.5 LU of -16 and true peak at most -0.9 dBTP
+    /// by ebur128, the video's packets unchanged, the audio's samples and
+    /// start the input's.
+    @Test(arguments: ["real:bbb_720p_aac51.mp4", "device:gopro_max_heromode_gpmd.mp4"])
+    func podcastTargetOnRealRecordings(_ name: String) throws {
+        let parts = name.split(separator: ":").map(String.init)
+        let input = parts[0] == "real" ? try Fixtures.real(parts[1]) : try Fixtures.device(parts[1])
+        let scratch = try Scratch()
+        let out = scratch.path("podcast.mp4")
+        let run = try Tool.avtool("loudness", input, out, "--target", "podcast")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("true-peak limiter"), "\(run.stderr)")
+        let after = try Ebur128(out)
+        #expect(abs(after.integrated - -16) <= 0.5, "integrated \(after.integrated)")
+        #expect(after.truePeak <= -0.9, "true peak \(after.truePeak)")
+        #expect(try Self.videoHashes(out) == Self.videoHashes(input))
+        #expect(try Self.decoded(out).count == Self.decoded(input).count, "decoded sample count")
+        #expect(try Self.audioStart(out) == Self.audioStart(input))
+    }
+
+    /// A linear plan changes nothing but the level: the decoded output is
+    /// the decoded input times one gain, the planned one (AAC re-encoded;
+    /// PCM stays PCM), and the beeps of a click track stay where they were.
+    @Test(arguments: ["device:gopro_max_heromode_gpmd.mp4", "fixture:clicks_seg1.mp4", "fixture:pcm_in_mov.mov"])
+    func linearGainKeepsTheWaveform(_ name: String) throws {
+        let parts = name.split(separator: ":").map(String.init)
+        let input = parts[0] == "device" ? try Fixtures.device(parts[1]) : try Fixtures.path(parts[1])
+        let scratch = try Scratch()
+        let out = scratch.path("ebu." + (parts[1].hasSuffix(".mov") ? "mov" : "mp4"))
+        let run = try Tool.avtool("loudness", input, out, "--target", "ebu", "--json")
+        try #require(run.status == 0, "\(run)")
+        let json = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let stream = try #require((json["streams"] as? [[String: Any]])?.first)
+        let plan = try #require(stream["plan"] as? [String: Any])
+        #expect(plan["mode"] as? String == "linear")
+        let gainDB = try #require(plan["gain_db"] as? Double)
+        let expected = pow(10, gainDB / 20)
+
+        let x = try Self.decoded(input), y = try Self.decoded(out)
+        try #require(x.count == y.count, "decoded sample count")
+        var xy = 0.0, xx = 0.0, yy = 0.0
+        for i in 0..<x.count {
+            xy += Double(x[i]) * Double(y[i]); xx += Double(x[i]) * Double(x[i]); yy += Double(y[i]) * Double(y[i])
+        }
+        let correlation = xy / (xx * yy).squareRoot()
+        let gain = xy / xx
+        #expect(correlation >= 0.999, "correlation \(correlation)")
+        #expect(abs(20 * log10(gain / expected)) <= 0.1, "gain \(gain) vs \(expected)")
+        #expect(abs(try Ebur128(out).integrated - -23) <= 0.5)
+        #expect(try Self.videoHashes(out) == Self.videoHashes(input))
+        if parts[1].hasPrefix("clicks") {
+            let before = try ClickTrack(input, audioOnly: true).beeps, now = try ClickTrack(out, audioOnly: true).beeps
+            try #require(before.count == now.count && !before.isEmpty, "\(before) vs \(now)")
+            for (a, b) in zip(before, now) { #expect(abs(a - b) <= 0.001, "beep at \(a) moved to \(b)") }
+        }
+        if parts[1].hasSuffix(".mov") { #expect(run.stdout.contains("pcm_s16le")) }
+    }
+
+    /// A file without audio, a silent recording and a target out of reach:
+    /// one line, exit status 1, nothing written.
+    @Test(arguments: [
+        ("real:bikes_bframes_videoonly.mp4", [String](), "the file has no audio stream"),
+        ("real:camera_576p.mp4", [String](), "the audio is silent"),
+        ("device:gopro_max_heromode_gpmd.mp4", ["--target", "-3"], "the target cannot be reached"),
+    ])
+    func badInputIsRefused(_ name: String, _ extra: [String], _ message: String) throws {
+        let parts = name.split(separator: ":").map(String.init)
+        let input = parts[0] == "real" ? try Fixtures.real(parts[1]) : try Fixtures.device(parts[1])
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool(["loudness", input, out] + extra)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr.contains(message), "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+        #expect(!fileExists(out))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
+    }
+
+    /// `--dry-run` prints the plan and its reason, and writes nothing.
+    @Test func dryRunWritesNothing() throws {
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("loudness", try Fixtures.device("gopro_max_heromode_gpmd.mp4"), out,
+                                  "--target", "ebu", "--dry-run")
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("linear gain +16.3 dB"), "\(run.stderr)")
+        #expect(run.stderr.contains("within the -1.0 dBTP ceiling"), "\(run.stderr)")
+        #expect(!fileExists(out))
+    }
 }

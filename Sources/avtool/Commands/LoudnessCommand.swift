@@ -84,8 +84,6 @@ struct LoudnessCommand: WritingVerb {
 }
 
 extension LoudnessReport: VerbReport {
-    var warnings: [String] { [] }
-
     var summary: String {
         let name = target.name.map { "\($0), " } ?? ""
         var lines = [output.map { "normalized '\(input)' → '\($0)'" } ?? "plan for '\(input)' (nothing written)"]
@@ -95,12 +93,16 @@ extension LoudnessReport: VerbReport {
             var l = "  stream #\(p.stream) (\(s.encoder)): \(figures(p.before)); "
             l += p.mode == .linear ? "linear gain \(signed(p.gainDB)) dB" : "gain \(signed(p.gainDB)) dB and a true-peak limiter"
             l += " (\(s.reason))"
+            if let m = s.limiter, output != nil {
+                l += "; limiter at \(fixed(m.limitDBTP, 1)) dBTP after gain \(signed(m.gainDB)) dB"
+            }
             if let a = s.after { l += "; after: \(figures(a))" }
             lines.append(l)
         }
         if output != nil {
             lines.append("  other streams copied: " + (copiedStreams.isEmpty ? "none" : copiedStreams.map { "#\($0)" }.joined(separator: ", "))
-                         + "; \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s")
+                         + "; \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
+                         + (passes > 1 ? " (\(passes) passes: the limiter's setting corrected by the output's measurement)" : ""))
         }
         return lines.joined(separator: "\n")
     }
