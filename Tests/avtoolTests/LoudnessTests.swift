@@ -184,4 +184,38 @@ struct LoudnessTests {
         #expect(run.stderr.contains("within the -1.0 dBTP ceiling"), "\(run.stderr)")
         #expect(!fileExists(out))
     }
+
+    /// `loudness` as a batch verb: a recipe's defaults and a step's own
+    /// options go through the same parser as the command line.
+    @Test func batchVerb() throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.path("in"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try Fixtures.device("gopro_max_heromode_gpmd.mp4"), toPath: scratch.path("in/a.mp4"))
+        try FileManager.default.copyItem(atPath: try Fixtures.path("clicks_seg1.mp4"), toPath: scratch.path("in/b.mp4"))
+        let recipe = """
+            version: 1
+            defaults:
+              loudness:
+                target: ebu
+            steps:
+              - verb: loudness
+                inputs: in/*.mp4
+                output: out/{stem}.mp4
+              - verb: loudness
+                inputs: in/a.mp4
+                output: out/{stem}-podcast.mp4
+                options:
+                  target: podcast
+                  true-peak: -1.5
+            """
+        try recipe.write(toFile: scratch.path("r.yaml"), atomically: true, encoding: .utf8)
+        let run = try Tool.avtool("batch", scratch.path("r.yaml"), "--base", scratch.url.path)
+        try #require(run.status == 0, "\(run)")
+        for name in ["a", "b"] {
+            #expect(abs(try Ebur128(scratch.path("out/\(name).mp4")).integrated - -23) <= 0.5, "\(name)")
+        }
+        let podcast = try Ebur128(scratch.path("out/a-podcast.mp4"))
+        #expect(abs(podcast.integrated - -16) <= 0.5)
+        #expect(podcast.truePeak <= -1.4)
+    }
 }
