@@ -10,15 +10,20 @@ struct LoudnessCommand: WritingVerb {
         commandName: "loudness",
         abstract: "Bring a recording's loudness to a target (EBU R128): the audio re-encoded with one gain, the rest copied.",
         discussion: """
-            Two passes, planned before anything is written. The first measures each audio stream \
-            (ITU-R BS.1770-4 with EBU R128's gating, as 'avtool probe --loudness' does); the plan \
-            is then a linear gain whenever the target loudness can be reached with the true peak \
-            kept at or under the ceiling (the waveform unchanged but for its level), otherwise the \
-            peaks must be limited, which is named in the plan. The second pass copies every other \
-            stream packet for packet and re-encodes the audio in its own codec family (AAC as AAC \
-            at 64 kb/s per channel unless --audio-bitrate, PCM as the same PCM) at its rate and \
-            channel layout, laid by a sample counter: the output's audio has the input's samples, \
-            start and length, so sync is kept. The output is measured again for the report.
+            Planned before anything is written: each audio stream is measured first (ITU-R \
+            BS.1770-4 with EBU R128's gating, as 'avtool probe --loudness' does). The plan is a \
+            linear gain whenever the gain that reaches the target loudness keeps the true peak at \
+            or under the ceiling (the waveform unchanged but for its level); otherwise the same \
+            gain followed by a true-peak limiter (libavfilter's alimiter, run at 4x the sample \
+            rate so it holds the peaks between samples, its delay compensated). The report says \
+            which, why, and the figures before and after. Then one pass copies every other stream \
+            packet for packet and re-encodes the audio in its own codec family (AAC as AAC at 64 \
+            kb/s per channel unless --audio-bitrate, PCM as the same PCM) at its rate and channel \
+            layout, laid by a sample counter: the output's audio has the input's samples, start \
+            and length, so sync is kept. The output is measured again; a limited stream whose \
+            peaks came out over the ceiling or whose loudness missed the target by more than 0.3 \
+            LU (the limiter's output resampled and encoded adds to its peaks) is written again \
+            with the limiter set lower by what was over, at most 4 passes in all.
 
             Targets: podcast (-16 LUFS, -1 dBTP; Apple Podcasts), streaming (-14 LUFS, -1 dBTP; \
             Spotify, YouTube), ebu (-23 LUFS, -1 dBTP; EBU R128 broadcast), or a loudness in LUFS \
@@ -27,9 +32,7 @@ struct LoudnessCommand: WritingVerb {
 
             Refused with one line, exit status 1 and nothing written: a file without audio, a \
             silent stream (below the -70 LUFS gate), a target that needs a gain above 40 dB or \
-            more than 12 dB off the peaks. This version applies linear gains only: a plan that \
-            needs the true-peak limiter is printed by --dry-run and refused when writing, with \
-            the loudest target a linear gain reaches.
+            more than 12 dB off the peaks, a codec with no encoder in this FFmpeg build.
 
             Examples: avtool loudness talk.mp4 talk-podcast.mp4 --target podcast; \
             avtool loudness show.mov show.mov --target -18 --true-peak -1.5 --dry-run
