@@ -1,5 +1,6 @@
 import CFFmpeg
 import CFFmpegFilter
+import Glibc
 import Media
 import Sync
 
@@ -22,34 +23,38 @@ final class AudioFilterGraph {
         self.stream = stream
         let op = "could not set up the audio filters '\(description)' for"
         func fail(_ code: Int32) -> MediaError { MediaError(code: code, operation: op, path: path, stream: stream) }
-        guard let g = avfilter_graph_alloc() else { throw fail(AVTOOL_AVERROR_ENOMEM) }
+        guard avtool_filters_load() == 0 else {
+            throw MediaError(code: avtool_averror(ENOSYS), operation: op, path: path, stream: stream,
+                             message: "could not load libavfilter: \(String(cString: avtool_filters_load_error()))")
+        }
+        guard let g = avtool_avfilter_graph_alloc() else { throw fail(AVTOOL_AVERROR_ENOMEM) }
         graph = g
         g.pointee.nb_threads = 1
 
-        guard let src = avfilter_graph_alloc_filter(g, avfilter_get_by_name("abuffer"), "in") else {
-            avfilter_graph_free(&graph)
+        guard let src = avtool_avfilter_graph_alloc_filter(g, avtool_avfilter_get_by_name("abuffer"), "in") else {
+            avtool_avfilter_graph_free(&graph)
             throw fail(AVTOOL_AVERROR_ENOMEM)
         }
         var r = Self.configureSource(src, like: first, timeBase: timeBase)
-        if r >= 0 { r = avfilter_init_str(src, nil) }
+        if r >= 0 { r = avtool_avfilter_init_str(src, nil) }
         var snk: UnsafeMutablePointer<AVFilterContext>?
-        if r >= 0 { r = avfilter_graph_create_filter(&snk, avfilter_get_by_name("abuffersink"), "out", nil, nil, g) }
+        if r >= 0 { r = avtool_avfilter_graph_create_filter(&snk, avtool_avfilter_get_by_name("abuffersink"), "out", nil, nil, g) }
         if r >= 0, let snk { r = Self.link(g, description, source: src, sink: snk) }
-        if r >= 0 { r = avfilter_graph_config(g, nil) }
+        if r >= 0 { r = avtool_avfilter_graph_config(g, nil) }
         guard r >= 0, let snk else {
-            avfilter_graph_free(&graph)
+            avtool_avfilter_graph_free(&graph)
             throw fail(r < 0 ? r : AVTOOL_AVERROR_ENOMEM)
         }
         source = src
         sink = snk
     }
 
-    deinit { avfilter_graph_free(&graph) }
+    deinit { avtool_avfilter_graph_free(&graph) }
 
     /// The input's shape from a decoded frame (`av_buffersrc_parameters_set`).
     private static func configureSource(_ src: UnsafeMutablePointer<AVFilterContext>, like frame: borrowing Frame,
                                         timeBase: Rational) -> Int32 {
-        guard let par = av_buffersrc_parameters_alloc() else { return AVTOOL_AVERROR_ENOMEM }
+        guard let par = avtool_av_buffersrc_parameters_alloc() else { return AVTOOL_AVERROR_ENOMEM }
         defer {
             av_channel_layout_uninit(&par.pointee.ch_layout)
             av_free(par)
@@ -66,18 +71,18 @@ final class AudioFilterGraph {
             let r = av_channel_layout_copy(&par.pointee.ch_layout, &f.pointee.ch_layout)
             if r < 0 { return r }
         }
-        return av_buffersrc_parameters_set(src, par)
+        return avtool_av_buffersrc_parameters_set(src, par)
     }
 
     /// Links source → `description` → sink (the labels `in` and `out`).
     private static func link(_ g: UnsafeMutablePointer<AVFilterGraph>, _ description: String,
                              source: UnsafeMutablePointer<AVFilterContext>,
                              sink: UnsafeMutablePointer<AVFilterContext>) -> Int32 {
-        var outputs = avfilter_inout_alloc()
-        var inputs = avfilter_inout_alloc()
+        var outputs = avtool_avfilter_inout_alloc()
+        var inputs = avtool_avfilter_inout_alloc()
         defer {
-            avfilter_inout_free(&outputs)
-            avfilter_inout_free(&inputs)
+            avtool_avfilter_inout_free(&outputs)
+            avtool_avfilter_inout_free(&inputs)
         }
         guard let o = outputs, let i = inputs else { return AVTOOL_AVERROR_ENOMEM }
         // The lists own their names (freed by avfilter_inout_free).
@@ -89,29 +94,29 @@ final class AudioFilterGraph {
         i.pointee.filter_ctx = sink
         i.pointee.pad_idx = 0
         i.pointee.next = nil
-        return avfilter_graph_parse_ptr(g, description, &inputs, &outputs, nil)
+        return avtool_avfilter_graph_parse_ptr(g, description, &inputs, &outputs, nil)
     }
 
     /// The time base of the frames that come out (`av_buffersink_get_time_base`).
     var outputTimeBase: Rational {
-        let tb = av_buffersink_get_time_base(sink)
+        let tb = avtool_av_buffersink_get_time_base(sink)
         return Rational(tb.num, tb.den) ?? .microseconds
     }
 
     /// Sends a decoded frame (`av_buffersrc_write_frame`: the graph takes a
     /// reference of its own; `frame` is left as it was).
     func send(_ frame: borrowing Frame) throws(MediaError) {
-        try check(av_buffersrc_write_frame(source, frame.pointer))
+        try check(avtool_av_buffersrc_write_frame(source, frame.pointer))
     }
 
     /// Signals the end of input so the filters flush what they hold.
     func sendEnd() throws(MediaError) {
-        try check(av_buffersrc_add_frame(source, nil))
+        try check(avtool_av_buffersrc_add_frame(source, nil))
     }
 
     /// The next filtered frame (`av_buffersink_get_frame`).
     func receive(into frame: borrowing Frame) throws(MediaError) -> CodecOutput {
-        let r = av_buffersink_get_frame(sink, frame.pointer)
+        let r = avtool_av_buffersink_get_frame(sink, frame.pointer)
         if r == AVTOOL_AVERROR_EAGAIN { return .needsInput }
         if r == AVTOOL_AVERROR_EOF { return .end }
         try check(r)

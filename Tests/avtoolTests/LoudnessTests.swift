@@ -218,4 +218,14 @@ struct LoudnessTests {
         #expect(abs(podcast.integrated - -16) <= 0.5)
         #expect(podcast.truePeak <= -1.4)
     }
+
+    /// libavfilter is loaded when a loudness is measured, not linked: the
+    /// program does not map it in runs that never filter.
+    @Test func libavfilterIsLoadedOnlyWhenMeasuring() throws {
+        let ldd = try Tool.run("ldd", [Tool.avtool])
+        try #require(ldd.status == 0, "\(ldd)")
+        #expect(!ldd.stdout.contains("libavfilter"), "\(ldd.stdout)")
+        let run = try Tool.avtool("probe", "--loudness", try Fixtures.path("aac44_mono.m4a"))
+        #expect(run.status == 0 && run.stdout.contains("LUFS"), "\(run)")
+    }
 }
