@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Media", "Sync"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
         .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
-        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
+        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline"]),
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)

@@ -165,12 +165,7 @@ private func writeNormalized(input inputPath: String, output outputPath: String,
         let stream = input.streams[s.plan.stream]
         settings.channelLayout = stream.channelLayout
         let reencoder = try AudioReencoder(settings: settings, source: stream)
-        switch s.plan.mode {
-        case .linear: reencoder.gain = pow(10, s.plan.gainDB / 20)
-        case .limited:
-            let l = s.limiter ?? LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
-            reencoder.stage = try PeakLimiter(gainDB: l.gainDB, limitDBTP: l.limitDBTP, stream: stream)
-        }
+        try reencoder.bringLoudness(s, stream: stream)
         try reencoder.begin(stream)
         audio[s.plan.stream] = reencoder
     }
@@ -226,5 +221,19 @@ private func failureMessage(_ f: LoudnessPlanFailure) -> String {
         "the target cannot be reached: its true-peak ceiling would need \(fixed(r, 1)) dB off the peaks (at most \(fixed(LoudnessStreamPlan.longestReduction, 1)) dB are limited)"
     case .gainTooLarge(let g):
         "the target cannot be reached: it needs a gain of \(fixed(g, 1)) dB (at most \(fixed(LoudnessStreamPlan.largestGainDB, 1)) dB)"
+    }
+}
+
+extension AudioReencoder {
+    /// Applies a stream's plan: its gain (linear), or its gain and the peak
+    /// limiter at its setting (the plan's ceiling less the margin before any
+    /// pass measured the output). Before the first packet.
+    public func bringLoudness(_ s: LoudnessStreamReport, stream: InputStream) throws(MediaError) {
+        switch s.plan.mode {
+        case .linear: gain = pow(10, s.plan.gainDB / 20)
+        case .limited:
+            let l = s.limiter ?? LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
+            self.stage = try PeakLimiter(gainDB: l.gainDB, limitDBTP: l.limitDBTP, stream: stream)
+        }
     }
 }

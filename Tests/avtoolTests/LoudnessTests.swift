@@ -228,4 +228,19 @@ struct LoudnessTests {
         let run = try Tool.avtool("probe", "--loudness", try Fixtures.path("aac44_mono.m4a"))
         #expect(run.status == 0 && run.stdout.contains("LUFS"), "\(run)")
     }
+
+    /// `transcode --loudness`: the audio measured first, then re-encoded
+    /// with the plan's gain in the transcode's one pass; its samples and
+    /// start kept.
+    @Test func transcodeBringsTheAudioToATarget() throws {
+        let input = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("transcode", input, out, "--loudness", "ebu", "--preset", "ultrafast")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("re-encoded for loudness: -39.3 LUFS, linear gain +16.3 dB"), "\(run.stderr)")
+        #expect(abs(try Ebur128(out).integrated - -23) <= 0.5)
+        #expect(try Self.decoded(out).count == Self.decoded(input).count, "decoded sample count")
+        #expect(try Self.audioStart(out) == Self.audioStart(input))
+    }
 }
