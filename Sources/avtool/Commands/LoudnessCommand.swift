@@ -35,7 +35,7 @@ struct LoudnessCommand: WritingVerb {
             more than 12 dB off the peaks, a codec with no encoder in this FFmpeg build.
 
             Examples: avtool loudness talk.mp4 talk-podcast.mp4 --target podcast; \
-            avtool loudness show.mov show.mov --target -18 --true-peak -1.5 --dry-run
+            avtool loudness show.mov --target -18 --true-peak -1.5 --dry-run
             """
     )
 
