@@ -27,6 +27,10 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                               "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
         ),
+        // libavfilter for the one target that runs filter graphs (Loudness), loaded with dlopen
+        // when a graph is first built: linked, the program would map it (and what it pulls in)
+        // in every run, 11 MiB more resident for a remux.
+        .target(name: "CFFmpegFilter", linkerSettings: [.linkedLibrary("dl")]),
         // The timestamp-sync core: pure Swift value types, no FFmpeg.
         .target(name: "Sync"),
         // Threads and a condition on pthreads, without Foundation: writing behind, the index trial, the batch scheduler, chunked transcode.
@@ -39,7 +43,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Media", "Sync"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
         .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
-        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
+        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline"]),
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
@@ -47,6 +51,8 @@ let package = Package(
         .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
         // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
         .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat"]),
+        // Loudness (EBU R128): measured by libavfilter's ebur128 filter.
+        .target(name: "Loudness", dependencies: ["Media", "Sync", "Pipeline", "CFFmpeg", "CFFmpegFilter"]),
         // libyaml through pkg-config: the event parser recipes are read with (Batch only).
         .systemLibrary(
             name: "CYAML",
@@ -59,11 +65,12 @@ let package = Package(
         // parses the command line.
         .target(name: "Batch", dependencies: ["Threads", "CYAML"]),
         // The library product: every verb's function, options, report and error, re-exported.
-        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut"]),
+        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Loudness"]),
         .executableTarget(
             name: "avtool",
             dependencies: [
-                "AVToolKit", "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Batch",
+                "AVToolKit", "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Loudness",
+                "Batch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -17,6 +17,7 @@
 // | cut          | `cut(input:output:options:…)`              | `CutOptions`         | `CutReport`       |
 // | split        | `split(input:pattern:options:…)`           | `SplitOptions`       | `SplitReport`     |
 // | repair       | `repair(input:output:options:…)`           | `RepairOptions`      | `RepairReport`    |
+// | probe --loudness | `measureLoudness(path:)`               | —                    | `[StreamLoudness]` |
 //
 // `AVTool.events` turns any of them into an `AsyncThrowingStream` of
 // progress events ending with the report; ending the stream early cancels
@@ -24,6 +25,7 @@
 
 @_exported import Concat
 @_exported import Cut
+@_exported import Loudness
 @_exported import Media
 @_exported import Probe
 @_exported import Remux

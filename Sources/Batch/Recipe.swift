@@ -20,7 +20,7 @@
 ///     output: out/joined.mp4
 /// ```
 public struct Recipe: Sendable, Equatable {
-    public static let verbs = ["remux", "transcode", "merge", "concat", "fill-silence", "repair", "cut", "split"]
+    public static let verbs = ["remux", "transcode", "merge", "concat", "loudness", "fill-silence", "repair", "cut", "split"]
 
     /// The recipe file's path, for messages.
     public var file: String

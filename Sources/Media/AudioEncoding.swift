@@ -188,6 +188,19 @@ public final class AudioQueue {
         }
     }
 
+    /// A linear gain applied while converting (loudness normalization): the
+    /// converter's channel matrix is the identity times the gain, computed
+    /// in floating point. Only for input with the queue's channel count. Set
+    /// before the first frame.
+    public var gain: Double? {
+        didSet {
+            guard gain != oldValue else { return }
+            swr_free(&resampler)
+            resamplerInput = nil
+            inputSamplesConverted = 0
+        }
+    }
+
     /// Input samples converted so far at the current input rate, so each
     /// frame's converted count is the difference of two rounded running
     /// totals: a rate change (44.1 → 48 kHz) gives fractional samples per
@@ -213,6 +226,20 @@ public final class AudioQueue {
         return (rate, sampleRate)
     }
 
+    /// The gain as the converter's matrix (`swr_set_matrix`, before
+    /// `swr_init`), with floating-point samples inside the converter.
+    private func applyGain(_ gain: Double, inputChannels: Int32, _ op: String) throws(MediaError) {
+        let n = Int(layout.nb_channels)
+        guard Int(inputChannels) == n else {
+            throw MediaError.invalid(op, message: "a gain needs as many channels in as out (\(inputChannels) → \(n))")
+        }
+        var matrix = [Double](repeating: 0, count: n * n)
+        for c in 0..<n { matrix[c * n + c] = gain }
+        try MediaError.check(av_opt_set_int(UnsafeMutableRawPointer(resampler), "internal_sample_fmt",
+                                            Int64(AV_SAMPLE_FMT_FLTP.rawValue), 0), op)
+        try MediaError.check(swr_set_matrix(resampler, matrix, Int32(n)), op)
+    }
+
     /// Converts `frame` and queues it, leaving out its first `trim` samples
     /// and keeping at most `keep` after them (counted after conversion).
     public func append(_ frame: borrowing Frame, trim: Int64 = 0, keep: Int64? = nil) throws(MediaError) {
@@ -227,7 +254,7 @@ public final class AudioQueue {
         }
         let key = (f.pointee.format, f.pointee.sample_rate, f.pointee.ch_layout.nb_channels)
         let direct = f.pointee.format == format.rawValue && f.pointee.sample_rate == sampleRate
-            && av_channel_layout_compare(&f.pointee.ch_layout, &layout) == 0 && driftCorrection == nil
+            && av_channel_layout_compare(&f.pointee.ch_layout, &layout) == 0 && driftCorrection == nil && gain == nil
         if direct {
             try write(f, skipping: Int(trim), keeping: keep.map { Int($0) })
             return
@@ -250,6 +277,9 @@ public final class AudioQueue {
                 try MediaError.check(av_opt_set_int(UnsafeMutableRawPointer(resampler), "phase_shift",
                                                     DriftCorrection.phaseShift, 0), op)
                 try MediaError.check(av_opt_set_int(UnsafeMutableRawPointer(resampler), "linear_interp", 1, 0), op)
+            }
+            if let gain {
+                try applyGain(gain, inputChannels: inLayout.nb_channels, op)
             }
             try MediaError.check(swr_init(resampler), op)
             resamplerInput = key

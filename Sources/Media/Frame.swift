@@ -3,7 +3,7 @@ import Sync
 
 /// An owned `AVFrame` (`av_frame_alloc` / `av_frame_free`); not copyable.
 public struct Frame: ~Copyable {
-    let pointer: UnsafeMutablePointer<AVFrame>
+    package let pointer: UnsafeMutablePointer<AVFrame>
 
     public init() throws(MediaError) {
         guard let p = av_frame_alloc() else {

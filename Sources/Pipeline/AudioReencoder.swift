@@ -65,6 +65,17 @@ public final class AudioReencoder {
         self.anchor = anchor
     }
 
+    /// A linear gain on every decoded sample (loudness normalization); set
+    /// before the first packet.
+    public var gain: Double? {
+        get { queue.gain }
+        set { queue.gain = newValue }
+    }
+
+    /// Processing between the decoder and the converter (a limiter), for
+    /// a single input; its frames are placed by the timestamps they carry.
+    public var stage: (any AudioFrameStage)?
+
     /// The position that stays put under a drift correction.
     private var anchor: Int64 = 0
 
@@ -98,6 +109,10 @@ public final class AudioReencoder {
         guard let decoder else { return }
         try decoder.sendEnd()
         try drainDecoder(emit)
+        if let stage {
+            try stage.sendEnd()
+            try drainStage(stage, emit)
+        }
         self.decoder = nil
     }
 
@@ -144,18 +159,40 @@ public final class AudioReencoder {
     private func drainDecoder(_ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
         guard let decoder, let stream else { return }
         while case .ready = try decoder.receive(into: decoded) {
-            let correction = queue.driftCorrection
-            let at = decoded.bestEffortTimestamp
-                .flatMap { rescale($0, from: stream.timeBase!, to: sampleTimeBase) }
-                .map { (correction?.map($0, anchor: anchor) ?? $0) &+ shift }
-            let count = queue.convertedCount(of: decoded)
-            let step = assembler.place(at: at, samples: count, limit: limit)
-            try checkFill(step.silence, at: step.position &- step.silence)
-            try appendSilence(step.silence, emit)
-            if step.keep > 0 { try queue.append(decoded, trim: step.trimStart, keep: step.cut(from: count)) }
+            guard let stage else {
+                try place(decoded, timestamp: decoded.bestEffortTimestamp, timeBase: stream.timeBase!, emit)
+                continue
+            }
+            try stage.send(decoded)
             decoded.unref()
-            try encodeQueued(final: false, emit)
+            try drainStage(stage, emit)
         }
+    }
+
+    /// What the stage has ready, placed by the timestamps it carries (in
+    /// the stage's output time base).
+    private func drainStage(_ stage: any AudioFrameStage, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        while case .ready = try stage.receive(into: decoded) {
+            try place(decoded, timestamp: decoded.pts, timeBase: stage.outputTimeBase, emit)
+        }
+    }
+
+    /// Puts a frame on the output's sample timeline (a gap filled, an
+    /// overlap trimmed, the limit kept), queues it and encodes what is due;
+    /// the frame is blank afterwards.
+    private func place(_ frame: borrowing Frame, timestamp: Int64?, timeBase: Rational,
+                       _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        let correction = queue.driftCorrection
+        let at = timestamp
+            .flatMap { rescale($0, from: timeBase, to: sampleTimeBase) }
+            .map { (correction?.map($0, anchor: anchor) ?? $0) &+ shift }
+        let count = queue.convertedCount(of: frame)
+        let step = assembler.place(at: at, samples: count, limit: limit)
+        try checkFill(step.silence, at: step.position &- step.silence)
+        try appendSilence(step.silence, emit)
+        if step.keep > 0 { try queue.append(frame, trim: step.trimStart, keep: step.cut(from: count)) }
+        frame.unref()
+        try encodeQueued(final: false, emit)
     }
 
     private func encodeQueued(final: Bool, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
@@ -185,4 +222,17 @@ package func fillLimitError(samples: Int64, at position: Int64, sampleRate: Int3
     }
     return MediaError.invalid("could not fill silence in", path: path, stream: stream,
                               message: "the audio would need \(span(samples / rate)) of silence at \(position / rate) s; a jump that long is a broken timestamp, not a pause (at most \(span(limitSeconds)) are filled)")
+}
+
+/// A step between an audio decoder and the encoder's converter — a filter
+/// graph, say — that may hold samples back for a while (a limiter's look-ahead)
+/// and hands out frames stamped in its `outputTimeBase`.
+public protocol AudioFrameStage: AnyObject {
+    /// Takes a decoded frame (the caller unrefs it afterwards).
+    func send(_ frame: borrowing Frame) throws(MediaError)
+    /// No more input: what is held comes out.
+    func sendEnd() throws(MediaError)
+    func receive(into frame: borrowing Frame) throws(MediaError) -> CodecOutput
+    /// The time base of the frames' `pts`; valid once a frame came out.
+    var outputTimeBase: Rational { get }
 }

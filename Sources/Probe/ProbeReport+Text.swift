@@ -44,6 +44,7 @@ extension ProbeReport {
             if s.isAttachedPicture { t += ", cover art" }
             if s.corruptPackets > 0 { t += ", \(s.corruptPackets) CORRUPT packets (damaged or cut off)" }
             lines.append(t)
+            if let m = s.loudness { lines.append("      " + loudnessLine(m)) }
             lines += formatLines(s)
             let streamTags = orderedTags(s.tags).filter { $0.key != "language" }
             if !streamTags.isEmpty {
@@ -150,3 +151,11 @@ func trim(_ v: Double, _ decimals: Int = 3) -> String {
     return s
 }
 
+
+/// `loudness -23.0 LUFS, range 5.2 LU, true peak -1.3 dBTP, sample peak -1.5 dBFS`.
+public func loudnessLine(_ m: LoudnessFigures) -> String {
+    func db(_ v: Double) -> String { v.isFinite ? fixed(v, 1) : "-inf" }
+    let integrated = m.isGatedOut ? "below -70 LUFS (gated out)" : "\(db(m.integratedLUFS)) LUFS"
+    return "loudness \(integrated), range \(db(m.rangeLU)) LU, true peak \(db(m.truePeakDBTP)) dBTP, "
+        + "sample peak \(db(m.samplePeakDBFS)) dBFS"
+}

@@ -51,6 +51,8 @@ public struct StreamReport: Sendable, Codable {
     /// sample description names it (libavformat calls a `mebx` track's
     /// codec "none").
     public var data: DataTrackReport? = nil
+    /// An audio stream's loudness (`probe --loudness`), measured by decoding it whole.
+    public var loudness: LoudnessFigures? = nil
 }
 
 public struct VideoReport: Sendable, Codable {

@@ -1,4 +1,5 @@
 import Media
+import Loudness
 import Pipeline
 import Sync
 
@@ -45,6 +46,8 @@ public struct TranscodeReport: Sendable, Codable {
     public var corrections = TimelineCorrections()
     /// A chunked transcode: its chunks and seams.
     public var chunks: ChunkJoin?
+    /// With `--loudness`: each audio stream's plan (its output not measured again).
+    public var loudness: [LoudnessStreamReport]?
 
     /// Output size over input size.
     public var sizeRatio: Double { inputBytes > 0 ? Double(outputBytes) / Double(inputBytes) : 0 }
@@ -115,6 +118,7 @@ struct TranscodeOutput {
         var audio: [Int: AudioReencoder] = [:]
         for (index, settings) in plan.audio {
             audio[index] = try AudioReencoder(settings: settings, source: input.streams[index])
+            if let l = plan.loudness[index] { try audio[index]!.bringLoudness(l, stream: input.streams[index]) }
             try audio[index]!.begin(input.streams[index])
         }
         let kept = plan.streams.kept
@@ -154,6 +158,8 @@ struct TranscodePlan {
     let streams: StreamPlan
     /// Input stream index → encoder settings, for the audio encoded.
     let audio: [Int: AudioEncoderSettings]
+    /// With `--loudness`: each audio stream's plan (measured here, before anything is written).
+    let loudness: [Int: LoudnessStreamReport]
     let videoSettings: VideoEncoderSettings
     let hdr: Bool
     let frameRate: Rational?
@@ -172,7 +178,18 @@ struct TranscodePlan {
         self.container = container
         var selection = options.streams
         selection.video = true
-        let audio = try planAudio(input, container: container, selection: selection, options: options)
+        var loudness: [Int: LoudnessStreamReport] = [:]
+        if let target = options.loudness {
+            var o = LoudnessOptions()
+            o.target = target
+            for s in try planLoudness(input: input.path, options: o, cancellation: cancellation).streams
+            where selection.keeps(input.streams[s.plan.stream]) {
+                loudness[s.plan.stream] = s
+            }
+        }
+        self.loudness = loudness
+        let audio = try planAudio(input, container: container, selection: selection, options: options,
+                                  loudness: loudness)
         self.audio = audio
         // Other video streams (a second angle) are copied; only the main one is encoded.
         streams = try planStreams(input, container: container, selection: selection, operation: "could not transcode") {
@@ -182,6 +199,9 @@ struct TranscodePlan {
                                       globalHeader: container.isISOBMFF || container.muxer == "matroska",
                                       cancellation: cancellation)
         warnings = streams.warnings + videoPlan.warnings
+        for l in loudness.values.sorted(by: { $0.plan.stream < $1.plan.stream }) where l.plan.mode == .limited {
+            warnings.append("stream #\(l.plan.stream): its peaks are limited in this one pass, and the output is not measured again: the limiter's overshoot is not corrected as 'avtool loudness' corrects it")
+        }
         hdr = videoPlan.hdr
         videoSettings = videoPlan.settings
         frameRate = options.frameRate
@@ -219,6 +239,7 @@ struct TranscodePlan {
             return AudioOutcome(stream: s.index, action: "copied", codec: s.codecName, sampleRate: s.sampleRate,
                                 bitRate: s.bitRate)
         }
+        report.loudness = loudness.isEmpty ? nil : loudness.keys.sorted().map { loudness[$0]! }
         report.corrections = result.totalCorrections
         report.inputBytes = input.size ?? 0
         report.outputBytes = result.outputBytes
@@ -272,7 +293,7 @@ struct VideoPlan {
 /// encoder the container cannot hold, a bit rate or channel count the
 /// encoder cannot use.
 func planAudio(_ input: InputFile, container: Container, selection: StreamSelection,
-               options: TranscodeOptions) throws(MediaError) -> [Int: AudioEncoderSettings] {
+               options: TranscodeOptions, loudness: [Int: LoudnessStreamReport] = [:]) throws(MediaError) -> [Int: AudioEncoderSettings] {
     try audioEncodings(input, container: container, selection: selection, bitRate: options.audioBitRate,
                        operation: "could not transcode") { (s) throws(MediaError) -> String? in
         let fits = container.canHold(s) != false
@@ -284,7 +305,10 @@ func planAudio(_ input: InputFile, container: Container, selection: StreamSelect
                                          remedy: .encodeAudioOrDrop)
             }
             return nil
-        case .auto: return fits ? nil : "aac"
+        case .auto:
+            // Brought to a loudness: encoded in its own family, where the container holds it.
+            if let l = loudness[s.index] { return fits ? l.encoder : "aac" }
+            return fits ? nil : "aac"
         case .aac, .pcm: return options.audio.encoderName!
         }
     }

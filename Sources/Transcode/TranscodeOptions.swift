@@ -34,6 +34,9 @@ public struct TranscodeOptions: Sendable {
     public var audio: AudioMode = .auto
     /// AAC bit rate for all channels; `nil` is 64 kb/s per channel.
     public var audioBitRate: Int64?
+    /// Audio brought to this loudness (re-encoded in its own family unless
+    /// `audio` names a codec), as `avtool loudness` plans it, in the same pass.
+    public var loudness: LoudnessTarget?
     public var streams = StreamSelection()
     public var start: StartPolicy = .zero
     public var faststart = true
@@ -62,6 +65,7 @@ public struct TranscodeOptions: Sendable {
             .invalidOption(m, options: ["crf", "bitrate", "bpp", "preset", "tune", "keyint", "size", "fps",
                                         "audio-bitrate", "audio", "x265-params"].filter { m.contains("'\($0)") })
         }
+        if loudness != nil && audio == .copy { throw bad("'loudness' re-encodes the audio: it cannot be used with 'audio' copy") }
         switch rate {
         case .crf(let c) where !(0...51).contains(c): throw bad("'crf' must be between 0 and 51")
         case .bitrate(let b) where b < 1000: throw bad("'bitrate' must be at least 1k")

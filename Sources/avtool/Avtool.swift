@@ -9,7 +9,7 @@ struct Avtool: ParsableCommand {
         abstract: "Remux, transcode, merge and probe audio/video files, with sample-accurate A/V sync.",
         version: VersionText.text,
         subcommands: [ProbeCommand.self, RemuxCommand.self, TranscodeCommand.self, MergeCommand.self,
-                      ConcatCommand.self, FillSilenceCommand.self, AutoSyncCommand.self, CutCommand.self, SplitCommand.self, RepairCommand.self, BatchCommand.self]
+                      ConcatCommand.self, FillSilenceCommand.self, AutoSyncCommand.self, CutCommand.self, SplitCommand.self, RepairCommand.self, LoudnessCommand.self, BatchCommand.self]
     )
 
     /// The verbs' names, as typed.

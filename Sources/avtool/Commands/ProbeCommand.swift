@@ -1,4 +1,5 @@
 import ArgumentParser
+import Loudness
 import Media
 import Probe
 
@@ -14,7 +15,10 @@ struct ProbeCommand: ParsableCommand {
             An HDR video's format is named (Dolby Vision profile, compatibility and level; HDR10+, \
             found by decoding its first frames; HDR10 (PQ); HLG) with its mastering display and \
             light levels; for MP4/MOV, an MV-HEVC stream's views and each data track's kind, \
-            handler name and metadata keys are shown too.
+            handler name and metadata keys are shown too. With '--loudness', each audio stream is \
+            decoded whole and measured by ITU-R BS.1770-4 / EBU R128 (gated): integrated loudness \
+            (LUFS), loudness range (LU), true peak (dBTP, 4× oversampled) and sample peak (dBFS); \
+            a stream quieter than the absolute gate (-70 LUFS) is said to be gated out.
             """
     )
 
@@ -23,6 +27,9 @@ struct ProbeCommand: ParsableCommand {
 
     @Flag(help: "Print the report as JSON (sorted snake_case keys) on stdout.")
     var json = false
+
+    @Flag(help: "Also measure each audio stream's loudness (EBU R128): integrated, range, true and sample peak.")
+    var loudness = false
 
     @Option(help: "Treat timestamp jumps up to this many audio samples as rounding, not gaps (default: the larger of one time-base tick and 1 ms).")
     var gapTolerance: Int64?
@@ -38,7 +45,15 @@ struct ProbeCommand: ParsableCommand {
         (verbose ? LibraryLogLevel.warning : .quiet).apply()
         Signals.install()
         let report = try reportingFailures(json: json) { () throws(MediaError) in
-            try probe(path: input, gapTolerance: gapTolerance)
+            var report = try probe(path: input, gapTolerance: gapTolerance)
+            if loudness {
+                for m in try measureLoudness(path: input) {
+                    if let i = report.streams.firstIndex(where: { $0.index == m.stream }) {
+                        report.streams[i].loudness = m.figures
+                    }
+                }
+            }
+            return report
         }
         Terminal.output(json ? jsonText(report) : report.text)
     }

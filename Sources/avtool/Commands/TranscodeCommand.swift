@@ -95,6 +95,12 @@ struct TranscodeCommand: WritingVerb {
     @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate for all channels, e.g. 128k (default 64k per channel).")
     var audioBitrate: String?
 
+    @Option(help: "Bring the audio to a loudness target as 'avtool loudness' does (podcast, streaming, ebu, or LUFS such as -18): it is measured first, then re-encoded in its own codec family with the gain (and the true-peak limiter where the plan needs it) in the same pass.")
+    var loudness: String?
+
+    @Option(help: "With --loudness: the true-peak ceiling in dBTP (default -1).")
+    var truePeak: Double?
+
     @Flag(help: "Keep every complete packet of a damaged or cut-off input instead of refusing it; the report says what was lost.")
     var salvage = false
 
@@ -113,6 +119,10 @@ struct TranscodeCommand: WritingVerb {
         if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
             throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k or 96000")
         }
+        if let loudness, LoudnessTarget(loudness, truePeak: truePeak) == nil {
+            throw ValidationError("'--loudness' \(loudness) is not podcast, streaming, ebu or a loudness between -70 and 0 LUFS (with '--true-peak' at most 0 dBTP)")
+        }
+        if truePeak != nil && loudness == nil { throw ValidationError("'--true-peak' is for '--loudness'") }
         if let bitrate, TranscodeOptions.parseBitRate(bitrate) == nil {
             throw ValidationError("'--bitrate' \(bitrate) is not a bit rate like 4M, 800k or 2500000")
         }
@@ -176,6 +186,7 @@ struct TranscodeCommand: WritingVerb {
         o.frameRate = fps.flatMap(TranscodeOptions.parseFrameRate)
         o.audio = audio
         o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
+        o.loudness = loudness.flatMap { LoudnessTarget($0, truePeak: truePeak) }
         if let bpp { o.rate = .bitsPerPixel(bpp) }
         o.preset = preset
         o.tune = tune
@@ -236,6 +247,11 @@ extension TranscodeReport: VerbReport {
             s += ", audio #\(a.stream) → \(a.codec)"
             if let b = a.bitRate { s += " \(b / 1000)k" }
             if a.silenceInserted > 0 { s += " (\(a.silenceInserted) samples of silence filled)" }
+        }
+        for l in loudness ?? [] {
+            s += ", audio #\(l.plan.stream) re-encoded for loudness: \(fixed(l.plan.before.integratedLUFS, 1)) LUFS, "
+            s += l.plan.mode == .linear ? "linear gain " : "limited, gain "
+            s += (l.plan.gainDB >= 0 ? "+" : "") + fixed(l.plan.gainDB, 1) + " dB"
         }
         if !copiedStreams.isEmpty { s += ", copied streams " + copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
         if let c = chunks {

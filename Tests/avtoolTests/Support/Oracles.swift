@@ -190,3 +190,35 @@ struct ClickTrack {
         beeps.map { b in flashes.map { abs($0 - b) }.min() ?? .infinity }
     }
 }
+
+/// The loudness figures of one audio stream by the `ffmpeg` program's
+/// `ebur128` filter (`-af ebur128=peak=true+sample`), from its summary.
+struct Ebur128 {
+    let integrated: Double
+    let range: Double
+    let samplePeak: Double
+    let truePeak: Double
+
+    init(_ path: String, stream: Int = 0) throws {
+        let r = try Tool.run("ffmpeg", ["-nostats", "-hide_banner", "-i", path, "-map", "0:a:\(stream)",
+                                        "-af", "ebur128=peak=true+sample", "-f", "null", "-"])
+        guard r.status == 0, let summary = r.stderr.range(of: "Summary:") else {
+            throw FixtureError(message: "ebur128 failed on \(path): \(r.stderr.suffix(500))")
+        }
+        // "    I:         -34.0 LUFS", "    LRA:         3.1 LU", then "Peak:" for sample, then true.
+        var values: [String: [Double]] = [:]
+        for line in r.stderr[summary.upperBound...].split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count >= 2, let v = Double(parts[1]) else { continue }
+            values[String(parts[0]), default: []].append(v)
+        }
+        guard let i = values["I:"]?.first, let lra = values["LRA:"]?.first,
+              let peaks = values["Peak:"], peaks.count == 2 else {
+            throw FixtureError(message: "no ebur128 summary for \(path): \(r.stderr[summary.upperBound...])")
+        }
+        integrated = i
+        range = lra
+        samplePeak = peaks[0]
+        truePeak = peaks[1]
+    }
+}

@@ -1,0 +1,239 @@
+import Glibc
+import Media
+import Pipeline
+import Sync
+
+public struct LoudnessOptions: Sendable {
+    public var target: LoudnessTarget = .podcast
+    public var overwrite = false
+    /// The AAC bit rate for all channels (nil: 64 kb/s per channel).
+    public var audioBitRate: Int64?
+
+    public init() {}
+}
+
+/// Progress of the writing pass: the output's position (s) and the input's length.
+public struct LoudnessProgress: Sendable {
+    public let position: Double
+    public let duration: Double?
+
+    public var fraction: Double? { duration.flatMap { $0 > 0 ? min(max(position / $0, 0), 1) : nil } }
+}
+
+/// What `avtool loudness` planned, and with an output what it wrote and measured there.
+public struct LoudnessReport: Sendable, Codable {
+    public var input: String
+    /// nil for a plan only (`--dry-run`).
+    public var output: String?
+    public var target: LoudnessTarget
+    public var streams: [LoudnessStreamReport]
+    /// Streams copied as they are (video, subtitles, data).
+    public var copiedStreams: [Int] = []
+    public var outputBytes: Int64 = 0
+    public var elapsedSeconds: Double = 0
+    /// Writing passes: 1, or more when a limiter's setting had to be corrected.
+    public var passes = 0
+    public var warnings: [String] = []
+}
+
+public struct LoudnessStreamReport: Sendable, Codable {
+    public var plan: LoudnessStreamPlan
+    /// Why the plan's mode, in a sentence.
+    public var reason: String
+    /// The encoder the stream is written with (its own codec family).
+    public var encoder: String
+    /// Measured on the output.
+    public var after: LoudnessFigures?
+    /// A limited stream's gain and limiter ceiling.
+    public var limiter: LimiterSetting?
+}
+
+/// Measures `input`'s audio and plans each stream's way to `options.target`;
+/// nothing is written. Fails (naming the stream) when the file has no
+/// audio, a stream is silent, the target cannot be reached, or no encoder
+/// of the stream's family exists.
+public func planLoudness(input: String, options: LoudnessOptions,
+                         cancellation: Cancellation = .shared) throws(MediaError) -> LoudnessReport {
+    let measured = try measureLoudness(path: input, cancellation: cancellation)
+    guard !measured.isEmpty else {
+        throw MediaError.invalid("could not normalize the loudness of", path: input,
+                                 message: "the file has no audio stream")
+    }
+    let file = try InputFile(path: input, cancellation: cancellation, packetsOnly: true)
+    var streams: [LoudnessStreamReport] = []
+    for m in measured {
+        let plan: LoudnessStreamPlan
+        switch LoudnessStreamPlan.make(stream: m.stream, before: m.figures, target: options.target) {
+        case .success(let p): plan = p
+        case .failure(let f):
+            throw MediaError.invalid("could not normalize the loudness of", path: input, stream: m.stream,
+                                     message: failureMessage(f))
+        }
+        streams.append(LoudnessStreamReport(plan: plan, reason: reason(plan),
+                                            encoder: try encoderFamily(file.streams[m.stream])))
+    }
+    return LoudnessReport(input: input, output: nil, target: options.target, streams: streams)
+}
+
+/// Brings every audio stream of `input` to `options.target` into `output`:
+/// the plan made first (`planLoudness`), then one pass that copies every
+/// other stream's packets and re-encodes the audio in its own codec family
+/// at its rate and layout, each sample times the plan's gain, laid by the
+/// sample counter so the audio keeps its start and length. The output's
+/// audio is measured again for the report.
+public func normalizeLoudness(input: String, output: String, options: LoudnessOptions,
+                              cancellation: Cancellation = .shared,
+                              progress: ((LoudnessProgress) -> Void)? = nil) throws(MediaError) -> LoudnessReport {
+    var report = try planLoudness(input: input, options: options, cancellation: cancellation)
+    let target = options.target
+    for (i, s) in report.streams.enumerated() where s.plan.mode == .limited {
+        report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
+    }
+    var overwrite = options.overwrite
+    while true {
+        report.passes += 1
+        let written = try writeNormalized(input: input, output: output, report: report, options: options,
+                                          overwrite: overwrite, cancellation: cancellation, progress: progress)
+        // Further passes replace what this one wrote.
+        overwrite = true
+        report.output = written.name
+        report.copiedStreams = written.copied
+        report.outputBytes = written.bytes
+        report.elapsedSeconds += written.elapsed
+        let after = try measureLoudness(path: written.name, cancellation: cancellation)
+        var again = false
+        for (i, s) in report.streams.enumerated() {
+            guard let a = after.first(where: { $0.stream == written.outputIndex[s.plan.stream] })?.figures else { continue }
+            report.streams[i].after = a
+            // A limiter's own overshoot (its output resampled, then encoded) is
+            // known only once measured: set lower by it, the gain raised by
+            // what the limiting took off the loudness, and written again.
+            guard var l = s.limiter else { continue }
+            let over = a.truePeakDBTP - target.truePeakDBTP, short = target.integratedLUFS - a.integratedLUFS
+            if over > 0 || abs(short) > LimiterSetting.loudnessTolerance {
+                l.gainDB += short
+                l.limitDBTP -= max(0, over) + 0.1
+                report.streams[i].limiter = l
+                again = true
+            }
+        }
+        if !again || report.passes == LimiterSetting.mostPasses { break }
+    }
+    for s in report.streams {
+        guard let a = s.after else { continue }
+        if a.truePeakDBTP > target.truePeakDBTP + 0.1 {
+            report.warnings.append("stream #\(s.plan.stream): the true peak is \(fixed(a.truePeakDBTP, 1)) dBTP after \(report.passes) passes, over the \(fixed(target.truePeakDBTP, 1)) dBTP ceiling")
+        }
+        if abs(a.integratedLUFS - target.integratedLUFS) > 0.5 {
+            report.warnings.append("stream #\(s.plan.stream): the loudness is \(fixed(a.integratedLUFS, 1)) LUFS after \(report.passes) passes, not \(fixed(target.integratedLUFS, 1))")
+        }
+    }
+    return report
+}
+
+/// The limiter's setting of a limited stream, as the last pass used it.
+public struct LimiterSetting: Sendable, Codable {
+    public var gainDB: Double
+    /// The limiter's ceiling (under the target's by the limiter's overshoot).
+    public var limitDBTP: Double
+
+    /// A limited stream is written again (at most `mostPasses` in all) when it
+    /// lands further than this from the target loudness or over the ceiling.
+    static let loudnessTolerance = 0.3
+    static let mostPasses = 4
+}
+
+/// remux.c's shape with the audio re-encoded: plan the streams, open the
+/// output with exactly those, every packet to its track's writer, finish.
+private func writeNormalized(input inputPath: String, output outputPath: String, report: LoudnessReport,
+                             options: LoudnessOptions, overwrite: Bool, cancellation: Cancellation,
+                             progress: ((LoudnessProgress) -> Void)?) throws(MediaError)
+    -> (name: String, copied: [Int], outputIndex: [Int: Int], bytes: Int64, elapsed: Double) {
+    let op = "could not normalize the loudness of"
+    let container = try resolveContainer(nil, output: outputPath)
+    let input = try InputFile(path: inputPath, cancellation: cancellation)
+    let families = Dictionary(uniqueKeysWithValues: report.streams.map { ($0.plan.stream, $0.encoder) })
+    let encodings = try audioEncodings(input, container: container, selection: StreamSelection(), bitRate: options.audioBitRate,
+                                       operation: op) { s throws(MediaError) in families[s.index] }
+    let plan = try planStreams(input, container: container, selection: StreamSelection(), operation: op) {
+        encodings[$0.index] != nil
+    }
+    var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: op)
+    var audio: [Int: AudioReencoder] = [:]
+    for s in report.streams {
+        guard var settings = encodings[s.plan.stream] else { continue }
+        let stream = input.streams[s.plan.stream]
+        settings.channelLayout = stream.channelLayout
+        let reencoder = try AudioReencoder(settings: settings, source: stream)
+        try reencoder.bringLoudness(s, stream: stream)
+        try reencoder.begin(stream)
+        audio[s.plan.stream] = reencoder
+    }
+    let session = try MuxSession(.file(outputPath, overwrite: overwrite, inputs: [inputPath]), container: container,
+                                 streams: plan.kept.map { s in audio[s.index].map { .encoded($0.encoder) } ?? .copy(s) },
+                                 metadataSource: input, edits: MetadataEdits(), faststart: true,
+                                 audioSampleRate: plan.kept.first { $0.mediaType == .audio }
+                                    .map { audio[$0.index]?.encoder.sampleRate ?? $0.sampleRate },
+                                 expectedBytes: input.size, cancellation: cancellation)
+    try session.beginTimelines(plan.kept, start: .zero, repair: .fix, retimed: audio.mapValues { $0.encoder.timeBase })
+    let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
+        if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
+        return CopyWriter(track: j, session: session)
+    }
+    let duration = input.duration.map(\.seconds)
+    try runTracks(&source, into: writers, cancellation: cancellation, progress: progress.map { progress in
+        { progress(LoudnessProgress(position: session.position, duration: duration)) }
+    })
+    let result = try session.finish()
+    let outputIndex = Dictionary(uniqueKeysWithValues: plan.kept.enumerated().map { ($1.index, $0) })
+    return (session.name, plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex,
+            result.outputBytes, result.elapsed.seconds)
+}
+
+/// The encoder of a stream's own family: AAC as AAC, PCM as the same PCM,
+/// any other codec by its own encoder when FFmpeg has one.
+private func encoderFamily(_ s: InputStream) throws(MediaError) -> String {
+    let name = s.codecName
+    if AudioEncoderCapabilities(codec: name) != nil { return name }
+    for candidate in ["lib" + name, name == "mp3" ? "libmp3lame" : nil].compactMap({ $0 })
+    where AudioEncoderCapabilities(codec: candidate) != nil {
+        return candidate
+    }
+    throw MediaError.invalid("could not normalize the loudness of", path: s.file.path, stream: s.index,
+                             message: "this FFmpeg build has no encoder for \(name) audio")
+}
+
+private func reason(_ p: LoudnessStreamPlan) -> String {
+    let gain = (p.gainDB >= 0 ? "+" : "") + fixed(p.gainDB, 1)
+    switch p.mode {
+    case .linear:
+        return "a gain of \(gain) dB keeps the true peak at \(fixed(p.peakAfterGainDBTP, 1)) dBTP, within the \(fixed(p.ceilingDBTP, 1)) dBTP ceiling"
+    case .limited:
+        return "a gain of \(gain) dB would put the true peak at \(fixed(p.peakAfterGainDBTP, 1)) dBTP, \(fixed(p.overCeilingDB, 1)) dB over the \(fixed(p.ceilingDBTP, 1)) dBTP ceiling"
+    }
+}
+
+private func failureMessage(_ f: LoudnessPlanFailure) -> String {
+    switch f {
+    case .gatedOut:
+        "the audio is silent (below the -70 LUFS gate): there is no loudness to bring to a target"
+    case .peaksTooHigh(let r):
+        "the target cannot be reached: its true-peak ceiling would need \(fixed(r, 1)) dB off the peaks (at most \(fixed(LoudnessStreamPlan.longestReduction, 1)) dB are limited)"
+    case .gainTooLarge(let g):
+        "the target cannot be reached: it needs a gain of \(fixed(g, 1)) dB (at most \(fixed(LoudnessStreamPlan.largestGainDB, 1)) dB)"
+    }
+}
+
+extension AudioReencoder {
+    /// Applies a stream's plan: its gain (linear), or its gain and the peak
+    /// limiter at its setting (the plan's ceiling less the margin before any
+    /// pass measured the output). Before the first packet.
+    public func bringLoudness(_ s: LoudnessStreamReport, stream: InputStream) throws(MediaError) {
+        switch s.plan.mode {
+        case .linear: gain = pow(10, s.plan.gainDB / 20)
+        case .limited:
+            let l = s.limiter ?? LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
+            self.stage = try PeakLimiter(gainDB: l.gainDB, limitDBTP: l.limitDBTP, stream: stream)
+        }
+    }
+}

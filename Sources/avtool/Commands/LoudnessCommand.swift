@@ -1,0 +1,118 @@
+import ArgumentParser
+import Loudness
+import Media
+import Probe
+import Sync
+import Transcode
+
+struct LoudnessCommand: WritingVerb {
+    static let configuration = CommandConfiguration(
+        commandName: "loudness",
+        abstract: "Bring a recording's loudness to a target (EBU R128): the audio re-encoded with one gain, the rest copied.",
+        discussion: """
+            Planned before anything is written: each audio stream is measured first (ITU-R \
+            BS.1770-4 with EBU R128's gating, as 'avtool probe --loudness' does). The plan is a \
+            linear gain whenever the gain that reaches the target loudness keeps the true peak at \
+            or under the ceiling (the waveform unchanged but for its level); otherwise the same \
+            gain followed by a true-peak limiter (libavfilter's alimiter, run at 4x the sample \
+            rate so it holds the peaks between samples, its delay compensated). The report says \
+            which, why, and the figures before and after. Then one pass copies every other stream \
+            packet for packet and re-encodes the audio in its own codec family (AAC as AAC at 64 \
+            kb/s per channel unless --audio-bitrate, PCM as the same PCM) at its rate and channel \
+            layout, laid by a sample counter: the output's audio has the input's samples, start \
+            and length, so sync is kept. The output is measured again; a limited stream whose \
+            peaks came out over the ceiling or whose loudness missed the target by more than 0.3 \
+            LU (the limiter's output resampled and encoded adds to its peaks) is written again \
+            with the limiter set lower by what was over, at most 4 passes in all.
+
+            Targets: podcast (-16 LUFS, -1 dBTP; Apple Podcasts), streaming (-14 LUFS, -1 dBTP; \
+            Spotify, YouTube), ebu (-23 LUFS, -1 dBTP; EBU R128 broadcast), or a loudness in LUFS \
+            such as -18; --true-peak sets another ceiling. --dry-run prints the plan and writes \
+            nothing.
+
+            Refused with one line, exit status 1 and nothing written: a file without audio, a \
+            silent stream (below the -70 LUFS gate), a target that needs a gain above 40 dB or \
+            more than 12 dB off the peaks, a codec with no encoder in this FFmpeg build.
+
+            Examples: avtool loudness talk.mp4 talk-podcast.mp4 --target podcast; \
+            avtool loudness show.mov --target -18 --true-peak -1.5 --dry-run
+            """
+    )
+
+    @Argument(help: "The input media file.", completion: .file())
+    var input: String
+
+    @Argument(help: "The output file (not needed with --dry-run); its extension picks the container.", completion: .file())
+    var output: String?
+
+    @Option(help: "The target: podcast, streaming, ebu, or an integrated loudness in LUFS such as -18.")
+    var target: String = "podcast"
+
+    @Option(help: "The true-peak ceiling in dBTP, instead of the target's (-1 for every preset).")
+    var truePeak: Double?
+
+    @Flag(help: "Measure and print the plan; write nothing.")
+    var dryRun = false
+
+    @Option(name: .customLong("audio-bitrate"), help: "The AAC bit rate for all channels, e.g. 128k (default 64k per channel).")
+    var audioBitrate: String?
+
+    @OptionGroup var outputOptions: OutputOptions
+    @OptionGroup var reporting: ReportingOptions
+
+    func validate() throws {
+        guard LoudnessTarget(target, truePeak: truePeak) != nil else {
+            throw ValidationError("'--target' \(target) is not podcast, streaming, ebu or a loudness between -70 and 0 LUFS (with '--true-peak' at most 0 dBTP)")
+        }
+        if output == nil && !dryRun { throw ValidationError("an output file is needed unless '--dry-run' is given") }
+        if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
+            throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k or 96000")
+        }
+    }
+
+    var options: LoudnessOptions {
+        var o = LoudnessOptions()
+        o.target = LoudnessTarget(target, truePeak: truePeak) ?? .podcast  // checked by validate()
+        o.overwrite = outputOptions.overwrite
+        o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
+        return o
+    }
+
+    func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
+        guard let output, !dryRun else { return try planLoudness(input: input, options: options) }
+        return try normalizeLoudness(input: input, output: output, options: options) { p in
+            line.update(fraction: p.fraction, position: p.position, detail: "")
+        }
+    }
+}
+
+extension LoudnessReport: VerbReport {
+    var summary: String {
+        let name = target.name.map { "\($0), " } ?? ""
+        var lines = [output.map { "normalized '\(input)' → '\($0)'" } ?? "plan for '\(input)' (nothing written)"]
+        lines[0] += " to \(name)\(fixed(target.integratedLUFS, 1)) LUFS, true peak ≤ \(fixed(target.truePeakDBTP, 1)) dBTP"
+        for s in streams {
+            let p = s.plan
+            var l = "  stream #\(p.stream) (\(s.encoder)): \(figures(p.before)); "
+            l += p.mode == .linear ? "linear gain \(signed(p.gainDB)) dB" : "gain \(signed(p.gainDB)) dB and a true-peak limiter"
+            l += " (\(s.reason))"
+            if let m = s.limiter, output != nil {
+                l += "; limiter at \(fixed(m.limitDBTP, 1)) dBTP after gain \(signed(m.gainDB)) dB"
+            }
+            if let a = s.after { l += "; after: \(figures(a))" }
+            lines.append(l)
+        }
+        if output != nil {
+            lines.append("  other streams copied: " + (copiedStreams.isEmpty ? "none" : copiedStreams.map { "#\($0)" }.joined(separator: ", "))
+                         + "; \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
+                         + (passes > 1 ? " (\(passes) passes: the limiter's setting corrected by the output's measurement)" : ""))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func figures(_ f: LoudnessFigures) -> String {
+        "\(fixed(f.integratedLUFS, 1)) LUFS, range \(fixed(f.rangeLU, 1)) LU, true peak \(fixed(f.truePeakDBTP, 1)) dBTP"
+    }
+
+    private func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + fixed(v, 1) }
+}

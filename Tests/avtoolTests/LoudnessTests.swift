@@ -1,0 +1,246 @@
+import Foundation
+import Testing
+
+/// `avtool probe --loudness` and `avtool loudness`, checked against the
+/// `ffmpeg` program's `ebur128` filter.
+@Suite("loudness")
+struct LoudnessTests {
+    /// Each audio stream's `loudness` object from `probe --loudness --json`.
+    func measured(_ path: String) throws -> [[String: Any]] {
+        let run = try Tool.avtool("probe", path, "--loudness", "--json")
+        try #require(run.status == 0, "\(run)")
+        let json = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let streams = json["streams"] as? [[String: Any]] ?? []
+        return streams.filter { $0["type"] as? String == "audio" }.compactMap { $0["loudness"] as? [String: Any] }
+    }
+
+    static func number(_ o: [String: Any], _ key: String) -> Double? {
+        if let d = o[key] as? Double { return d }
+        return (o[key] as? String) == "-inf" ? -.infinity : nil
+    }
+
+    /// Real recordings (5.1 AAC, a camera's and a phone's AAC, a silent MP3,
+    /// a silent ALAC) and PCM: integrated within 0.2 LU, range within 0.2 LU
+    /// and peaks within 0.3 dB of ebur128's summary (which has one decimal).
+    @Test(arguments: [
+        "real:bbb_720p_aac51.mp4", "real:cockatoo_yuv444_mp3.mp4", "real:alac.m4a",
+        "device:gopro_max_heromode_gpmd.mp4", "device:iphone14pro_dv84_hlg_720p_mebx.MOV",
+        "fixture:pcm_in_mov.mov", "fixture:clicks_audio.wav", "fixture:aac44_mono.m4a",
+    ])
+    func measurementAgreesWithEbur128(_ name: String) throws {
+        let parts = name.split(separator: ":").map(String.init)
+        let path = switch parts[0] {
+        case "real": try Fixtures.real(parts[1])
+        case "device": try Fixtures.device(parts[1])
+        default: try Fixtures.path(parts[1])
+        }
+        let ours = try measured(path)
+        try #require(ours.count == 1, "one audio stream measured in \(name)")
+        let ref = try Ebur128(path)
+        let m = ours[0]
+        let integrated = try #require(Self.number(m, "integrated_lufs"))
+        let range = try #require(Self.number(m, "range_lu"))
+        let samplePeak = try #require(Self.number(m, "sample_peak_dbfs"))
+        let truePeak = try #require(Self.number(m, "true_peak_dbtp"))
+        #expect(abs(integrated - ref.integrated) <= 0.2, "integrated \(integrated) vs \(ref.integrated) in \(name)")
+        #expect(abs(range - ref.range) <= 0.2, "range \(range) vs \(ref.range) in \(name)")
+        for (ours, theirs, what) in [(samplePeak, ref.samplePeak, "sample"), (truePeak, ref.truePeak, "true")] {
+            if theirs.isInfinite {
+                #expect(ours == theirs, "\(what) peak \(ours) vs \(theirs) in \(name)")
+            } else {
+                #expect(abs(ours - theirs) <= 0.3, "\(what) peak \(ours) vs \(theirs) in \(name)")
+            }
+        }
+        #expect(truePeak >= samplePeak)
+    }
+
+    /// The text report names a stream below the absolute gate as gated out.
+    @Test func textReportSaysGatedOut() throws {
+        let run = try Tool.avtool("probe", "--loudness", try Fixtures.device("iphone14pro_dv84_hlg_720p_mebx.MOV"))
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("loudness below -70 LUFS (gated out)"), "\(run.stdout)")
+        #expect(run.stdout.contains("true peak -33.1 dBTP"), "\(run.stdout)")
+    }
+
+    /// A file without audio is probed as usual, with nothing measured.
+    @Test func fileWithoutAudio() throws {
+        let run = try Tool.avtool("probe", "--loudness", "--json", try Fixtures.real("bikes_bframes_videoonly.mp4"))
+        try #require(run.status == 0, "\(run)")
+        #expect(!run.stdout.contains("\"loudness\""), "\(run.stdout)")
+    }
+
+    // MARK: - avtool loudness
+
+    /// Decoded audio of `path`'s first audio stream as 32-bit floats, all channels interleaved.
+    static func decoded(_ path: String) throws -> [Float] {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-f", "f32le", "-"])
+        try #require(r.status == 0, "\(r.stderr)")
+        return r.data.withUnsafeBytes { raw in
+            (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
+        }
+    }
+
+    /// Packet hashes of every video stream, payload and timing (`-f framemd5 -c copy`).
+    static func videoHashes(_ path: String) throws -> [String] {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-f", "framemd5", "-"])
+        try #require(r.status == 0, "\(r.stderr)")
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    }
+
+    /// The first audio stream's start time (s) from ffprobe.
+    static func audioStart(_ path: String) throws -> Double? {
+        let p = try FFprobe(path)
+        return p.streams.first { FFprobe.string($0, "codec_type") == "audio" }.flatMap { FFprobe.double($0, "start_time") }
+    }
+
+    /// `--target podcast` on real recordings whose peaks a gain alone would
+    /// push over the ceiling (5.1 AAC; a camera's stereo AAC with its data
+    /// tracks): loudness within 0.5 LU of -16 and true peak at most -0.9 dBTP
+    /// by ebur128, the video's packets unchanged, the audio's samples and
+    /// start the input's.
+    @Test(arguments: ["real:bbb_720p_aac51.mp4", "device:gopro_max_heromode_gpmd.mp4"])
+    func podcastTargetOnRealRecordings(_ name: String) throws {
+        let parts = name.split(separator: ":").map(String.init)
+        let input = parts[0] == "real" ? try Fixtures.real(parts[1]) : try Fixtures.device(parts[1])
+        let scratch = try Scratch()
+        let out = scratch.path("podcast.mp4")
+        let run = try Tool.avtool("loudness", input, out, "--target", "podcast")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("true-peak limiter"), "\(run.stderr)")
+        let after = try Ebur128(out)
+        #expect(abs(after.integrated - -16) <= 0.5, "integrated \(after.integrated)")
+        #expect(after.truePeak <= -0.9, "true peak \(after.truePeak)")
+        #expect(try Self.videoHashes(out) == Self.videoHashes(input))
+        #expect(try Self.decoded(out).count == Self.decoded(input).count, "decoded sample count")
+        #expect(try Self.audioStart(out) == Self.audioStart(input))
+    }
+
+    /// A linear plan changes nothing but the level: the decoded output is
+    /// the decoded input times one gain, the planned one (AAC re-encoded;
+    /// PCM stays PCM), and the beeps of a click track stay where they were.
+    @Test(arguments: ["device:gopro_max_heromode_gpmd.mp4", "fixture:clicks_seg1.mp4", "fixture:pcm_in_mov.mov"])
+    func linearGainKeepsTheWaveform(_ name: String) throws {
+        let parts = name.split(separator: ":").map(String.init)
+        let input = parts[0] == "device" ? try Fixtures.device(parts[1]) : try Fixtures.path(parts[1])
+        let scratch = try Scratch()
+        let out = scratch.path("ebu." + (parts[1].hasSuffix(".mov") ? "mov" : "mp4"))
+        let run = try Tool.avtool("loudness", input, out, "--target", "ebu", "--json")
+        try #require(run.status == 0, "\(run)")
+        let json = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let stream = try #require((json["streams"] as? [[String: Any]])?.first)
+        let plan = try #require(stream["plan"] as? [String: Any])
+        #expect(plan["mode"] as? String == "linear")
+        let gainDB = try #require(plan["gain_db"] as? Double)
+        let expected = pow(10, gainDB / 20)
+
+        let x = try Self.decoded(input), y = try Self.decoded(out)
+        try #require(x.count == y.count, "decoded sample count")
+        var xy = 0.0, xx = 0.0, yy = 0.0
+        for i in 0..<x.count {
+            xy += Double(x[i]) * Double(y[i]); xx += Double(x[i]) * Double(x[i]); yy += Double(y[i]) * Double(y[i])
+        }
+        let correlation = xy / (xx * yy).squareRoot()
+        let gain = xy / xx
+        #expect(correlation >= 0.999, "correlation \(correlation)")
+        #expect(abs(20 * log10(gain / expected)) <= 0.1, "gain \(gain) vs \(expected)")
+        #expect(abs(try Ebur128(out).integrated - -23) <= 0.5)
+        #expect(try Self.videoHashes(out) == Self.videoHashes(input))
+        if parts[1].hasPrefix("clicks") {
+            let before = try ClickTrack(input, audioOnly: true).beeps, now = try ClickTrack(out, audioOnly: true).beeps
+            try #require(before.count == now.count && !before.isEmpty, "\(before) vs \(now)")
+            for (a, b) in zip(before, now) { #expect(abs(a - b) <= 0.001, "beep at \(a) moved to \(b)") }
+        }
+        if parts[1].hasSuffix(".mov") { #expect(run.stdout.contains("pcm_s16le")) }
+    }
+
+    /// A file without audio, a silent recording and a target out of reach:
+    /// one line, exit status 1, nothing written.
+    @Test(arguments: [
+        ("real:bikes_bframes_videoonly.mp4", [String](), "the file has no audio stream"),
+        ("real:camera_576p.mp4", [String](), "the audio is silent"),
+        ("device:gopro_max_heromode_gpmd.mp4", ["--target", "-3"], "the target cannot be reached"),
+    ])
+    func badInputIsRefused(_ name: String, _ extra: [String], _ message: String) throws {
+        let parts = name.split(separator: ":").map(String.init)
+        let input = parts[0] == "real" ? try Fixtures.real(parts[1]) : try Fixtures.device(parts[1])
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool(["loudness", input, out] + extra)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr.contains(message), "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+        #expect(!fileExists(out))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
+    }
+
+    /// `--dry-run` prints the plan and its reason, and writes nothing.
+    @Test func dryRunWritesNothing() throws {
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("loudness", try Fixtures.device("gopro_max_heromode_gpmd.mp4"), out,
+                                  "--target", "ebu", "--dry-run")
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("linear gain +16.3 dB"), "\(run.stderr)")
+        #expect(run.stderr.contains("within the -1.0 dBTP ceiling"), "\(run.stderr)")
+        #expect(!fileExists(out))
+    }
+
+    /// `loudness` as a batch verb: a recipe's defaults and a step's own
+    /// options go through the same parser as the command line.
+    @Test func batchVerb() throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.path("in"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try Fixtures.device("gopro_max_heromode_gpmd.mp4"), toPath: scratch.path("in/a.mp4"))
+        try FileManager.default.copyItem(atPath: try Fixtures.path("clicks_seg1.mp4"), toPath: scratch.path("in/b.mp4"))
+        let recipe = """
+            version: 1
+            defaults:
+              loudness:
+                target: ebu
+            steps:
+              - verb: loudness
+                inputs: in/*.mp4
+                output: out/{stem}.mp4
+              - verb: loudness
+                inputs: in/a.mp4
+                output: out/{stem}-podcast.mp4
+                options:
+                  target: podcast
+                  true-peak: -1.5
+            """
+        try recipe.write(toFile: scratch.path("r.yaml"), atomically: true, encoding: .utf8)
+        let run = try Tool.avtool("batch", scratch.path("r.yaml"), "--base", scratch.url.path)
+        try #require(run.status == 0, "\(run)")
+        for name in ["a", "b"] {
+            #expect(abs(try Ebur128(scratch.path("out/\(name).mp4")).integrated - -23) <= 0.5, "\(name)")
+        }
+        let podcast = try Ebur128(scratch.path("out/a-podcast.mp4"))
+        #expect(abs(podcast.integrated - -16) <= 0.5)
+        #expect(podcast.truePeak <= -1.4)
+    }
+
+    /// libavfilter is loaded when a loudness is measured, not linked: the
+    /// program does not map it in runs that never filter.
+    @Test func libavfilterIsLoadedOnlyWhenMeasuring() throws {
+        let ldd = try Tool.run("ldd", [Tool.avtool])
+        try #require(ldd.status == 0, "\(ldd)")
+        #expect(!ldd.stdout.contains("libavfilter"), "\(ldd.stdout)")
+        let run = try Tool.avtool("probe", "--loudness", try Fixtures.path("aac44_mono.m4a"))
+        #expect(run.status == 0 && run.stdout.contains("LUFS"), "\(run)")
+    }
+
+    /// `transcode --loudness`: the audio measured first, then re-encoded
+    /// with the plan's gain in the transcode's one pass; its samples and
+    /// start kept.
+    @Test func transcodeBringsTheAudioToATarget() throws {
+        let input = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("transcode", input, out, "--loudness", "ebu", "--preset", "ultrafast")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("re-encoded for loudness: -39.3 LUFS, linear gain +16.3 dB"), "\(run.stderr)")
+        #expect(abs(try Ebur128(out).integrated - -23) <= 0.5)
+        #expect(try Self.decoded(out).count == Self.decoded(input).count, "decoded sample count")
+        #expect(try Self.audioStart(out) == Self.audioStart(input))
+    }
+}
