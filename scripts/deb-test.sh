@@ -15,6 +15,9 @@ $sudo apt-get install -y -q "$deb" >/dev/null
 /usr/bin/avtool remux .fixtures/h264_bframes_2997_aac48_stereo.mp4 "$out/installed.mkv" --quiet
 streams=$(ffprobe -v error -show_entries stream=codec_type -of csv=p=0 "$out/installed.mkv" | paste -sd, -)
 [ "$streams" = "video,audio" ] || { echo "deb-test: the installed avtool wrote '$streams'" >&2; exit 1; }
+dpkg-deb -f "$deb" Depends | grep -q libavfilter || { echo "deb-test: the package does not depend on libavfilter" >&2; exit 1; }
+/usr/bin/avtool probe --loudness .fixtures/h264_bframes_2997_aac48_stereo.mp4 --json | grep -q integrated \
+    || { echo "deb-test: the installed avtool cannot measure loudness (libavfilter)" >&2; exit 1; }
 man -P cat /usr/share/man/man1/avtool.1.gz 2>/dev/null | grep -q remux || { echo "deb-test: the manual does not render" >&2; exit 1; }
 $sudo apt-get remove -y -q avtool >/dev/null
 [ ! -e /usr/bin/avtool ] || { echo "deb-test: /usr/bin/avtool left after removal" >&2; exit 1; }
