@@ -180,6 +180,17 @@ private struct ReferencePlan {
             kept.append(s)
         }
         tracks.follows = Self.follows(reference)
+        // AAC frames are told by a decoder taking the bytes, which short runs
+        // of other bytes often pass: next to samples known only by their
+        // size, nothing proves which is which.
+        if let aac = tracks.audio {
+            for d in tracks.data where !d.shape.isStructured
+                && (tracks.follows[aac.stream]?.contains(d.stream) == true || tracks.follows[d.stream]?.contains(aac.stream) == true) {
+                let kind = reference.streams[d.stream].dataKind
+                throw MediaError.invalid("could not repair with reference", path: reference.path, stream: d.stream,
+                                         message: "its AAC frames lie next to samples of \(kind) known only by their size, which the walk cannot tell from AAC frames")
+            }
+        }
         guard tracks.video != nil || tracks.audio != nil || tracks.pcm != nil else {
             throw MediaError.invalid("could not repair with reference", path: reference.path,
                                      message: "it has no H.264/HEVC video, AAC or PCM audio stream")

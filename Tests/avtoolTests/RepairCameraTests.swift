@@ -138,4 +138,20 @@ struct RepairCameraTests {
         try Self.checkRebuild(whole: source, cut: cut, bytes: bytes, reference: source, out: scratch.path("out.MOV"),
                               pcm: false, dataTracks: percent == 100 ? ["mebx"] : [])
     }
+
+    /// The GoPro's media data puts a 16-byte `fdsc` sample (known only by
+    /// its size) between every two others, AAC frames among them; a decoder
+    /// takes such bytes for AAC frames, so the walk cannot prove which is
+    /// which: refused, naming the track, rather than rebuilt with samples
+    /// that were not recorded.
+    @Test func refusesWhatItCannotTellApart() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let cut = scratch.path("cut.mp4")
+        _ = try Self.cutBeforeIndex(source, percent: 55, to: cut)
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("repair", cut, out, "--reference", source)
+        #expect(run.status == 1 && run.stderr.contains("fdsc") && run.stderr.contains("AAC"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
 }
