@@ -83,6 +83,8 @@ struct AccessUnitScanner {
             case 16...21: return Unit(slice: true, keyframe: true, beginsUnit: firstOfPicture)
             case 32...35, 39, 41...44, 48...55: return Unit(slice: false, keyframe: false, beginsUnit: true)
             case 36, 37, 38, 40: return Unit(slice: false, keyframe: false, beginsUnit: false)
+            // Unspecified types after the slices: Dolby Vision's RPU (62) and enhancement layer (63).
+            case 56...63: return Unit(slice: false, keyframe: false, beginsUnit: false)
             default: return nil
             }
         }

@@ -8,86 +8,278 @@ struct FoundSample: Equatable {
     var keyframe: Bool
 }
 
-/// The samples of a video track (H.264/HEVC) and an audio track (AAC)
-/// found by walking media data whose index is lost, sample by sample, in
-/// file order: at each place, a video sample if the bytes start one, else
-/// an audio frame if the decoder takes them as one; the walk stops where
-/// neither fits (the end of what was written, or data of a track it cannot
-/// read) and reports the bytes it could not place.
+/// The samples of a recording's tracks found by walking media data whose
+/// index is lost, sample by sample, in file order. At each place: a video
+/// sample (H.264/HEVC) if the bytes start one; a data sample whose own
+/// structure holds (GPMF, SMPTE KLV, boxed items) and after which the next
+/// sample is proven to start; an AAC frame if the decoder takes the bytes
+/// as one; a PCM chunk of a length the reference's chunks take, after which
+/// the next sample is proven to start; a data sample of a size the
+/// reference's take, likewise. "Proven" means a video sample or an AAC
+/// frame parses there, a structured data sample starts there, or a sample
+/// of known length leads to one of those, or the media data ends there
+/// (and was not cut). Where nothing fits, the bytes up to the next place
+/// where two samples in a row are proven are left out (named by byte
+/// range), and the walk goes on; bytes after the last sample are unplaced.
 struct MediaDataScan {
     var samples: [FoundSample] = []
     /// Bytes of media data after the last sample found.
     var unplacedBytes = 0
-    /// Where the walk stopped short of the media data's end, if it did.
+    /// Where the walk found nothing more, if short of the media data's end.
     var stoppedAt: Int?
-    /// Samples of other tracks passed over (a timecode track's).
-    var skippedSamples = 0
+    /// Stretches within the media data where no sample was proven, walked past.
+    var gaps: [Range<Int>] = []
+    /// Samples of data tracks that are not rebuilt, passed over, by the
+    /// reference's stream index.
+    var skipped: [Int: Int] = [:]
+    /// Samples that could be of more than one data track: left out, with the tracks.
+    var ambiguous: [(range: Range<Int>, tracks: [Int])] = []
 
     struct VideoTrack {
         var track: Int
+        var stream: Int
         var scanner: AccessUnitScanner
     }
 
     struct AudioTrack {
         var track: Int
+        var stream: Int
         var measure: AudioFrameMeasure
     }
 
-    /// `skippable`: sample sizes of the reference's other tracks whose
-    /// samples all have one size (a timecode track's 4 bytes); such a
-    /// sample is passed over where a sample of a kept track follows it.
-    init(_ b: UnsafeRawBufferPointer, boxes: TopLevelBoxes, video: VideoTrack?, audio: AudioTrack?, skippable: [Int] = [],
+    /// PCM audio: the lengths in bytes its chunks take in the reference (shortest first).
+    struct PCMTrack {
+        var track: Int
+        var stream: Int
+        var chunkBytes: [Int]
+    }
+
+    /// A data track: `track` its place among the rebuilt tracks, nil when
+    /// its samples are only passed over; `stream` the reference's stream.
+    struct DataTrack {
+        var track: Int?
+        var stream: Int
+        var shape: DataSampleShape
+        /// The sizes the reference's samples take, to tell apart tracks of one shape.
+        var sizes: Set<Int>
+    }
+
+    struct Tracks {
+        var video: VideoTrack?
+        var audio: AudioTrack?
+        var pcm: PCMTrack?
+        var data: [DataTrack] = []
+        /// Which of the reference's streams a sample of each is followed by
+        /// in its media data (`follows[a]` holds `b` when a sample of `a` ends
+        /// where one of `b` starts): of samples that could each be next, one
+        /// of a track the reference puts there is taken first.
+        var follows: [Int: Set<Int>] = [:]
+    }
+
+    private let b: UnsafeRawBufferPointer
+    private let tracks: Tracks
+    private let memo = Memo()
+
+    /// What was found at a place, kept: the same places are asked about
+    /// again and again as candidates' ends, and an AAC frame is measured
+    /// by decoding.
+    private final class Memo {
+        var video: [Int: AccessUnitScanner.Result] = [:]
+        var audio: [Int: Int?] = [:]
+        var end = -1
+        func reset(end e: Int) {
+            if e != end { video = [:]; audio = [:]; end = e }
+        }
+        /// Places behind the walk are not asked about again.
+        func forget(before p: Int) {
+            if video.count > 4096 { video = video.filter { $0.key >= p } }
+            if audio.count > 4096 { audio = audio.filter { $0.key >= p } }
+        }
+    }
+
+    private func video(_ v: VideoTrack, at p: Int, end: Int) -> AccessUnitScanner.Result {
+        memo.reset(end: end)
+        if let r = memo.video[p] { return r }
+        let r = v.scanner.sample(b, at: p, end: end)
+        memo.video[p] = r
+        return r
+    }
+
+    private func audioFrame(_ a: AudioTrack, at p: Int, end: Int) -> Int? {
+        memo.reset(end: end)
+        if let r = memo.audio[p] { return r }
+        let r = a.measure.frameLength(UnsafeRawBufferPointer(rebasing: b[p..<end]))
+        memo.audio[p] = r
+        return r
+    }
+
+    init(_ b: UnsafeRawBufferPointer, boxes: TopLevelBoxes, tracks: Tracks,
          cancellation: Cancellation, progress: ((Int) -> Void)? = nil) throws(MediaError) {
+        self.b = b
+        self.tracks = tracks
         var sinceCheck = 0
         for (n, range) in boxes.mediaData.enumerated() {
             // Only the last box can have been cut off.
             let open = boxes.cutShort && n == boxes.mediaData.count - 1
             var i = range.lowerBound
+            var previous: Int?
             walk: while i < range.upperBound {
                 sinceCheck += 1
                 if sinceCheck >= 256 {
                     sinceCheck = 0
                     try cancellation.check()
                     progress?(i)
+                    memo.forget(before: i)
                 }
-                if let v = video {
-                    switch v.scanner.sample(b, at: i, end: range.upperBound) {
-                    case .sample(let end, let keyframe):
-                        // A sample that ends exactly where a cut file does may
-                        // have lost its last slices.
-                        if open && end == range.upperBound { break walk }
-                        samples.append(FoundSample(track: v.track, offset: i, size: end - i, keyframe: keyframe))
-                        i = end
-                        continue walk
-                    case .cutShort:
-                        break walk
-                    case .none:
-                        break
-                    }
+                switch step(at: i, end: range.upperBound, open: open, after: previous) {
+                case .sample(let s, let stream):
+                    samples.append(s)
+                    i = s.offset + s.size
+                    previous = stream
+                case .passed(let stream, let next):
+                    skipped[stream, default: 0] += 1
+                    i = next
+                    previous = stream
+                case .ambiguous(let next, let candidates):
+                    ambiguous.append((i..<next, candidates))
+                    i = next
+                    previous = nil
+                case .stop:
+                    break walk
+                case .nothing:
+                    guard let next = resync(after: i, end: range.upperBound, open: open) else { break walk }
+                    gaps.append(i..<next)
+                    i = next
+                    previous = nil
                 }
-                if let a = audio,
-                   let length = a.measure.frameLength(UnsafeRawBufferPointer(rebasing: b[i..<range.upperBound])) {
-                    samples.append(FoundSample(track: a.track, offset: i, size: length, keyframe: true))
-                    i += length
-                    continue walk
-                }
-                for size in skippable where size > 0 && i + size <= range.upperBound {
-                    let next = i + size
-                    let followed = next == range.upperBound
-                        || video.map { if case .sample = $0.scanner.sample(b, at: next, end: range.upperBound) { true } else { false } } == true
-                        || audio?.measure.frameLength(UnsafeRawBufferPointer(rebasing: b[next..<range.upperBound])) != nil
-                    if followed {
-                        skippedSamples += 1
-                        i = next
-                        continue walk
-                    }
-                }
-                break walk
             }
             if i < range.upperBound {
                 unplacedBytes += range.upperBound - i
                 if stoppedAt == nil { stoppedAt = i }
             }
         }
+    }
+
+    private enum Step {
+        case sample(FoundSample, stream: Int)
+        case passed(stream: Int, next: Int)
+        case ambiguous(next: Int, tracks: [Int])
+        /// A sample runs into the end of a cut file: nothing after it is whole.
+        case stop
+        case nothing
+
+        var stream: Int? {
+            switch self {
+            case .sample(_, let s), .passed(let s, _): s
+            default: nil
+            }
+        }
+    }
+
+    /// What starts at `i`: of the kinds of sample that could, in the order
+    /// of the type's summary, the first of a track the reference puts after
+    /// the sample before (`after`, its stream), else the first.
+    private func step(at i: Int, end: Int, open: Bool, after previous: Int?) -> Step {
+        var first: Step?
+        let likely = previous.flatMap { tracks.follows[$0] }
+        func offer(_ s: Step) -> Step? {
+            if first == nil { first = s }
+            guard let likely, !likely.isEmpty, let stream = s.stream else { return s }
+            return likely.contains(stream) ? s : nil
+        }
+        if let v = tracks.video {
+            switch video(v, at: i, end: end) {
+            case .sample(let e, let keyframe):
+                // A sample that ends exactly where a cut file does may have lost its last slices.
+                if open && e == end { return .stop }
+                if let s = offer(.sample(FoundSample(track: v.track, offset: i, size: e - i, keyframe: keyframe), stream: v.stream)) { return s }
+            case .cutShort:
+                return .stop
+            case .none:
+                break
+            }
+        }
+        if let found = dataSample(at: i, end: end, open: open, structured: true), let s = offer(found) { return s }
+        if let a = tracks.audio, let length = audioFrame(a, at: i, end: end),
+           let s = offer(.sample(FoundSample(track: a.track, offset: i, size: length, keyframe: true), stream: a.stream)) {
+            return s
+        }
+        if let p = tracks.pcm,
+           let length = p.chunkBytes.first(where: { i + $0 <= end && proven(i + $0, end: end, open: open, depth: 2) }),
+           let s = offer(.sample(FoundSample(track: p.track, offset: i, size: length, keyframe: true), stream: p.stream)) {
+            return s
+        }
+        if let found = dataSample(at: i, end: end, open: open, structured: false), let s = offer(found) { return s }
+        return first ?? .nothing
+    }
+
+    /// A data sample at `i` of the tracks whose shape is (or is not)
+    /// structured, ending where the next sample is proven. The candidates
+    /// proven through the fewest samples of unstructured length win (a
+    /// 16-byte sample followed by a video sample over four 4-byte ones),
+    /// then the shortest; two tracks still tied leave the sample out.
+    private func dataSample(at i: Int, end: Int, open: Bool, structured: Bool) -> Step? {
+        let candidates = tracks.data.filter { $0.shape.isStructured == structured }
+        guard !candidates.isEmpty else { return nil }
+        for depth in 0...2 {
+            var matches: [(track: DataTrack, end: Int)] = []
+            for d in candidates {
+                if let e = d.shape.ends(b, at: i, end: end).first(where: { proven($0, end: end, open: open, depth: depth) }) {
+                    matches.append((d, e))
+                }
+            }
+            guard let shortest = matches.map(\.end).min() else { continue }
+            matches = matches.filter { $0.end == shortest }
+            if matches.count > 1 {
+                let sized = matches.filter { $0.track.sizes.contains($0.end - i) }
+                guard sized.count == 1 else { return .ambiguous(next: shortest, tracks: matches.map(\.track.stream)) }
+                matches = sized
+            }
+            let m = matches[0]
+            guard let track = m.track.track else { return .passed(stream: m.track.stream, next: m.end) }
+            return .sample(FoundSample(track: track, offset: i, size: m.end - i, keyframe: true), stream: m.track.stream)
+        }
+        return nil
+    }
+
+    /// Whether a sample is shown to start at `p` (see the type's summary);
+    /// `depth` bounds how many samples of unstructured length may lead to one.
+    private func proven(_ p: Int, end: Int, open: Bool, depth: Int) -> Bool {
+        if p == end { return !open }
+        if let v = tracks.video {
+            switch video(v, at: p, end: end) {
+            case .sample: return true
+            case .cutShort: if open { return true }
+            case .none: break
+            }
+        }
+        for d in tracks.data where d.shape.isStructured && !d.shape.ends(b, at: p, end: end).isEmpty {
+            return true
+        }
+        if let a = tracks.audio, audioFrame(a, at: p, end: end) != nil { return true }
+        guard depth > 0 else { return false }
+        if let pcm = tracks.pcm,
+           pcm.chunkBytes.contains(where: { p + $0 <= end && proven(p + $0, end: end, open: open, depth: depth - 1) }) {
+            return true
+        }
+        for d in tracks.data where !d.shape.isStructured {
+            if d.shape.ends(b, at: p, end: end).contains(where: { proven($0, end: end, open: open, depth: depth - 1) }) { return true }
+        }
+        return false
+    }
+
+    /// The next place after `i` where a video sample starts and the sample
+    /// after it is proven too; nil when there is none (or no video track).
+    private func resync(after i: Int, end: Int, open: Bool) -> Int? {
+        guard let v = tracks.video else { return nil }
+        var p = i + 1
+        while p < end {
+            if case .sample(let e, _) = v.scanner.sample(b, at: p, end: end), e < end || !open,
+               proven(e, end: end, open: open, depth: 2) {
+                return p
+            }
+            p += 1
+        }
+        return nil
     }
 }

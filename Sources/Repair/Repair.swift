@@ -24,9 +24,35 @@ public struct RepairProgress: Sendable {
 
 public struct RepairStreamReport: Sendable, Codable {
     public let type: MediaType
+    /// The codec; for a data track, its sample entry's type (`tmcd`, `gpmd`, `mebx`).
     public let codec: String
     public var packets: Int
     public var bytes: Int64
+    /// The reference's stream the track was rebuilt as (rebuilt).
+    public var referenceStream: Int?
+
+    public init(type: MediaType, codec: String, packets: Int, bytes: Int64, referenceStream: Int? = nil) {
+        self.type = type
+        self.codec = codec
+        self.packets = packets
+        self.bytes = bytes
+        self.referenceStream = referenceStream
+    }
+}
+
+/// What a rebuild left out: a track of the reference it could not rebuild,
+/// or bytes of media data in which no sample was proven.
+public struct RepairLeftOut: Sendable, Codable, Equatable {
+    /// The reference's streams it is of; empty when no track is known.
+    public var streams: [Int]
+    /// The codec or data track's kind (`mebx 'Core Media Metadata'`); `media data` for bytes of no known track.
+    public var kind: String
+    public var reason: String
+    /// The bytes of the input left out, when it is a place in it.
+    public var offset: Int64?
+    public var bytes: Int64?
+    /// Samples of a track left out that the walk passed over.
+    public var samples: Int?
 }
 
 public struct RepairReport: Sendable, Codable {
@@ -49,6 +75,8 @@ public struct RepairReport: Sendable, Codable {
     /// Bytes of media data no sample could be found in (rebuilt): what a
     /// crash left half-written, or data of a track that cannot be read.
     public var unplacedBytes: Int64 = 0
+    /// Tracks of the reference not rebuilt and bytes of media data left out (rebuilt).
+    public var leftOut: [RepairLeftOut] = []
     /// Seconds of each stream recovered (rebuilt).
     public var seconds: [Double] = []
     /// Where the audio starts after the video, in milliseconds (rebuilt):
@@ -101,48 +129,118 @@ public func repair(input inputPath: String, output outputPath: String, options: 
 /// The reference's streams a rebuild can find in media data, and how.
 private struct ReferencePlan {
     var kept: [InputStream] = []
-    var video: MediaDataScan.VideoTrack?
-    var audio: MediaDataScan.AudioTrack?
-    /// The one sample size of each other track whose samples all have one.
-    var skippable: [Int] = []
+    var tracks = MediaDataScan.Tracks()
     var warnings: [String] = []
+    /// The reference's streams left out, with why (by stream index).
+    var leftOut: [(stream: InputStream, why: String)] = []
 
     init(_ reference: InputFile, container: Container) throws(MediaError) {
         for s in reference.streams {
-            let what = "the reference's stream #\(s.index) (\(s.mediaType.rawValue) \(s.codecName))"
             switch s.mediaType {
-            case .video where !s.isAttachedPicture && video == nil:
+            case .video where !s.isAttachedPicture && tracks.video == nil:
                 let largest = s.indexedPackets?.map { Int($0.size) }.max() ?? 0
                 guard let scanner = AccessUnitScanner(codecName: s.codecName, extradata: s.extradata,
                                                       longestUnit: max(8 * largest, 2 << 20)) else {
                     throw MediaError.invalid("could not repair with reference", path: reference.path, stream: s.index,
                                              message: "its video is \(s.codecName) without avcC/hvcC settings; repair finds H.264 and HEVC samples only")
                 }
-                video = MediaDataScan.VideoTrack(track: kept.count, scanner: scanner)
-            case .audio where audio == nil:
-                guard let measure = AudioFrameMeasure(stream: s) else {
+                tracks.video = MediaDataScan.VideoTrack(track: kept.count, stream: s.index, scanner: scanner)
+            case .audio where tracks.audio == nil && tracks.pcm == nil:
+                if let measure = AudioFrameMeasure(stream: s) {
+                    tracks.audio = MediaDataScan.AudioTrack(track: kept.count, stream: s.index, measure: measure)
+                } else if let chunks = Self.pcmChunkBytes(s) {
+                    tracks.pcm = MediaDataScan.PCMTrack(track: kept.count, stream: s.index, chunkBytes: chunks)
+                } else {
                     throw MediaError.invalid("could not repair with reference", path: reference.path, stream: s.index,
-                                             message: "its audio is \(s.codecName); repair finds AAC frames only")
+                                             message: "its audio is \(s.codecName); repair finds AAC frames and PCM chunks (of the reference's lengths) only")
                 }
-                audio = MediaDataScan.AudioTrack(track: kept.count, measure: measure)
+            case .data, .unknown:
+                let sizes = Self.sampleSizes(s)
+                guard let shape = DataSampleShape(track: reference.sourceIndex?.track(id: s.id), sizes: sizes) else {
+                    leftOut.append((s, "its samples cannot be told apart in media data"))
+                    continue
+                }
+                // Kept where the output can carry it, else only passed over.
+                let carried = container.isISOBMFF && CarriedTrack.carries(s) && s.indexedPackets?.isEmpty == false
+                if !carried {
+                    leftOut.append((s, container.isISOBMFF ? "its index lists no whole sample" : "\(container.name) cannot hold it"))
+                }
+                tracks.data.append(MediaDataScan.DataTrack(track: carried ? kept.count : nil, stream: s.index, shape: shape,
+                                                           sizes: Set(sizes)))
+                if !carried { continue }
             default:
-                warnings.append("\(what) cannot be found in media data: left out")
-                if let sizes = s.indexedPackets.map({ Set($0.map(\.size)) }), sizes.count == 1, let size = sizes.first {
-                    skippable.append(Int(size))
-                }
+                leftOut.append((s, "its samples cannot be found in media data"))
                 continue
             }
-            guard container.canHold(s) != false else {
+            guard s.mediaType == .data || s.mediaType == .unknown || container.canHold(s) != false else {
                 throw MediaError.invalid("could not repair into", path: nil, stream: s.index,
                                          message: "\(container.name) cannot hold \(s.mediaType.rawValue) \(s.codecName)",
                                          remedy: .nameContainer)
             }
             kept.append(s)
         }
-        guard video != nil || audio != nil else {
-            throw MediaError.invalid("could not repair with reference", path: reference.path,
-                                     message: "it has no H.264/HEVC video or AAC audio stream")
+        tracks.follows = Self.follows(reference)
+        // AAC frames are told by a decoder taking the bytes, which short runs
+        // of other bytes often pass: next to samples known only by their
+        // size, nothing proves which is which.
+        if let aac = tracks.audio {
+            for d in tracks.data where !d.shape.isStructured
+                && (tracks.follows[aac.stream]?.contains(d.stream) == true || tracks.follows[d.stream]?.contains(aac.stream) == true) {
+                let kind = reference.streams[d.stream].dataKind
+                throw MediaError.invalid("could not repair with reference", path: reference.path, stream: d.stream,
+                                         message: "its AAC frames lie next to samples of \(kind) known only by their size, which the walk cannot tell from AAC frames")
+            }
         }
+        guard tracks.video != nil || tracks.audio != nil || tracks.pcm != nil else {
+            throw MediaError.invalid("could not repair with reference", path: reference.path,
+                                     message: "it has no H.264/HEVC video, AAC or PCM audio stream")
+        }
+    }
+
+    /// Which stream's sample follows which in the reference's media data
+    /// (see `MediaDataScan.Tracks.follows`).
+    static func follows(_ reference: InputFile) -> [Int: Set<Int>] {
+        var placed: [(position: Int64, end: Int64, stream: Int)] = []
+        for s in reference.streams {
+            for p in s.packetsInSampleTables ?? [] { placed.append((p.position, p.position + Int64(p.size), s.index)) }
+        }
+        placed.sort { $0.position < $1.position }
+        var follows: [Int: Set<Int>] = [:]
+        for (a, b) in zip(placed, placed.dropFirst()) where a.end == b.position {
+            follows[a.stream, default: []].insert(b.stream)
+        }
+        return follows
+    }
+
+    /// The sizes a stream's samples take in the reference's index, most used first.
+    static func sampleSizes(_ s: InputStream) -> [Int] {
+        var count: [Int: Int] = [:]
+        for p in s.packetsInSampleTables ?? [] { count[Int(p.size), default: 0] += 1 }
+        return count.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key)
+    }
+
+    /// The lengths in bytes of a PCM stream's runs in the reference's media
+    /// data (its packets, which the demuxer cuts from chunks, joined where
+    /// one follows another), shortest first; nil when the stream is not
+    /// interleaved PCM or its index lists no packet.
+    static func pcmChunkBytes(_ s: InputStream) -> [Int]? {
+        guard let frame = s.pcmSilence?.count, frame > 0, let packets = s.packetsInSampleTables, !packets.isEmpty else { return nil }
+        var runs: [Int] = []
+        var runEnd: Int64 = -1
+        for p in packets.sorted(by: { $0.position < $1.position }) {
+            if p.position == runEnd, let last = runs.last {
+                runs[runs.count - 1] = last + Int(p.size)
+            } else {
+                runs.append(Int(p.size))
+            }
+            runEnd = p.position + Int64(p.size)
+        }
+        var count: [Int: Int] = [:]
+        for r in runs where r % frame == 0 { count[r, default: 0] += 1 }
+        // Shortest first: a longer length can reach past the next sample to
+        // a later one that also parses, a shorter one only by chance.
+        let lengths = count.keys.sorted()
+        return lengths.isEmpty ? nil : lengths
     }
 }
 
@@ -159,8 +257,7 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
     let mapped = try MappedFile(path: inputPath)
     let scan = try mapped.withBytes { (b) throws(MediaError) in
         let total = Double(max(b.count, 1))
-        return try MediaDataScan(b, boxes: TopLevelBoxes(b), video: plan.video, audio: plan.audio,
-                                 skippable: plan.skippable, cancellation: cancellation) { at in
+        return try MediaDataScan(b, boxes: TopLevelBoxes(b), tracks: plan.tracks, cancellation: cancellation) { at in
             progress?(RepairProgress(fraction: 0.5 * Double(at) / total))
         }
     }
@@ -179,7 +276,13 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
 
     // Stream tags come from the reference; its creation time is another recording's.
     var edits = MetadataEdits()
-    for j in plan.kept.indices { edits.tags.append(.init(streams: .index(j), key: "creation_time", value: nil)) }
+    // (Data tracks are carried apart from the muxer's streams, which the edits number.)
+    let muxed = plan.kept.filter { $0.mediaType != .data && $0.mediaType != .unknown }
+    for j in muxed.indices { edits.tags.append(.init(streams: .index(j), key: "creation_time", value: nil)) }
+    // Nor is its timecode this recording's: a timecode track found in the media data is rebuilt as it is.
+    for (j, s) in muxed.enumerated() where s.mediaType == .video {
+        edits.tags.append(.init(streams: .index(j), key: "timecode", value: nil))
+    }
     edits.tags += options.edits.tags
     edits.rotation = options.edits.rotation
     edits.creationTime = options.edits.creationTime
@@ -207,8 +310,8 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
 
     var report = RepairReport(input: inputPath, output: outputPath, container: container.name, method: .rebuilt,
                               streams: plan.kept.enumerated().map {
-                                  RepairStreamReport(type: $1.mediaType, codec: $1.codecName, packets: result.packets[$0],
-                                                     bytes: result.payloadBytes[$0])
+                                  RepairStreamReport(type: $1.mediaType, codec: $1.reportedCodec, packets: result.packets[$0],
+                                                     bytes: result.payloadBytes[$0], referenceStream: $1.index)
                               })
     report.reference = referencePath
     report.unplacedBytes = Int64(scan.unplacedBytes)
@@ -221,16 +324,21 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
        let a = plan.kept.first(where: { $0.mediaType == .audio })?.startTime {
         report.audioOffsetMilliseconds = (a.seconds - v.seconds) * 1000
     }
+    report.leftOut = leftOut(plan: plan, scan: scan, reference: reference)
     report.warnings = plan.warnings
-    let lengths = report.seconds.filter { $0 > 0 }
+    // (A data track's samples last as the reference's did: a timecode sample the whole recording.)
+    var lengths: [Double] = []
+    for (s, seconds) in zip(plan.kept, report.seconds) where seconds > 0 && (s.mediaType == .video || s.mediaType == .audio) {
+        lengths.append(seconds)
+    }
     if let longest = lengths.max(), let shortest = lengths.min(), lengths.count > 1, longest - shortest > 1 {
         report.warnings.append("the tracks recovered differ in length by \(fixed(longest - shortest, 2)) s: if one started late, its offset is not the reference's")
     }
-    if scan.skippedSamples > 0 {
-        report.warnings.append("\(scan.skippedSamples) sample(s) of the tracks left out passed over")
-    }
-    if scan.unplacedBytes > 0, let at = scan.stoppedAt {
-        report.warnings.append("\(scan.unplacedBytes) bytes of media data from byte \(at) hold no whole sample of the reference's codecs: left out")
+    for l in report.leftOut {
+        let what = l.streams.isEmpty ? "media data" : "the reference's stream\(l.streams.count > 1 ? "s" : "") #\(l.streams.map(String.init).joined(separator: "/")) (\(l.kind))"
+        let place = l.offset.map { " at bytes \($0)–\($0 + (l.bytes ?? 0))" } ?? ""
+        let count = l.samples.map { ", \($0) sample(s) passed over" } ?? ""
+        report.warnings.append("\(what)\(place) left out: \(l.reason)\(count)")
     }
     report.warnings.append("timestamps rebuilt on the reference's frame and sample grid (the index that held them was never written)")
     report.outputBytes = result.outputBytes
@@ -246,8 +354,25 @@ private func timeline(for stream: InputStream, samples: [FoundSample], bytes: Un
     let fail = { (why: String) in
         MediaError.invalid("could not repair with reference", path: reference, stream: stream.index, message: why)
     }
+    if let frame = stream.pcmSilence?.count, stream.mediaType == .audio {
+        return try pcmTimeline(for: stream, samples: samples, frameBytes: frame, fail: fail)
+    }
+    let isData = stream.mediaType == .data || stream.mediaType == .unknown
+    // A data track of one sample (a timecode track's) lasts as long as its stream.
+    if isData, let index = stream.indexedPackets, index.count == 1, let first = index.first {
+        let ticks = max(stream.duration?.value ?? 1, 1)
+        guard let t = RebuiltTimeline(count: samples.count, durationNumerator: ticks, durationDenominator: 1,
+                                      origin: first.timestamp) else { throw fail("its timestamps do not give a sample duration") }
+        return t
+    }
     guard let index = stream.indexedPackets, index.count >= 2, let first = index.first, let last = index.last else {
         throw fail("its index must list at least two whole packets to give the sample duration")
+    }
+    // A data track whose samples all share one time keeps them so.
+    if isData && last.timestamp == first.timestamp {
+        guard let t = RebuiltTimeline(lengths: samples.map { _ in 1 }, durationNumerator: 0, durationDenominator: 1,
+                                      origin: first.timestamp) else { throw fail("its timestamps do not give a sample duration") }
+        return t
     }
     let origin = stream.mediaType == .video ? (stream.startTime?.value ?? first.timestamp) : first.timestamp
     var rank: [Int]? = nil
@@ -257,6 +382,22 @@ private func timeline(for stream: InputStream, samples: [FoundSample], bytes: Un
     guard let t = RebuiltTimeline(count: samples.count, durationNumerator: last.timestamp - first.timestamp,
                                   durationDenominator: Int64(index.count - 1), origin: origin, displayRank: rank) else {
         throw fail("its timestamps do not give a sample duration of a tick or more")
+    }
+    return t
+}
+
+/// The timeline of PCM chunks: each starts after the sample frames before
+/// it, at the reference's rate (its index's ticks per sample frame).
+private func pcmTimeline(for stream: InputStream, samples: [FoundSample], frameBytes: Int,
+                         fail: (String) -> MediaError) throws(MediaError) -> RebuiltTimeline {
+    guard let index = stream.packetsInSampleTables, index.count >= 2, let first = index.first, let last = index.last else {
+        throw fail("its index must list at least two whole packets to give the sample duration")
+    }
+    let frames = index.dropLast().reduce(Int64(0)) { $0 + Int64($1.size) } / Int64(frameBytes)
+    guard let t = RebuiltTimeline(lengths: samples.map { Int64($0.size / frameBytes) },
+                                  durationNumerator: last.timestamp - first.timestamp, durationDenominator: frames,
+                                  origin: first.timestamp) else {
+        throw fail("its timestamps do not give a sample duration")
     }
     return t
 }
@@ -287,4 +428,34 @@ private func displayRank(of samples: [FoundSample], stream: InputStream, bytes: 
     try? decoder.sendEnd()
     drain()
     return RebuiltTimeline.displayRank(outputOrder: order, count: samples.count)
+}
+
+/// What the rebuild left out, in the order of the reference's streams and
+/// then of the input's bytes: tracks not rebuilt (with the samples passed
+/// over), samples that could be of several tracks, stretches where no
+/// sample was proven, and the bytes after the last sample found.
+private func leftOut(plan: ReferencePlan, scan: MediaDataScan, reference: InputFile) -> [RepairLeftOut] {
+    func kind(_ s: Int) -> String {
+        let st = reference.streams[s]
+        return st.mediaType == .data || st.mediaType == .unknown ? st.dataKind : "\(st.mediaType.rawValue) \(st.codecName)"
+    }
+    var out = plan.leftOut.map { l in
+        RepairLeftOut(streams: [l.stream.index], kind: kind(l.stream.index), reason: l.why,
+                      samples: scan.skipped[l.stream.index])
+    }
+    var places = scan.ambiguous.map { a in
+        RepairLeftOut(streams: a.tracks, kind: a.tracks.map(kind).joined(separator: " or "),
+                      reason: "the sample could be of either track", offset: Int64(a.range.lowerBound), bytes: Int64(a.range.count))
+    }
+    places += scan.gaps.map { g in
+        RepairLeftOut(streams: [], kind: "media data", reason: "no sample of the reference's tracks was proven in it",
+                      offset: Int64(g.lowerBound), bytes: Int64(g.count))
+    }
+    if scan.unplacedBytes > 0, let at = scan.stoppedAt {
+        places.append(RepairLeftOut(streams: [], kind: "media data",
+                                    reason: "it holds no whole sample of the reference's tracks (where a recording stopped)",
+                                    offset: Int64(at), bytes: Int64(scan.unplacedBytes)))
+    }
+    out += places.sorted { ($0.offset ?? 0) < ($1.offset ?? 0) }
+    return out
 }

@@ -20,6 +20,10 @@ public struct RebuiltTimeline: Sendable, Equatable {
     public let displayRank: [Int]?
     /// Samples by which decoding runs ahead of display.
     public let delay: Int
+    /// For samples of different lengths (PCM chunks, counted in sample
+    /// frames), where each starts on the grid: `starts[n]` units before
+    /// sample `n`, one more entry than samples; `nil` means one unit each.
+    public let starts: [Int64]?
 
     /// `displayRank` must be a permutation of `0..<count` (see
     /// `displayRank(outputOrder:count:)`); the duration at least one tick.
@@ -33,11 +37,38 @@ public struct RebuiltTimeline: Sendable, Equatable {
         self.origin = origin
         self.displayRank = displayRank
         delay = displayRank.map { r in r.indices.map { $0 - r[$0] }.max() ?? 0 }.map { max($0, 0) } ?? 0
+        starts = nil
+    }
+
+    /// Samples of `lengths` units each (PCM chunks in sample frames, all
+    /// positive), decoded in order and shown as decoded: sample `n` starts
+    /// at `origin + ⌊units before it · duration⌋`, so the timing follows a
+    /// sample counter and never a sum of rounded durations. A duration of
+    /// 0 puts every sample at `origin` (a data track whose samples all
+    /// share one time, as a GoPro's `fdsc` does).
+    public init?(lengths: [Int64], durationNumerator: Int64, durationDenominator: Int64, origin: Int64) {
+        guard durationDenominator > 0, durationNumerator >= 0, lengths.allSatisfy({ $0 > 0 }) else { return nil }
+        var starts: [Int64] = [0]
+        starts.reserveCapacity(lengths.count + 1)
+        for l in lengths {
+            let (sum, overflow) = starts[starts.count - 1].addingReportingOverflow(l)
+            guard !overflow else { return nil }
+            starts.append(sum)
+        }
+        self.durationNumerator = durationNumerator
+        self.durationDenominator = durationDenominator
+        self.origin = origin
+        displayRank = nil
+        delay = 0
+        self.starts = starts
     }
 
     /// The grid: the time of slot `k` (negative `k` before the origin).
-    func slot(_ k: Int) -> Int64 {
-        let ticks = Int64(k).multipliedReportingOverflow(by: durationNumerator)
+    func slot(_ k: Int) -> Int64 { slot(units: Int64(k)) }
+
+    /// The time of a point `units` after the origin.
+    func slot(units k: Int64) -> Int64 {
+        let ticks = k.multipliedReportingOverflow(by: durationNumerator)
         let whole = ticks.partialValue / durationDenominator
         let floored = ticks.partialValue % durationDenominator < 0 ? whole - 1 : whole
         return origin.plus(floored)
@@ -45,6 +76,10 @@ public struct RebuiltTimeline: Sendable, Equatable {
 
     /// The timing of sample `n` (decode order).
     public func timing(_ n: Int) -> PacketTiming {
+        if let starts {
+            let pts = slot(units: starts[n])
+            return PacketTiming(pts: pts, dts: pts, duration: slot(units: starts[n + 1]) - pts)
+        }
         let shown = displayRank?[n] ?? n
         let pts = slot(shown)
         return PacketTiming(pts: pts, dts: slot(n - delay), duration: slot(shown + 1) - pts)

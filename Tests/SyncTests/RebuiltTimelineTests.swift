@@ -14,6 +14,25 @@ struct RebuiltTimelineTests {
         #expect(t.delay == 0)
     }
 
+    /// PCM chunks of different lengths at 48 kHz in a 1/48000 time base:
+    /// each starts after the sample frames before it.
+    @Test func chunksOnASampleCounter() throws {
+        let t = try #require(RebuiltTimeline(lengths: [1024, 2048, 1024, 512], durationNumerator: 1, durationDenominator: 1, origin: 0))
+        #expect((0..<4).map { t.timing($0) } == [
+            PacketTiming(pts: 0, dts: 0, duration: 1024), PacketTiming(pts: 1024, dts: 1024, duration: 2048),
+            PacketTiming(pts: 3072, dts: 3072, duration: 1024), PacketTiming(pts: 4096, dts: 4096, duration: 512),
+        ])
+        // 44.1 kHz samples on a 1/600 clock: 147/11025 ticks a frame, floored from the count, no drift.
+        let s = try #require(RebuiltTimeline(lengths: Array(repeating: 44100, count: 10), durationNumerator: 600,
+                                             durationDenominator: 44100, origin: 60))
+        #expect(s.timing(9) == PacketTiming(pts: 60 + 5400, dts: 60 + 5400, duration: 600))
+        // Samples sharing one time (a data track whose samples all sit at 0).
+        let d = try #require(RebuiltTimeline(lengths: [1, 1, 1], durationNumerator: 0, durationDenominator: 1, origin: 7))
+        #expect((0..<3).map { t in d.timing(t).pts } == [7, 7, 7])
+        #expect(RebuiltTimeline(lengths: [1024, 0], durationNumerator: 1, durationDenominator: 1, origin: 0) == nil)
+        #expect(RebuiltTimeline(lengths: [1024], durationNumerator: -1, durationDenominator: 1, origin: 0) == nil)
+    }
+
     /// 29.97 fps in a 1/600 time base: 20.02 ticks a frame, kept as a
     /// fraction, so frame 3000 is at 60060 exactly.
     @Test func fractionalDurationsDoNotDrift() throws {

@@ -62,15 +62,21 @@ struct RepairCommand: WritingVerb {
 
 extension RepairReport: VerbReport {
     var summary: String {
-        let packets = streams.map { "\($0.packets) \($0.type.rawValue)" }.joined(separator: " and ")
+        let packets = streams.map { "\($0.packets) \($0.type == .data || $0.type == .unknown ? $0.codec : $0.type.rawValue)" }
+            .joined(separator: ", ")
         var s = "repaired '\(input)' → '\(output)' (\(container)): "
         switch method {
         case .salvaged: s += "kept \(packets) packets from its own index"
         case .rebuilt:
             s += "rebuilt \(packets) packets from its media data"
-            let lengths = zip(streams, seconds).map { "\($0.type.rawValue) \(fixed($1, 3)) s" }
+            let lengths = zip(streams, seconds).filter { $0.0.type == .video || $0.0.type == .audio }.map { "\($0.type.rawValue) \(fixed($1, 3)) s" }
             if !lengths.isEmpty { s += " (" + lengths.joined(separator: ", ") + ")" }
             if let ms = audioOffsetMilliseconds { s += ", audio \(fixed(ms, 1)) ms after video as in the reference" }
+        }
+        if !leftOut.isEmpty {
+            let bytes = leftOut.compactMap(\.bytes).reduce(0, +)
+            let tracks = leftOut.filter { $0.offset == nil }.map(\.kind)
+            s += "; left out: " + (tracks + (bytes > 0 ? ["\(bytes) bytes of media data"] : [])).joined(separator: ", ")
         }
         s += ", \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
         return s

@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+
+/// `avtool repair` on what cameras record: PCM audio and data tracks in
+/// the media data. A recording cut before its index (as a crash leaves it)
+/// is rebuilt with a reference recording of the same kind; every sample
+/// wholly inside the cut file comes back byte-identical and in its
+/// track's order, compared through both files' own sample tables (each
+/// sample's bytes read at its position), and none that was not recorded.
+@Suite("repair cameras")
+struct RepairCameraTests {
+    /// A camera-like MOV made by ffmpeg: `seconds` of test pattern and a
+    /// tone (its pitch from `take`), the video and PCM codecs given, a
+    /// timecode track when asked.
+    static func recording(_ path: String, video: String, audio: String, timecode: Bool, take: Int) throws {
+        var args = ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30000/1001:duration=5",
+                    "-f", "lavfi", "-i", "sine=frequency=\(330 * take):sample_rate=48000:duration=5",
+                    "-c:v", video, "-g", "15", "-pix_fmt", "yuv420p", "-c:a", audio, "-ac", "2"]
+        if video == "libx265" { args += ["-tag:v", "hvc1", "-x265-params", "log-level=none:bframes=2"] } else { args += ["-bf", "2"] }
+        if timecode { args += ["-timecode", "10:00:0\(take):00"] }
+        let r = try Tool.run("ffmpeg", args + ["-f", "mov", path])
+        try #require(r.status == 0, "\(r)")
+    }
+
+    /// `source` (index last) cut at `percent` of its media data, its media
+    /// data's size left 0 as a recorder leaves it until it finishes.
+    static func cutBeforeIndex(_ source: String, percent: Int, to path: String) throws -> Int {
+        var data = try Data(contentsOf: URL(fileURLWithPath: source))
+        let mdat = try #require(data.firstRange(of: Data("mdat".utf8)))
+        let moov = try #require(data.range(of: Data("moov".utf8), in: mdat.upperBound..<data.count))
+        let mediaEnd = moov.lowerBound - 4
+        data.replaceSubrange((mdat.lowerBound - 4)..<mdat.lowerBound, with: [0, 0, 0, 0])
+        let cut = mdat.upperBound + (mediaEnd - mdat.upperBound) * percent / 100
+        try data.prefix(cut).write(to: URL(fileURLWithPath: path))
+        return cut
+    }
+
+    /// Each track's samples as its file's sample tables place them (the
+    /// bytes at each packet's position), keyed by type, sample entry and
+    /// which of that kind it is (`data:mebx:2`); with `within`, only the
+    /// samples lying wholly in the file's first bytes.
+    static func samples(_ path: String, within limit: Int? = nil) throws -> [String: [(end: Int, bytes: Data)]] {
+        let r = try Tool.run("ffprobe", ["-v", "error", "-of", "json", "-show_entries",
+                                         "packet=stream_index,pos,size:stream=index,codec_type,codec_tag_string", path])
+        let obj = try #require(try JSONSerialization.jsonObject(with: r.data) as? [String: Any])
+        let file = try Data(contentsOf: URL(fileURLWithPath: path))
+        var keys: [Int: String] = [:], seen: [String: Int] = [:]
+        for s in obj["streams"] as? [[String: Any]] ?? [] {
+            let kind = "\(s["codec_type"] as? String ?? ""):\(s["codec_tag_string"] as? String ?? "")"
+            seen[kind, default: 0] += 1
+            keys[s["index"] as? Int ?? -1] = "\(kind):\(seen[kind]!)"
+        }
+        var out: [String: [(end: Int, bytes: Data)]] = [:]
+        for p in obj["packets"] as? [[String: Any]] ?? [] {
+            guard let key = keys[p["stream_index"] as? Int ?? -1], let pos = Int(p["pos"] as? String ?? ""),
+                  let size = Int(p["size"] as? String ?? "") else { continue }
+            if let limit, pos + size > limit { continue }
+            out[key, default: []].append((pos + size, file.subdata(in: pos..<(pos + size))))
+        }
+        return out
+    }
+
+    /// Rebuilds `cut` (cut at `bytes` from `whole`) with `reference` and
+    /// checks every track: the samples recovered are the recording's, in
+    /// order, every one wholly in the file that ends before the last bytes
+    /// the rebuild could not place (where the recording stopped: a sample
+    /// running into the cut cannot be proven whole). PCM is compared as
+    /// its bytes (the demuxer cuts chunks into packets as it likes).
+    static func checkRebuild(whole: String, cut: String, bytes: Int, reference: String, out: String,
+                             pcm: Bool, dataTracks: Set<String> = []) throws {
+        let run = try Tool.avtool("repair", cut, out, "--reference", reference, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        #expect(report["method"] as? String == "rebuilt")
+        let unplaced = report["unplaced_bytes"] as? Int ?? 0
+        let tail = bytes - unplaced
+        // Nothing left out before the tail: no gap the walk could not prove.
+        let leftOut = report["left_out"] as? [[String: Any]] ?? []
+        #expect(leftOut.allSatisfy { ($0["offset"] as? Int).map { $0 >= tail } ?? true }, "\(leftOut)")
+        #expect(unplaced < 64 << 10, "\(unplaced) bytes unplaced")
+
+        let original = try samples(whole, within: bytes), rebuilt = try samples(out)
+        #expect(Set(rebuilt.keys).isSubset(of: Set(original.keys)), "\(rebuilt.keys.sorted()) vs \(original.keys.sorted())")
+        for (key, want) in original.sorted(by: { $0.key < $1.key }) {
+            let got = rebuilt[key] ?? []
+            let before = want.filter { $0.end <= tail }
+            if pcm && key.hasPrefix("audio:") {
+                let w = want.reduce(Data()) { $0 + $1.bytes }, g = got.reduce(Data()) { $0 + $1.bytes }
+                #expect(w.prefix(g.count) == g, "\(key): not the recording's audio bytes")
+                #expect(g.count >= before.reduce(0) { $0 + $1.bytes.count }, "\(key): \(g.count) bytes of \(w.count)")
+            } else {
+                #expect(got.map(\.bytes) == Array(want.prefix(got.count)).map(\.bytes), "\(key): not the recording's samples in order")
+                #expect(got.count >= before.count, "\(key): \(got.count) of \(before.count) whole samples")
+            }
+        }
+        for kind in dataTracks {
+            let want = original.filter { $0.key.hasPrefix("data:\(kind):") }.values.reduce(0) { $0 + $1.filter { $0.end <= tail }.count }
+            let got = rebuilt.filter { $0.key.hasPrefix("data:\(kind):") }.values.reduce(0) { $0 + $1.count }
+            #expect(got == want && want > 0, "\(kind): \(got) rebuilt of \(want)")
+        }
+        let check = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-map", "0:v", "-map", "0:a", "-f", "null", "-"])
+        #expect(check.status == 0, "\(check)")
+    }
+
+    static let kinds: [(video: String, audio: String, timecode: Bool)] = [
+        ("libx264", "pcm_s16le", false), ("libx264", "pcm_s16be", true),
+        ("libx265", "pcm_s24le", true), ("libx264", "pcm_s24be", false), ("libx265", "pcm_s16be", false),
+    ]
+
+    /// H.264/HEVC with 16/24-bit PCM of both byte orders, with and without
+    /// a timecode track, cut at three points; the reference another take.
+    @Test(arguments: kinds.indices)
+    func rebuildsPCMRecording(_ k: Int) throws {
+        let kind = Self.kinds[k]
+        let scratch = try Scratch()
+        let whole = scratch.path("take1.mov"), reference = scratch.path("take2.mov")
+        try Self.recording(whole, video: kind.video, audio: kind.audio, timecode: kind.timecode, take: 1)
+        try Self.recording(reference, video: kind.video, audio: kind.audio, timecode: kind.timecode, take: 2)
+        for percent in [23, 58, 91] {
+            let cut = scratch.path("cut\(percent).mov")
+            let bytes = try Self.cutBeforeIndex(whole, percent: percent, to: cut)
+            try Self.checkRebuild(whole: whole, cut: cut, bytes: bytes, reference: reference,
+                                  out: scratch.path("out\(percent).mov"), pcm: true, dataTracks: kind.timecode ? ["tmcd"] : [])
+        }
+    }
+
+    /// The iPhone's HEVC (Dolby Vision 8.4, its RPU units inside the
+    /// samples) with AAC and three `mebx` tracks whose samples follow the
+    /// video's: every sample back into its track, told apart by their
+    /// sizes in the reference; one cut through the last metadata sample.
+    @Test(arguments: [60, 96, 100])
+    func rebuildsIPhoneRecordingWithMetadataTracks(_ percent: Int) throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.device("iphone14pro_dv84_hlg_720p_mebx.MOV")
+        let cut = scratch.path("cut.MOV")
+        let bytes = try Self.cutBeforeIndex(source, percent: percent, to: cut)
+        // The only recording of its kind here: the reference is the recording itself, whole.
+        try Self.checkRebuild(whole: source, cut: cut, bytes: bytes, reference: source, out: scratch.path("out.MOV"),
+                              pcm: false, dataTracks: percent == 100 ? ["mebx"] : [])
+    }
+
+    /// A click-track recording with 16-bit big-endian PCM that stopped at
+    /// 75 %, rebuilt with another recording made the same way: every beep
+    /// that survived is within 1 ms of its flash.
+    @Test func rebuiltPCMClickTrackStaysInSync() throws {
+        let scratch = try Scratch()
+        func pcmRecording(_ video: String, _ audio: String?, to path: String) throws {
+            var args = ["-v", "error", "-i", try Fixtures.path(video)]
+            if let audio { args += ["-i", try Fixtures.path(audio), "-map", "0:v", "-map", "1:a"] } else { args += ["-map", "0:v", "-map", "0:a"] }
+            let r = try Tool.run("ffmpeg", args + ["-c:v", "copy", "-c:a", "pcm_s16be", "-f", "mov", path])
+            try #require(r.status == 0, "\(r)")
+        }
+        let recording = scratch.path("recording.mov"), reference = scratch.path("reference.mov")
+        try pcmRecording("clicks_video.mp4", "clicks_audio.m4a", to: recording)
+        try pcmRecording("clicks_seg1.mp4", nil, to: reference)
+        let cut = scratch.path("cut.mov")
+        _ = try Self.cutBeforeIndex(recording, percent: 75, to: cut)
+        let out = scratch.path("repaired.mov")
+        let run = try Tool.avtool("repair", cut, out, "--reference", reference)
+        try #require(run.status == 0, "\(run)")
+        let c = try ClickTrack(out)
+        #expect(c.beeps.count >= 7 && c.beeps.count <= 8, "beeps \(c.beeps)")
+        #expect(c.flashes.count >= c.beeps.count, "flashes \(c.flashes)")
+        for (b, e) in zip(c.beeps, c.beepErrors) {
+            #expect(e <= 0.001, "beep at \(b) s is \(e * 1000) ms from its flash")
+        }
+    }
+
+    /// The GoPro's media data puts a 16-byte `fdsc` sample (known only by
+    /// its size) between every two others, AAC frames among them; a decoder
+    /// takes such bytes for AAC frames, so the walk cannot prove which is
+    /// which: refused, naming the track, rather than rebuilt with samples
+    /// that were not recorded.
+    @Test func refusesWhatItCannotTellApart() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let cut = scratch.path("cut.mp4")
+        _ = try Self.cutBeforeIndex(source, percent: 55, to: cut)
+        let out = scratch.path("out.mp4")
+        let run = try Tool.avtool("repair", cut, out, "--reference", source)
+        #expect(run.status == 1 && run.stderr.contains("fdsc") && run.stderr.contains("AAC"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+}
