@@ -19,15 +19,8 @@ struct RepairTests {
         let r = try Tool.run("ffmpeg", ["-v", "error", "-i", source, "-map", "0", "-c", "copy", "-f",
                                         name.hasSuffix(".mov") ? "mov" : "mp4", whole])
         try #require(r.status == 0, "\(r)")
-        var data = try Data(contentsOf: URL(fileURLWithPath: whole))
-        let mdat = try #require(data.firstRange(of: Data("mdat".utf8)))
-        let moov = try #require(data.range(of: Data("moov".utf8), in: mdat.upperBound..<data.count))
-        let mediaEnd = moov.lowerBound - 4
-        // The size a recorder leaves until it finishes: 0 (to the end of the file).
-        data.replaceSubrange((mdat.lowerBound - 4)..<mdat.lowerBound, with: [0, 0, 0, 0])
-        let cut = mdat.upperBound + (mediaEnd - mdat.upperBound) * percent / 100
         let path = scratch.path(name)
-        try data.prefix(cut).write(to: URL(fileURLWithPath: path))
+        let cut = try RepairCameraTests.cutBeforeIndex(whole, percent: percent, to: path)
         return (whole, path, cut)
     }
 
