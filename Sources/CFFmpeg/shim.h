@@ -10,6 +10,7 @@
 #include <libavutil/dict.h>
 #include <libavutil/display.h>
 #include <libavutil/dovi_meta.h>
+#include <libavutil/hdr_dynamic_metadata.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/error.h>
 #include <libavutil/mastering_display_metadata.h>

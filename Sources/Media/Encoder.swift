@@ -19,6 +19,15 @@ public struct VideoEncoderSettings: Sendable {
     public var options: [(String, String)] = []
     /// MP4/MOV want parameter sets in extradata (`AV_CODEC_FLAG_GLOBAL_HEADER`).
     public var globalHeader = true
+    /// The Dolby Vision record the output stream declares, its pictures'
+    /// RPUs carried (`PictureMetadataCarrier`); nil: the source's record is
+    /// not passed on, since the encoder makes no RPUs.
+    public var dolbyVision: DolbyVisionConfiguration?
+    /// Whether the source's mastering display and light levels are passed
+    /// on to the output stream (not for an SDR rendering of HDR).
+    public var keepsHDRMetadata = true
+    /// Colour tags of BT.709 SDR instead of the source's (a tone-mapped output).
+    public var bt709 = false
 
     public init(width: Int, height: Int, pixelFormat: String, timeBase: Rational) {
         self.width = width
@@ -35,6 +44,9 @@ public final class Encoder {
     /// stream inherits.
     public let source: InputStream?
     public let timeBase: Rational
+    /// See `VideoEncoderSettings`.
+    public private(set) var dolbyVision: DolbyVisionConfiguration?
+    public private(set) var keepsHDRMetadata = true
 
     /// Opens a video encoder. Color properties (range, primaries, transfer,
     /// matrix) come from `colorsFrom` so they reach both the bitstream (VUI)
@@ -42,6 +54,8 @@ public final class Encoder {
     public init(video settings: VideoEncoderSettings, source: InputStream?) throws(MediaError) {
         self.source = source
         self.timeBase = settings.timeBase
+        dolbyVision = settings.dolbyVision
+        keepsHDRMetadata = settings.keepsHDRMetadata
         let op = "could not open encoder \(settings.codec)"
         guard let codec = avcodec_find_encoder_by_name(settings.codec) else {
             throw .missingEncoder(settings.codec, operation: op)
@@ -70,6 +84,12 @@ public final class Encoder {
             ctx.pointee.color_trc = p.color_trc
             ctx.pointee.colorspace = p.color_space
             ctx.pointee.chroma_sample_location = p.chroma_location
+        }
+        if settings.bt709 {
+            ctx.pointee.color_range = AVCOL_RANGE_MPEG
+            ctx.pointee.color_primaries = AVCOL_PRI_BT709
+            ctx.pointee.color_trc = AVCOL_TRC_BT709
+            ctx.pointee.colorspace = AVCOL_SPC_BT709
         }
         if settings.globalHeader { ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         try Self.open(ctx, codec, options: settings.options, operation: op)

@@ -260,6 +260,11 @@ struct BitWriter {
         bits(x, length)
     }
 
+    /// Zeros to the byte's end.
+    mutating func padToByte() {
+        while count % 8 != 0 { bit(0) }
+    }
+
     /// rbsp_trailing_bits: a 1, then zeros to the byte's end.
     mutating func trailing() {
         bit(1)

@@ -186,7 +186,14 @@ public final class OutputFile {
             st.pointee.avg_frame_rate = ctx.pointee.framerate
             st.pointee.sample_aspect_ratio = ctx.pointee.sample_aspect_ratio
             if let input = encoder.source {
-                try inherit(from: input, into: st, index: index)
+                // Not what the encoder's pictures do not hold: Dolby Vision without its RPUs, HDR metadata of SDR.
+                var left: Set<UInt32> = []
+                if encoder.dolbyVision == nil { left.insert(AV_PKT_DATA_DOVI_CONF.rawValue) }
+                if !encoder.keepsHDRMetadata {
+                    left.formUnion([AV_PKT_DATA_MASTERING_DISPLAY_METADATA.rawValue, AV_PKT_DATA_CONTENT_LIGHT_LEVEL.rawValue,
+                                    AV_PKT_DATA_DOVI_CONF.rawValue])
+                }
+                try inherit(from: input, into: st, index: index, leavingOut: left)
                 // The source's codec library is not this stream's.
                 av_dict_set(&st.pointee.metadata, "encoder", nil, 0)
             }
@@ -211,13 +218,16 @@ public final class OutputFile {
     }
 
     /// Disposition, metadata and stream side data (rotation lives there in
-    /// FFmpeg 5.1, not in codecpar) of `input`, copied one by one.
-    private func inherit(from input: InputStream, into st: UnsafeMutablePointer<AVStream>, index: Int) throws(MediaError) {
+    /// FFmpeg 5.1, not in codecpar) of `input`, copied one by one but for
+    /// the side data types in `leavingOut`.
+    private func inherit(from input: InputStream, into st: UnsafeMutablePointer<AVStream>, index: Int,
+                         leavingOut: Set<UInt32> = []) throws(MediaError) {
         let src = input.stream
         st.pointee.disposition = src.pointee.disposition
         av_dict_copy(&st.pointee.metadata, src.pointee.metadata, 0)
         for i in 0..<Int(src.pointee.nb_side_data) {
             let sd = src.pointee.side_data[i]
+            if leavingOut.contains(sd.type.rawValue) { continue }
             guard let dst = av_stream_new_side_data(st, sd.type, sd.size) else {
                 throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not copy side data to",
                                  path: name, stream: index)

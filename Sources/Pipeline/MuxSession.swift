@@ -144,9 +144,7 @@ public final class MuxSession {
                 continue
             }
             tracks[j].muxerIndex = muxed.count
-            if completes, case .copy(let input, _) = source, let a = IndexCompletion.entryAdditions(for: input, track: muxed.count) {
-                additions.append(a)
-            }
+            if completes, let a = Self.entryAdditions(source, track: muxed.count) { additions.append(a) }
             muxed.append(source)
         }
         entryAdditions = additions
@@ -185,6 +183,24 @@ public final class MuxSession {
                                     options: muxerOptions(container, faststart: false, audioSampleRate: audioSampleRate,
                                                           metadataKeys: keys),
                                     cancellation: cancellation)
+        }
+    }
+
+    /// What the muxer does not write into the sample entry of `source`'s
+    /// track: a copied video's source boxes (those of an exact cut's video
+    /// too, whose `hev1` entry becomes `dvhe` with Dolby Vision), an encoded
+    /// video's Dolby Vision record when its RPUs are carried.
+    private static func entryAdditions(_ source: OutputStreamSource, track: Int) -> IndexCompletion.EntryAdditions? {
+        switch source {
+        case .copy(let input, _):
+            return IndexCompletion.entryAdditions(for: input, track: track)
+        case let .spliced(input, _, tag):
+            guard var a = IndexCompletion.entryAdditions(for: input, track: track) else { return nil }
+            if tag == "hev1", a.type == "dvh1" { a.type = "dvhe" }
+            return a
+        case .encoded(let e), .chunks(let e, _):
+            guard let dv = e.dolbyVision else { return nil }
+            return IndexCompletion.EntryAdditions(track: track, type: dv.compatibilityID == 0 ? "dvh1" : nil, boxes: [dv.box])
         }
     }
 

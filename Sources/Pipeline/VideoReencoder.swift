@@ -17,6 +17,8 @@ public final class VideoReencoder: Reencoder {
     private var frameTimes: FrameTimestamps
     private var rateConverter: FrameRateConverter?
     private let frame: Frame, converted: Frame, held: Frame, encoded: Packet
+    /// Each frame's RPU and HDR10+ metadata, carried to its encoded picture.
+    public let metadata: PictureMetadataCarrier?
     public private(set) var framesDecoded = 0
     public private(set) var framesEncoded = 0
     /// Called every few decoded frames with the count and the frame's time.
@@ -37,7 +39,9 @@ public final class VideoReencoder: Reencoder {
     /// Opens the decoder for `stream` and the encoder with `settings` (its
     /// time base is set here: the stream's, or 1/`frameRate` for a constant
     /// output rate).
-    public init(stream: InputStream, settings: VideoEncoderSettings, frameRate: Rational?) throws(MediaError) {
+    /// `carrying`: the per-picture metadata passed from each frame to its picture.
+    public init(stream: InputStream, settings: VideoEncoderSettings, frameRate: Rational?,
+                carrying: PictureMetadata.Kinds = []) throws(MediaError) {
         guard let timeBase = stream.timeBase else {
             throw MediaError.invalid("could not decode", path: stream.file.path, stream: stream.index,
                                      message: "the stream has no valid time base")
@@ -55,6 +59,7 @@ public final class VideoReencoder: Reencoder {
         converted = try Frame()
         held = try Frame()
         encoded = try Packet()
+        metadata = carrying.isEmpty ? nil : PictureMetadataCarrier(kinds: carrying)
     }
 
     /// Input frames dropped and repeated for a constant rate.
@@ -101,6 +106,7 @@ public final class VideoReencoder: Reencoder {
 
     /// Converts when the encoder needs it, then encodes.
     private func submit(_ f: borrowing Frame, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
+        if let metadata, let pts = f.pts { metadata.note(f, pts: pts) }
         if f.pixelFormat != pixelFormat || f.width != width || f.height != height {
             if scaler == nil || scalerFormat != f.pixelFormat {
                 scaler = try Scaler(fromWidth: f.width, height: f.height, pixelFormat: f.pixelFormat ?? "none",
@@ -132,6 +138,7 @@ public final class VideoReencoder: Reencoder {
 
     private func drainEncoder(_ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
         while case .ready = try encoder.receive(into: encoded) {
+            try metadata?.apply(to: encoded)
             var t = encoded.timing
             // At a constant rate every packet lasts one tick of 1/fps.
             t.duration = rateConverter != nil ? 1 : frameTimes.packetDuration(pts: t.pts, duration: t.duration)

@@ -35,6 +35,10 @@ public struct TranscodeReport: Sendable, Codable {
     public var framesDuplicated = 0
     /// Whether HDR10 metadata was passed to the encoder.
     public var hdr = false
+    /// What became of the source's Dolby Vision and HDR10+ metadata; nil
+    /// when it had none (HDR10+ is known once frames are decoded).
+    public var dolbyVision: HDRMetadataOutcome?
+    public var hdr10Plus: HDRMetadataOutcome?
     public var dropped: [DroppedStream] = []
     public var warnings: [String] = []
     /// With `salvage`: what was kept of a damaged or cut-off input.
@@ -76,7 +80,8 @@ public func transcode(input inputPath: String, output outputPath: String, option
     // Every decision that can fail is made before the output exists.
     let plan = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
     var source = try PacketSource(input, kept: plan.streams.kept, salvage: options.salvage, operation: "could not transcode")
-    let video = try VideoReencoder(stream: plan.video, settings: plan.videoSettings, frameRate: options.frameRate)
+    let video = try VideoReencoder(stream: plan.video, settings: plan.videoSettings, frameRate: options.frameRate,
+                                   carrying: plan.carrying)
     let out = try TranscodeOutput(plan, input: input, video: .encoded(video),
                                   destination: .file(outputPath, overwrite: options.overwrite, inputs: [inputPath]),
                                   options: options, cancellation: cancellation)
@@ -162,6 +167,9 @@ struct TranscodePlan {
     let loudness: [Int: LoudnessStreamReport]
     let videoSettings: VideoEncoderSettings
     let hdr: Bool
+    /// The per-picture metadata the video's encode carries, and what became of Dolby Vision.
+    let carrying: PictureMetadata.Kinds
+    let dolbyVision: HDRMetadataOutcome?
     let frameRate: Rational?
     var warnings: [String]
 
@@ -203,6 +211,8 @@ struct TranscodePlan {
             warnings.append("stream #\(l.plan.stream): its peaks are limited in this one pass, and the output is not measured again: the limiter's overshoot is not corrected as 'avtool loudness' corrects it")
         }
         hdr = videoPlan.hdr
+        carrying = videoPlan.carrying
+        dolbyVision = videoPlan.dolbyVision
         videoSettings = videoPlan.settings
         frameRate = options.frameRate
     }
@@ -215,6 +225,10 @@ struct TranscodePlan {
         report.framesEncoded = encoded.framesEncoded
         report.framesDropped = encoded.framesDropped
         report.framesDuplicated = Int(encoded.framesDuplicated)
+        if let m = encoded.metadata {
+            if report.dolbyVision?.action == .carried { report.dolbyVision?.frames = m.carriedRPUs }
+            if m.carriedHDR10Plus > 0 { report.hdr10Plus = HDRMetadataOutcome(action: .carried, frames: m.carriedHDR10Plus) }
+        }
         return report
     }
 
@@ -230,6 +244,7 @@ struct TranscodePlan {
             dropped: streams.dropped, warnings: warnings + (result.tagWarning(container: container).map { [$0] } ?? []))
         report.frameRate = frameRate.map { "\($0.numerator)/\($0.denominator)" }
         report.hdr = hdr
+        report.dolbyVision = dolbyVision
         report.audio = streams.kept.filter { $0.mediaType == .audio }.map { s in
             if let a = encoders[s.index] {
                 return AudioOutcome(stream: s.index, action: "encoded", codec: a.encoder.codecName,
@@ -250,41 +265,135 @@ struct TranscodePlan {
 }
 
 /// How the main video stream is encoded: size, bit depth, HDR metadata,
-/// x265 options. A transcode and every chunk of a chunked one decide it here.
+/// x265 options, the per-picture metadata carried. A transcode and every
+/// chunk of a chunked one decide it here.
 struct VideoPlan {
     let settings: VideoEncoderSettings
     let hdr: Bool
+    let carrying: PictureMetadata.Kinds
+    let dolbyVision: HDRMetadataOutcome?
     var warnings: [String] = []
 
     init(_ v: InputStream, options: TranscodeOptions, globalHeader: Bool, cancellation: Cancellation) throws(MediaError) {
         // HDR stays HDR: 10-bit, and the mastering display / light levels go to x265.
-        var metadata: HDRMetadata?
-        if v.hasHDRTransfer {
-            metadata = v.containerHDRMetadata
-            if metadata == nil { metadata = try firstFrameHDRMetadata(v, cancellation: cancellation) }
+        var metadata = v.hasHDRTransfer ? v.containerHDRMetadata : nil
+        let fps = options.frameRate ?? v.averageFrameRate ?? v.realFrameRate
+        // The first frame tells what the container may not: HDR10 metadata
+        // in SEI, RPUs in a stream whose container has no Dolby Vision record.
+        var record = v.dolbyVision
+        if (v.hasHDRTransfer && metadata == nil) || (record == nil && v.codecName == "hevc") {
+            let first = try FirstFrameFacts(v, cancellation: cancellation)
+            if v.hasHDRTransfer && metadata == nil { metadata = first.hdr }
+            if record == nil, let rpu = first.dolbyVisionRPU {
+                let rate = (v.averageFrameRate ?? v.realFrameRate).map { Double($0.numerator) / Double($0.denominator) } ?? 30
+                record = DolbyVisionConfiguration(rpu: rpu, transfer: v.colorTransfer, width: v.width, height: v.height,
+                                                  framesPerSecond: rate)
+                if record == nil {
+                    warnings.append("stream #\(v.index): its Dolby Vision RPUs are not kept: the file has no Dolby Vision configuration record and the RPUs' profile (\(rpu.profile.map(String.init) ?? "unknown")) needs one")
+                }
+            }
         }
         hdr = metadata != nil
-        let tenBit = options.tenBit || v.hasHDRTransfer
+        let target = outputSize(input: (v.width, v.height), requested: options.size)
+        var carrying: PictureMetadata.Kinds = []
+        var dolbyVision: HDRMetadataOutcome?
+        var keptDV: DolbyVisionConfiguration?
+        if let dv = record {
+            let plan = DolbyVisionPlan(dv, codec: v.codecName, resized: target != (v.width, v.height),
+                                       wanted: options.dolbyVision)
+            switch plan {
+            case .carry:
+                carrying.insert(.dolbyVision)
+                keptDV = dv
+                dolbyVision = HDRMetadataOutcome(action: .carried, profile: dv.name)
+            case .drop(let why, let refuse):
+                if refuse {
+                    throw MediaError.invalid("could not transcode", path: v.file.path, stream: v.index,
+                                             message: "Dolby Vision profile \(dv.name) cannot be kept: \(why); its picture has no compatible base layer, so without its RPUs its colours are wrong",
+                                             hint: "keep the size, or add --no-dolby-vision to encode the picture as it is")
+                }
+                dolbyVision = HDRMetadataOutcome(action: .dropped, profile: dv.name, reason: why)
+                if options.dolbyVision {
+                    warnings.append("stream #\(v.index): Dolby Vision (profile \(dv.name)) is not kept: \(why); the output is its \(v.colorTransfer.map { DolbyVisionPlan.baseLayerName($0) } ?? "base layer") picture")
+                }
+            }
+        }
+        // HDR10+ goes wherever the HDR picture goes (one window's metadata does not depend on the size).
+        if v.hasHDRTransfer { carrying.insert(.hdr10Plus) }
+        self.carrying = carrying
+        self.dolbyVision = dolbyVision
+        let tenBit = options.tenBit || v.hasHDRTransfer || keptDV != nil
         if tenBit && !options.tenBit { warnings.append("stream #\(v.index): HDR input, encoded as Main10") }
         if let layers = v.file.sourceIndex?.track(id: v.id)?.views?.layers {
             warnings.append("stream #\(v.index): spatial video (MV-HEVC, \(layers) views) is encoded as its first view only: the output plays as flat video")
         }
-        // The encoder gets pictures, not the per-frame metadata Dolby Vision needs: said, not dropped in silence.
-        if let dv = v.dolbyVision {
-            warnings.append("stream #\(v.index): Dolby Vision (profile \(dv.profile)) is not kept: the re-encoded video has no RPUs"
-                + (dv.compatibilityID == 0 ? "; profile 5 has no compatible base layer, so its colours will be wrong without it" : ", its \(v.colorTransfer ?? "HDR") base layer is"))
-        }
-        let target = outputSize(input: (v.width, v.height), requested: options.size)
-        let fps = options.frameRate ?? v.averageFrameRate ?? v.realFrameRate
         var settings = VideoEncoderSettings(width: target.width, height: target.height,
                                             pixelFormat: tenBit ? "yuv420p10le" : "yuv420p", timeBase: v.timeBase!)
         settings.frameRate = fps
         settings.sampleAspectRatio = v.sampleAspectRatio
         settings.globalHeader = globalHeader
+        settings.dolbyVision = keptDV
         settings.options = encoderOptions(options, width: target.width, height: target.height,
                                           fps: fps.map { Double($0.numerator) / Double($0.denominator) } ?? 30,
                                           hdr: metadata)
         self.settings = settings
+    }
+}
+
+/// Whether a re-encode keeps a stream's Dolby Vision: each picture's RPU
+/// goes with it into the new stream, which stays valid while the picture
+/// keeps its size (the RPU's active area is in pixels) and its HEVC
+/// coding (10-bit: the encode is Main10 when it carries them). What cannot be kept is dropped with the reason — refused
+/// for a stream without a compatible base layer (profile 5), whose
+/// colours are wrong without its RPUs, unless the user drops it.
+enum DolbyVisionPlan: Equatable {
+    case carry
+    case drop(reason: String, refuse: Bool)
+
+    init(_ dv: DolbyVisionConfiguration, codec: String, resized: Bool, wanted: Bool) {
+        let why: String?
+        if !wanted { why = "--no-dolby-vision" }
+        else if codec != "hevc" { why = "its base layer is \(codec), and the output HEVC" }
+        else if dv.hasEnhancementLayer || dv.profile == 7 { why = "its enhancement layer is not decoded" }
+        else if !dv.hasRPU { why = "the stream has no RPUs" }
+        else if resized { why = "the picture is resized (--size) and its RPUs describe the source's picture" }
+        else { why = nil }
+        guard let why else { self = .carry; return }
+        self = .drop(reason: why, refuse: wanted && dv.compatibilityID == 0 && dv.profile == 5)
+    }
+
+    /// What a player without Dolby Vision shows of a base layer with this transfer.
+    static func baseLayerName(_ transfer: String) -> String {
+        switch transfer {
+        case "arib-std-b67": "HLG"
+        case "smpte2084": "HDR10 (PQ)"
+        default: "SDR"
+        }
+    }
+}
+
+/// What a re-encode did with one kind of HDR metadata.
+public struct HDRMetadataOutcome: Sendable, Codable, Equatable {
+    public enum Action: String, Sendable, Codable {
+        /// Carried to every output picture that had it in the source.
+        case carried
+        /// Not in the output (`reason` says why).
+        case dropped
+        /// Applied to the picture, then left out (`--sdr`).
+        case toneMapped = "tone-mapped"
+    }
+    public var action: Action
+    /// Dolby Vision's profile (`8.4`).
+    public var profile: String?
+    public var reason: String?
+    /// Output pictures given the metadata.
+    public var frames: Int?
+
+    public init(action: Action, profile: String? = nil, reason: String? = nil, frames: Int? = nil) {
+        self.action = action
+        self.profile = profile
+        self.reason = reason
+        self.frames = frames
     }
 }
 
@@ -314,28 +423,33 @@ func planAudio(_ input: InputFile, container: Container, selection: StreamSelect
     }
 }
 
-/// The HDR10 metadata in the first decoded frame of `stream` (x265 and other
-/// encoders put it in SEI, not in the container), read through a second,
-/// short-lived opening of the file (stopped by the same cancellation); `nil`
-/// if the first frame carries none. A file that cannot be read here fails
-/// as the transcode itself would.
-func firstFrameHDRMetadata(_ stream: InputStream, cancellation: Cancellation) throws(MediaError) -> HDRMetadata? {
-    let file = try InputFile(path: stream.file.path, cancellation: cancellation)
-    let s = file.streams[stream.index]
-    let decoder = try Decoder(stream: s)
-    let packet = try Packet(), frame = try Frame()
-    var packets = 0
-    while packets < 500, try file.read(into: packet) {
-        guard packet.streamIndex == s.index else { continue }
-        packets += 1
-        while try !decoder.send(packet) {
-            if case .ready = try decoder.receive(into: frame) { return frame.hdrMetadata }
+/// What the first decoded frame of `stream` says that the container may
+/// not: its HDR10 metadata (x265 and other encoders put it in SEI) and its
+/// Dolby Vision RPU's header. Read through a second, short-lived opening of
+/// the file (stopped by the same cancellation); a file that cannot be read
+/// here fails as the transcode itself would.
+struct FirstFrameFacts {
+    var hdr: HDRMetadata?
+    var dolbyVisionRPU: DolbyVisionRPUHeader?
+
+    init(_ stream: InputStream, cancellation: Cancellation) throws(MediaError) {
+        let file = try InputFile(path: stream.file.path, cancellation: cancellation)
+        let s = file.streams[stream.index]
+        let decoder = try Decoder(stream: s)
+        let packet = try Packet(), frame = try Frame()
+        var packets = 0
+        func take() { (hdr, dolbyVisionRPU) = (frame.hdrMetadata, frame.dolbyVisionRPUHeader) }
+        while packets < 500, try file.read(into: packet) {
+            guard packet.streamIndex == s.index else { continue }
+            packets += 1
+            while try !decoder.send(packet) {
+                if case .ready = try decoder.receive(into: frame) { take(); return }
+            }
+            if case .ready = try decoder.receive(into: frame) { take(); return }
         }
-        if case .ready = try decoder.receive(into: frame) { return frame.hdrMetadata }
+        try decoder.sendEnd()
+        if case .ready = try decoder.receive(into: frame) { take() }
     }
-    try decoder.sendEnd()
-    if case .ready = try decoder.receive(into: frame) { return frame.hdrMetadata }
-    return nil
 }
 
 /// libx265 options from the user's choices: rate control, preset, tune,

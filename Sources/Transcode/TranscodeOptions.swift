@@ -27,6 +27,9 @@ public struct TranscodeOptions: Sendable {
     public var keyframeInterval: Int?
     /// Main10 (yuv420p10le) instead of Main (yuv420p).
     public var tenBit = false
+    /// Dolby Vision carried (each picture's RPU, the configuration record)
+    /// where the encode keeps it valid; `false` drops it (`--no-dolby-vision`).
+    public var dolbyVision = true
     /// Output size; `nil` keeps the input's.
     public var size: (width: Int, height: Int)?
     /// Output frame rate; `nil` passes timestamps through (VFR stays VFR).
