@@ -176,6 +176,8 @@ final class StretchRun {
     private let encoder: Encoder
     private let frame: Frame
     private let out: Packet
+    /// HEVC: each frame's Dolby Vision RPU and HDR10+ metadata, carried to its new picture as the copied ones have theirs.
+    private let metadata: PictureMetadataCarrier?
     private(set) var encoded: [(pts: Int64, bytes: [UInt8], keyframe: Bool)] = []
 
     init(coding: StretchCoding) throws(MediaError) {
@@ -184,7 +186,11 @@ final class StretchRun {
         encoder = try coding.encoder()
         frame = try Frame()
         out = try Packet()
+        metadata = coding.nal.codec == .hevc ? PictureMetadataCarrier(kinds: [.dolbyVision, .hdr10Plus]) : nil
     }
+
+    /// Pictures of the stretch given an RPU, HDR10+ metadata.
+    var carried: (rpus: Int, hdr10Plus: Int) { (metadata?.carriedRPUs ?? 0, metadata?.carriedHDR10Plus ?? 0) }
 
     func decode(_ packet: borrowing Packet, window: Range<Int64>) throws(MediaError) {
         while try !decoder.send(packet) { try drain(window) }
@@ -206,6 +212,7 @@ final class StretchRun {
             guard let pts = frame.bestEffortTimestamp, window.contains(pts) else { continue }
             frame.pts = pts
             frame.clearPictureType()
+            metadata?.note(frame, pts: pts)
             while try !encoder.send(frame) { try drainEncoder() }
             try drainEncoder()
         }
@@ -213,6 +220,7 @@ final class StretchRun {
 
     private func drainEncoder() throws(MediaError) {
         while case .ready = try encoder.receive(into: out) {
+            try metadata?.apply(to: out)
             let first = encoded.isEmpty
             let bytes = out.withData { coding.payload(encoded: $0, first: first) }
             encoded.append((out.timing.pts ?? 0, bytes, out.isKeyframe))

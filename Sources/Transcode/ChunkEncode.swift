@@ -103,7 +103,7 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
     let input = try InputFile(path: stream.file.path, cancellation: cancellation, sameAs: stream.file)
     let s = input.streams[stream.index]
     input.discardAll(except: [s.index])
-    let encoder = try VideoReencoder(stream: s, settings: video.settings, frameRate: nil)
+    let encoder = try VideoReencoder(stream: s, settings: video.settings, frameRate: nil, carrying: video.carrying)
     encoder.window = chunk
     let writer = try target()
     if seek, let lower = chunk.lower {

@@ -201,5 +201,6 @@ func settingsLine(_ s: VideoEncoderSettings) -> String {
     if let f = s.frameRate { parts.append("fps=\(f.numerator)/\(f.denominator)") }
     if let a = s.sampleAspectRatio { parts.append("sar=\(a.numerator):\(a.denominator)") }
     parts += s.options.map { "\($0.0)=\($0.1)" }
+    if let dv = s.dolbyVision { parts.append("dolby-vision=\(dv.name)") }
     return parts.joined(separator: " ")
 }
