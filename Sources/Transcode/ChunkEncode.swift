@@ -138,10 +138,17 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
     }
     var source = try PacketSource(input, kept: [s], salvage: false, operation: "could not transcode")
     let stopOnDamage = seek && chunk.lower != nil
-    try source.readWhile { (packet, _) throws(MediaError) -> Bool in
-        try cancellation.check()
-        try encoder.send(packet) { (p) throws(MediaError) in try writer.write(p) }
-        return !encoder.isPastWindow && !(stopOnDamage && encoder.damagedInWindow > 0)
+    do {
+        try source.readWhile { (packet, _) throws(MediaError) -> Bool in
+            try cancellation.check()
+            try encoder.send(packet) { (p) throws(MediaError) in try writer.write(p) }
+            return !encoder.isPastWindow && !(stopOnDamage && encoder.damagedInWindow > 0)
+        }
+    } catch where stopOnDamage && error.operation == "could not decode" {
+        // The primed decoder refuses the seek's entry (x265's IDRs all
+        // count from POC 0: "duplicate POC" after the primed first one):
+        // no clean entry point, as a damaged picture would show.
+        return (0, encoder.firstInWindow, [], max(1, encoder.damagedInWindow))
     }
     if stopOnDamage && encoder.damagedInWindow > 0 {
         return (0, encoder.firstInWindow, [], encoder.damagedInWindow)

@@ -237,15 +237,6 @@ struct DeviceRecordingTests {
         #expect(kept.status == 0 && !kept.stderr.contains("Dolby Vision"), "Matroska holds the record: \(kept)")
     }
 
-    /// A transcode cannot carry Dolby Vision yet: it says so.
-    @Test func transcodeSaysDolbyVisionIsNotKept() throws {
-        let input = try Fixtures.device(Self.iphone)
-        let scratch = try Scratch()
-        let run = try Tool.avtool(["transcode", input, scratch.path("out.mp4")])
-        try #require(run.status == 0, "\(run)")
-        #expect(run.stderr.contains("stream #0: Dolby Vision (profile 8) is not kept"), "\(run.stderr)")
-    }
-
     /// A picture attached to a Matroska file (libavformat shows it as cover
     /// art) stays an attachment MKV→MKV, byte for byte under its name and
     /// MIME type, as `ffmpeg -map 0 -c copy` keeps it; an MP4's cover art

@@ -21,6 +21,13 @@ struct TranscodeCommand: WritingVerb {
             unless --keyint. Audio is copied when the container holds it, else encoded to AAC \
             (64 kb/s per channel unless --audio-bitrate); --audio pcm writes 16-bit PCM (mov). \
             HDR10 input stays HDR: Main10, with its mastering-display and light-level metadata. \
+            HDR10+ and Dolby Vision (profiles 5 and 8.x) are carried frame by frame: each picture \
+            gets its source picture's dynamic metadata and RPU, and the output the source's Dolby \
+            Vision configuration record (made from the RPUs where the container has none). Where \
+            the RPUs would no longer fit the picture (--size, a dual-layer profile 7, an H.264 \
+            base layer) Dolby Vision is dropped with a warning and the base layer encoded; a \
+            profile 5 stream, which has no compatible base layer, is then refused unless \
+            --no-dolby-vision drops it. \
             Audio-only input is refused (use 'avtool remux').
 
             Chunks: --chunks N cuts the video at keyframes into N chunks of about equal duration, \
@@ -100,6 +107,10 @@ struct TranscodeCommand: WritingVerb {
 
     @Option(help: "With --loudness: the true-peak ceiling in dBTP (default -1).")
     var truePeak: Double?
+
+    @Flag(name: .customLong("no-dolby-vision"),
+          help: "Drop Dolby Vision (encode the picture as it is, without RPUs or configuration record).")
+    var noDolbyVision = false
 
     @Flag(help: "Keep every complete packet of a damaged or cut-off input instead of refusing it; the report says what was lost.")
     var salvage = false
@@ -193,6 +204,7 @@ struct TranscodeCommand: WritingVerb {
         o.x265Params = x265Params
         o.keyframeInterval = keyint
         o.tenBit = tenBit
+        o.dolbyVision = !noDolbyVision
         o.size = size.flatMap(Self.parseSize)
         drops.apply(to: &o.streams)
         o.faststart = !containerOptions.noFaststart
@@ -253,6 +265,8 @@ extension TranscodeReport: VerbReport {
             s += l.plan.mode == .linear ? "linear gain " : "limited, gain "
             s += (l.plan.gainDB >= 0 ? "+" : "") + fixed(l.plan.gainDB, 1) + " dB"
         }
+        if let dv = dolbyVision { s += ", Dolby Vision \(dv.profile.map { $0 + " " } ?? "")" + dv.summary }
+        if let plus = hdr10Plus { s += ", HDR10+ " + plus.summary }
         if !copiedStreams.isEmpty { s += ", copied streams " + copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
         if let c = chunks {
             s += "; \(c.count) chunks joined (seams at " + c.seamsSeconds.map { fixed($0, 3) + " s" }.joined(separator: ", ")
@@ -261,6 +275,15 @@ extension TranscodeReport: VerbReport {
         s += "; \(formatBytes(outputBytes)) (\(fixed(sizeRatio * 100, 2))% of input)"
         s += " in \(fixed(elapsedSeconds, 2)) s"
         if elapsedSeconds > 0 { s += ", \(fixed(Double(framesEncoded) / elapsedSeconds, 2)) fps" }
+        return s
+    }
+}
+
+extension HDRMetadataOutcome {
+    /// "carried (361 frames)", "dropped (the picture is resized …)".
+    var summary: String {
+        var s = action.rawValue
+        if let frames { s += " (\(frames) frames)" } else if let reason { s += " (\(reason))" }
         return s
     }
 }
