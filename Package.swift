@@ -27,7 +27,7 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                               "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
         ),
-        // libavfilter for the one target that runs filter graphs (Loudness), loaded with dlopen
+        // libavfilter for the one target that runs filter graphs (Filters), loaded with dlopen
         // when a graph is first built: linked, the program would map it (and what it pulls in)
         // in every run, 11 MiB more resident for a remux.
         .target(name: "CFFmpegFilter", linkerSettings: [.linkedLibrary("dl")]),
@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Media", "Sync"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
         .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
-        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness"]),
+        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline"]),
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
@@ -51,8 +51,10 @@ let package = Package(
         .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
         // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
         .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat"]),
+        // libavfilter's graphs (audio or video frames in, filtered frames out): loudness, tone mapping.
+        .target(name: "Filters", dependencies: ["Media", "Sync", "CFFmpeg", "CFFmpegFilter"]),
         // Loudness (EBU R128): measured by libavfilter's ebur128 filter.
-        .target(name: "Loudness", dependencies: ["Media", "Sync", "Pipeline", "CFFmpeg", "CFFmpegFilter"]),
+        .target(name: "Loudness", dependencies: ["Media", "Sync", "Pipeline", "CFFmpeg", "Filters"]),
         // libyaml through pkg-config: the event parser recipes are read with (Batch only).
         .systemLibrary(
             name: "CYAML",

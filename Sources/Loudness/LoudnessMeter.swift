@@ -1,4 +1,5 @@
 import CFFmpeg
+import Filters
 import Glibc
 import Media
 import Sync
@@ -44,8 +45,8 @@ final class StreamMeter {
     private let decoder: Decoder
     private let decoded: Frame
     private let filtered: Frame
-    private var graph: AudioFilterGraph?
-    private var peakGraph: AudioFilterGraph?
+    private var graph: FilterGraph?
+    private var peakGraph: FilterGraph?
     private var latest = Figures()
     private var peaks = Figures()
     /// The peak graph's gain, linear (+40 dB).
@@ -90,9 +91,9 @@ final class StreamMeter {
                     throw MediaError.invalid("could not measure the loudness of", path: stream.file.path,
                                              stream: stream.index, message: "the stream has no valid time base")
                 }
-                graph = try AudioFilterGraph("ebur128=metadata=1", shapedLike: decoded,
+                graph = try FilterGraph("ebur128=metadata=1", shapedLike: decoded,
                                              timeBase: tb, path: stream.file.path, stream: stream.index)
-                peakGraph = try AudioFilterGraph("volume=40dB:precision=double,ebur128=peak=true:metadata=1",
+                peakGraph = try FilterGraph("volume=40dB:precision=double,ebur128=peak=true:metadata=1",
                                                  shapedLike: decoded, timeBase: tb, path: stream.file.path,
                                                  stream: stream.index)
             }

@@ -1,3 +1,4 @@
+import Filters
 import Glibc
 import Media
 import Pipeline
@@ -16,7 +17,7 @@ final class PeakLimiter: AudioFrameStage {
     private let path: String
     private let stream: Int
     private let timeBase: Rational
-    private var graph: AudioFilterGraph?
+    private var graph: FilterGraph?
 
     /// How far under the plan's ceiling the first pass sets the limiter:
     /// the resampling back and the encoder add to the peaks (how much is
@@ -43,7 +44,7 @@ final class PeakLimiter: AudioFrameStage {
                 + "aresample=\(4 * Int(rate)),"
                 + "alimiter=limit=\(fixed(limit, 6)):level=0:latency=1:attack=5:release=50,"
                 + "aresample=\(rate)"
-            graph = try AudioFilterGraph(description, shapedLike: frame, timeBase: timeBase, path: path, stream: stream)
+            graph = try FilterGraph(description, shapedLike: frame, timeBase: timeBase, path: path, stream: stream)
         }
         try graph!.send(frame)
     }
