@@ -1,8 +1,15 @@
 import Media
 import Sync
 
+/// A stage between a video's decoder and its encoder that gives one frame
+/// for each frame it takes, at the same time (tone mapping).
+public protocol FrameFilter: AnyObject {
+    /// `frame` filtered into `out` (timestamp and side data kept).
+    func filter(_ frame: borrowing Frame, into out: borrowing Frame) throws(MediaError)
+}
+
 /// Decodes one video stream (threaded) and encodes it again: each frame
-/// converted only when the encoder needs it (pixel format, size), timed by
+/// filtered when asked (`filter`), converted only when the encoder needs it (pixel format, size), timed by
 /// the core's `FrameTimestamps` (the encoder gives packets no duration), and
 /// at a constant frame rate when asked (`FrameRateConverter`: each output
 /// instant shows the latest input frame). Otherwise timestamps pass through
@@ -16,7 +23,9 @@ public final class VideoReencoder: Reencoder {
     private var scalerFormat: String?
     private var frameTimes: FrameTimestamps
     private var rateConverter: FrameRateConverter?
-    private let frame: Frame, converted: Frame, held: Frame, encoded: Packet
+    private let frame: Frame, converted: Frame, held: Frame, filtered: Frame, encoded: Packet
+    /// Applied to every frame before it is converted and encoded.
+    public var filter: (any FrameFilter)?
     /// Each frame's RPU and HDR10+ metadata, carried to its encoded picture.
     public let metadata: PictureMetadataCarrier?
     public private(set) var framesDecoded = 0
@@ -58,6 +67,7 @@ public final class VideoReencoder: Reencoder {
         frame = try Frame()
         converted = try Frame()
         held = try Frame()
+        filtered = try Frame()
         encoded = try Packet()
         metadata = carrying.isEmpty ? nil : PictureMetadataCarrier(kinds: carrying)
     }
@@ -104,9 +114,17 @@ public final class VideoReencoder: Reencoder {
         }
     }
 
-    /// Converts when the encoder needs it, then encodes.
+    /// Filters, converts when the encoder needs it, then encodes.
     private func submit(_ f: borrowing Frame, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
         if let metadata, let pts = f.pts { metadata.note(f, pts: pts) }
+        guard let filter else { return try encode(f, emit) }
+        try filter.filter(f, into: filtered)
+        filtered.pts = f.pts
+        defer { filtered.unref() }
+        try encode(filtered, emit)
+    }
+
+    private func encode(_ f: borrowing Frame, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
         if f.pixelFormat != pixelFormat || f.width != width || f.height != height {
             if scaler == nil || scalerFormat != f.pixelFormat {
                 scaler = try Scaler(fromWidth: f.width, height: f.height, pixelFormat: f.pixelFormat ?? "none",

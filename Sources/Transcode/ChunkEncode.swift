@@ -104,6 +104,7 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
     let s = input.streams[stream.index]
     input.discardAll(except: [s.index])
     let encoder = try VideoReencoder(stream: s, settings: video.settings, frameRate: nil, carrying: video.carrying)
+    encoder.filter = video.filter(for: s)
     encoder.window = chunk
     let writer = try target()
     if seek, let lower = chunk.lower {

@@ -43,6 +43,9 @@ public struct VideoChoices: Codable, Equatable, Sendable {
     public var tenBit: Bool
     public var width: Int?
     public var height: Int?
+    /// `--sdr` and its curve; `--no-dolby-vision` (absent in older ledgers: off).
+    public var sdr: ToneMapOperator?
+    public var noDolbyVision: Bool?
 
     public init(_ o: TranscodeOptions) {
         switch o.rate {
@@ -57,6 +60,8 @@ public struct VideoChoices: Codable, Equatable, Sendable {
         tenBit = o.tenBit
         width = o.size?.width
         height = o.size?.height
+        sdr = o.sdr ? o.toneMap : nil
+        noDolbyVision = o.dolbyVision ? nil : true
     }
 
     /// `options` with these choices in place of its own.
@@ -69,6 +74,9 @@ public struct VideoChoices: Codable, Equatable, Sendable {
         o.keyframeInterval = keyframeInterval
         o.tenBit = tenBit
         o.size = width.flatMap { w in height.map { (w, $0) } }
+        o.sdr = sdr != nil
+        if let sdr { o.toneMap = sdr }
+        o.dolbyVision = noDolbyVision != true
         return o
     }
 }

@@ -39,6 +39,8 @@ public struct TranscodeReport: Sendable, Codable {
     /// when it had none (HDR10+ is known once frames are decoded).
     public var dolbyVision: HDRMetadataOutcome?
     public var hdr10Plus: HDRMetadataOutcome?
+    /// With `--sdr`: what was rendered as SDR, and how ("HLG → BT.709 SDR (hable)").
+    public var toneMap: String?
     public var dropped: [DroppedStream] = []
     public var warnings: [String] = []
     /// With `salvage`: what was kept of a damaged or cut-off input.
@@ -82,6 +84,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
     var source = try PacketSource(input, kept: plan.streams.kept, salvage: options.salvage, operation: "could not transcode")
     let video = try VideoReencoder(stream: plan.video, settings: plan.videoSettings, frameRate: options.frameRate,
                                    carrying: plan.carrying)
+    video.filter = plan.filter
     let out = try TranscodeOutput(plan, input: input, video: .encoded(video),
                                   destination: .file(outputPath, overwrite: options.overwrite, inputs: [inputPath]),
                                   options: options, cancellation: cancellation)
@@ -170,6 +173,9 @@ struct TranscodePlan {
     /// The per-picture metadata the video's encode carries, and what became of Dolby Vision.
     let carrying: PictureMetadata.Kinds
     let dolbyVision: HDRMetadataOutcome?
+    let toneMap: ToneMapSettings?
+    /// The video's tone mapper, when it has one (`--sdr`).
+    let filter: (any FrameFilter)?
     let frameRate: Rational?
     var warnings: [String]
 
@@ -213,6 +219,8 @@ struct TranscodePlan {
         hdr = videoPlan.hdr
         carrying = videoPlan.carrying
         dolbyVision = videoPlan.dolbyVision
+        toneMap = videoPlan.toneMap
+        filter = videoPlan.filter(for: v)
         videoSettings = videoPlan.settings
         frameRate = options.frameRate
     }
@@ -228,6 +236,9 @@ struct TranscodePlan {
         if let m = encoded.metadata {
             if report.dolbyVision?.action == .carried { report.dolbyVision?.frames = m.carriedRPUs }
             if m.carriedHDR10Plus > 0 { report.hdr10Plus = HDRMetadataOutcome(action: .carried, frames: m.carriedHDR10Plus) }
+        }
+        if let t = filter as? ToneMapper, t.hdr10PlusFrames > 0 {
+            report.hdr10Plus = HDRMetadataOutcome(action: .toneMapped, reason: "its peak used by the tone mapping", frames: t.hdr10PlusFrames)
         }
         return report
     }
@@ -245,6 +256,7 @@ struct TranscodePlan {
         report.frameRate = frameRate.map { "\($0.numerator)/\($0.denominator)" }
         report.hdr = hdr
         report.dolbyVision = dolbyVision
+        report.toneMap = toneMap.map { "\(video.colorTransfer.map { DolbyVisionPlan.baseLayerName($0) } ?? "HDR") → BT.709 SDR (\($0.toneMap.rawValue))" }
         report.audio = streams.kept.filter { $0.mediaType == .audio }.map { s in
             if let a = encoders[s.index] {
                 return AudioOutcome(stream: s.index, action: "encoded", codec: a.encoder.codecName,
@@ -272,6 +284,8 @@ struct VideoPlan {
     let hdr: Bool
     let carrying: PictureMetadata.Kinds
     let dolbyVision: HDRMetadataOutcome?
+    /// With `--sdr` on HDR: how the picture is tone-mapped.
+    let toneMap: ToneMapSettings?
     var warnings: [String] = []
 
     init(_ v: InputStream, options: TranscodeOptions, globalHeader: Bool, cancellation: Cancellation) throws(MediaError) {
@@ -288,17 +302,30 @@ struct VideoPlan {
                 let rate = (v.averageFrameRate ?? v.realFrameRate).map { Double($0.numerator) / Double($0.denominator) } ?? 30
                 record = DolbyVisionConfiguration(rpu: rpu, transfer: v.colorTransfer, width: v.width, height: v.height,
                                                   framesPerSecond: rate)
-                if record == nil {
+                if record == nil && !options.sdr {
                     warnings.append("stream #\(v.index): its Dolby Vision RPUs are not kept: the file has no Dolby Vision configuration record and the RPUs' profile (\(rpu.profile.map(String.init) ?? "unknown")) needs one")
                 }
             }
         }
-        hdr = metadata != nil
         let target = outputSize(input: (v.width, v.height), requested: options.size)
         var carrying: PictureMetadata.Kinds = []
         var dolbyVision: HDRMetadataOutcome?
         var keptDV: DolbyVisionConfiguration?
-        if let dv = record {
+        var toneMap: ToneMapSettings?
+        if options.sdr {
+            // An SDR rendering: the picture tone-mapped, no HDR metadata of any kind left.
+            if let dv = record, dv.compatibilityID == 0 {
+                throw MediaError.invalid("could not transcode", path: v.file.path, stream: v.index,
+                                         message: "--sdr renders a base layer, and Dolby Vision profile \(dv.name) has no compatible one: its picture is only right with its RPUs applied")
+            }
+            if v.hasHDRTransfer {
+                toneMap = ToneMapSettings(toneMap: options.toneMap, pixelFormat: options.tenBit ? "yuv420p10le" : "yuv420p")
+                dolbyVision = record.map { HDRMetadataOutcome(action: .toneMapped, profile: $0.name, reason: "its base layer tone-mapped") }
+            } else {
+                warnings.append("stream #\(v.index): --sdr: the video is already SDR (transfer \(v.colorTransfer ?? "unspecified")): nothing to tone-map")
+            }
+            metadata = nil
+        } else if let dv = record {
             let plan = DolbyVisionPlan(dv, codec: v.codecName, resized: target != (v.width, v.height),
                                        wanted: options.dolbyVision)
             switch plan {
@@ -318,11 +345,13 @@ struct VideoPlan {
                 }
             }
         }
+        hdr = metadata != nil
         // HDR10+ goes wherever the HDR picture goes (one window's metadata does not depend on the size).
-        if v.hasHDRTransfer { carrying.insert(.hdr10Plus) }
+        if v.hasHDRTransfer && toneMap == nil { carrying.insert(.hdr10Plus) }
         self.carrying = carrying
         self.dolbyVision = dolbyVision
-        let tenBit = options.tenBit || v.hasHDRTransfer || keptDV != nil
+        self.toneMap = toneMap
+        let tenBit = options.tenBit || (toneMap == nil && (v.hasHDRTransfer || keptDV != nil))
         if tenBit && !options.tenBit { warnings.append("stream #\(v.index): HDR input, encoded as Main10") }
         if let layers = v.file.sourceIndex?.track(id: v.id)?.views?.layers {
             warnings.append("stream #\(v.index): spatial video (MV-HEVC, \(layers) views) is encoded as its first view only: the output plays as flat video")
@@ -333,10 +362,19 @@ struct VideoPlan {
         settings.sampleAspectRatio = v.sampleAspectRatio
         settings.globalHeader = globalHeader
         settings.dolbyVision = keptDV
+        if toneMap != nil {
+            settings.keepsHDRMetadata = false
+            settings.bt709 = true
+        }
         settings.options = encoderOptions(options, width: target.width, height: target.height,
                                           fps: fps.map { Double($0.numerator) / Double($0.denominator) } ?? 30,
                                           hdr: metadata)
         self.settings = settings
+    }
+
+    /// The filter the video's frames go through before they are encoded.
+    func filter(for v: InputStream) -> (any FrameFilter)? {
+        toneMap.map { ToneMapper($0, stream: v) }
     }
 }
 

@@ -30,6 +30,11 @@ public struct TranscodeOptions: Sendable {
     /// Dolby Vision carried (each picture's RPU, the configuration record)
     /// where the encode keeps it valid; `false` drops it (`--no-dolby-vision`).
     public var dolbyVision = true
+    /// An SDR rendering of HDR video: tone-mapped to BT.709, 8-bit unless
+    /// `tenBit`, no HDR metadata left (`ToneMapSettings`).
+    public var sdr = false
+    /// The tone-mapping curve of `sdr`.
+    public var toneMap: ToneMapOperator = .hable
     /// Output size; `nil` keeps the input's.
     public var size: (width: Int, height: Int)?
     /// Output frame rate; `nil` passes timestamps through (VFR stays VFR).
@@ -68,6 +73,7 @@ public struct TranscodeOptions: Sendable {
             .invalidOption(m, options: ["crf", "bitrate", "bpp", "preset", "tune", "keyint", "size", "fps",
                                         "audio-bitrate", "audio", "x265-params"].filter { m.contains("'\($0)") })
         }
+        if toneMap != .hable && !sdr { throw .invalidOption("'tone-map' applies to 'sdr' only", options: ["tone-map", "sdr"]) }
         if loudness != nil && audio == .copy { throw bad("'loudness' re-encodes the audio: it cannot be used with 'audio' copy") }
         switch rate {
         case .crf(let c) where !(0...51).contains(c): throw bad("'crf' must be between 0 and 51")

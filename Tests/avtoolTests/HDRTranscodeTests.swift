@@ -189,3 +189,138 @@ struct HDRTranscodeTests {
         #expect((report["dolby_vision"] as? [String: Any])?["action"] as? String == "dropped")
     }
 }
+
+/// `--sdr`: an HDR recording (HLG from an iPhone and generated, PQ from
+/// Dolby's sample and generated HDR10) rendered as BT.709 SDR: 8-bit,
+/// BT.709 tags, no HDR metadata of any kind left, and a picture that is a
+/// faithful SDR rendering — compared with the `ffmpeg` program's own
+/// zscale/tonemap rendering of the same source: SSIM ≥ 0.85, mean luma and
+/// colourfulness (mean saturation) within 30 %. A copy that only relabels
+/// the HDR picture as BT.709 must fail the same comparison.
+@Suite("an SDR copy of HDR video")
+struct SDRTests {
+    /// The `ffmpeg` program's rendering: its documented chain, its defaults.
+    static let reference = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable,zscale=t=bt709:m=bt709:r=tv,format=yuv420p"
+
+    /// Mean luma and mean saturation of `path`'s video after `filters`
+    /// (signalstats' YAVG and SATAVG over every frame).
+    static func stats(_ path: String, filters: String? = nil) throws -> (luma: Double, saturation: Double) {
+        let chain = (filters.map { $0 + "," } ?? "") + "signalstats,metadata=print:file=-"
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-vf", chain, "-f", "null", "-"])
+        try #require(r.status == 0, "\(r)")
+        func mean(_ key: String) -> Double {
+            let v = r.stdout.split(separator: "\n").compactMap { line -> Double? in
+                guard line.hasPrefix("lavfi.signalstats.\(key)=") else { return nil }
+                return Double(line.split(separator: "=").last ?? "")
+            }
+            return v.isEmpty ? .nan : v.reduce(0, +) / Double(v.count)
+        }
+        return (mean("YAVG"), mean("SATAVG"))
+    }
+
+    /// SSIM of `path`'s video against `source` rendered by the reference chain.
+    static func ssim(_ path: String, source: String) throws -> Double {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-i", path, "-i", source, "-lavfi",
+                                        "[1:v:0]\(reference)[ref];[0:v:0][ref]ssim", "-f", "null", "-"])
+        try #require(r.status == 0, "\(r.stderr.suffix(600))")
+        let line = try #require(r.stderr.split(separator: "\n").last { $0.contains("SSIM") })
+        let all = try #require(line.range(of: "All:"))
+        return Double(line[all.upperBound...].prefix { "0123456789.".contains($0) }) ?? 0
+    }
+
+    /// What the comparison asks of a rendering; nil when it is faithful.
+    static func unfaithful(_ path: String, source: String) throws -> String? {
+        let s = try ssim(path, source: source)
+        let mine = try stats(path), theirs = try stats(source, filters: reference)
+        func off(_ a: Double, _ b: Double) -> Bool { abs(a - b) > 0.3 * max(abs(b), 1) }
+        var problems: [String] = []
+        if !(s >= 0.85) { problems.append("SSIM \(s)") }
+        if off(mine.luma, theirs.luma) { problems.append("mean luma \(mine.luma) for \(theirs.luma)") }
+        if off(mine.saturation, theirs.saturation) { problems.append("saturation \(mine.saturation) for \(theirs.saturation)") }
+        return problems.isEmpty ? nil : problems.joined(separator: ", ")
+    }
+
+    /// A generated HLG recording: x265 Main10, BT.2020, ARIB STD-B67.
+    static func generatedHLG(_ scratch: Scratch) throws -> String {
+        let out = scratch.path("hlg.mov")
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=1",
+                                        "-vf", "format=yuv420p10le", "-c:v", "libx265", "-preset", "ultrafast",
+                                        "-x265-params", "log-level=error:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc",
+                                        "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", out])
+        try #require(r.status == 0, "\(r)")
+        return out
+    }
+
+    @Test(arguments: ["iphone", "dv8", "hdr10", "hlg"])
+    func hdrBecomesAFaithfulSDRCopy(_ which: String) throws {
+        let scratch = try Scratch()
+        let input: String
+        switch which {
+        case "iphone": input = try Fixtures.device(HDRTranscodeTests.iphone)
+        case "dv8": input = try Fixtures.device(HDRTranscodeTests.dv8)
+        case "hdr10": input = try Fixtures.path("hdr10_pcm.mov")
+        default: input = try Self.generatedHLG(scratch)
+        }
+        let out = scratch.path("sdr.mp4")
+        let run = try Tool.avtool(["transcode", input, out, "--sdr", "--preset", "ultrafast", "--json"])
+        try #require(run.status == 0, "\(run)")
+        let v = try FFprobe(out).stream(0)
+        #expect(FFprobe.string(v, "pix_fmt") == "yuv420p" && FFprobe.string(v, "profile") == "Main")
+        for key in ["color_primaries", "color_transfer", "color_space"] { #expect(FFprobe.string(v, key) == "bt709", "\(key)") }
+        #expect((v["side_data_list"] as? [[String: Any]] ?? []).allSatisfy { ($0["side_data_type"] as? String) == "Display Matrix" },
+                "\(v["side_data_list"] ?? "")")
+        let frames = try HDRTranscodeTests.frameMetadata(out)
+        #expect(frames.allSatisfy { $0.isEmpty }, "Dolby Vision or HDR10+ left in frames")
+        let sei = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_frames", "-show_entries", "side_data=side_data_type", "-of", "csv", out])
+        #expect(!sei.stdout.contains("Mastering display") && !sei.stdout.contains("Content light"), "\(sei.stdout.prefix(300))")
+        let problems = try Self.unfaithful(out, source: input)
+        #expect(problems == nil, "\(which): \(problems ?? "")")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        #expect((report["tone_map"] as? String)?.contains("→ BT.709 SDR (hable)") == true, "\(report["tone_map"] ?? "none")")
+        if which == "iphone" || which == "dv8" {
+            #expect((report["dolby_vision"] as? [String: Any])?["action"] as? String == "tone-mapped")
+        }
+    }
+
+    /// The comparison can fail: the iPhone's HLG picture only relabelled as
+    /// BT.709 (what a player that ignores HDR shows) keeps under half the colour.
+    @Test func aRelabelledCopyIsNotFaithful() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.device(HDRTranscodeTests.iphone)
+        let out = scratch.path("relabelled.mp4")
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", input, "-map", "0:v:0", "-vf",
+                                        "format=yuv420p,setparams=color_primaries=bt709:color_trc=bt709:colorspace=bt709",
+                                        "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error", out])
+        try #require(r.status == 0, "\(r)")
+        let problems = try #require(try Self.unfaithful(out, source: input))
+        #expect(problems.contains("saturation"), "\(problems)")
+    }
+
+    /// SDR input: nothing to do, said; profile 5 (no compatible base layer) refused.
+    @Test func sdrInputIsANoteAndProfile5IsRefused() throws {
+        let scratch = try Scratch()
+        let sdr = try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4")
+        let run = try Tool.avtool(["transcode", sdr, scratch.path("a.mp4"), "--sdr", "--preset", "ultrafast"])
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("--sdr: the video is already SDR"), "\(run.stderr)")
+        let p5 = try Tool.avtool(["transcode", try Fixtures.device(HDRTranscodeTests.dv5), scratch.path("b.mp4"), "--sdr"])
+        #expect(p5.status != 0 && p5.stderr.contains("Dolby Vision profile 5 has no compatible one"), "\(p5.stderr)")
+        let bad = try Tool.avtool(["transcode", sdr, scratch.path("c.mp4"), "--tone-map", "mobius"])
+        #expect(bad.status != 0 && bad.stderr.contains("tone-map"), "\(bad.stderr)")
+    }
+
+    /// With --size and --chunks: the same rendering, joined.
+    @Test func withSizeAndChunks() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.device(HDRTranscodeTests.dv8)
+        let out = scratch.path("sdr.mkv")
+        let run = try Tool.avtool(["transcode", input, out, "--sdr", "--size", "320x-1", "--chunks", "3", "--preset", "ultrafast"])
+        try #require(run.status == 0, "\(run)")
+        let v = try FFprobe(out).stream(0)
+        #expect(FFprobe.int(v, "width") == 320 && FFprobe.string(v, "color_transfer") == "bt709" && FFprobe.string(v, "pix_fmt") == "yuv420p")
+        #expect(try DeviceRecordingTests.doviRecord(out) == nil)
+        let mine = try SDRTests.stats(out), theirs = try SDRTests.stats(input, filters: SDRTests.reference)
+        #expect(abs(mine.luma - theirs.luma) < 0.3 * theirs.luma && abs(mine.saturation - theirs.saturation) < 0.3 * max(theirs.saturation, 1))
+        try HDRTranscodeTests.decodes(out, frames: 361)
+    }
+}

@@ -28,6 +28,12 @@ struct TranscodeCommand: WritingVerb {
             base layer) Dolby Vision is dropped with a warning and the base layer encoded; a \
             profile 5 stream, which has no compatible base layer, is then refused unless \
             --no-dolby-vision drops it. \
+            --sdr makes an SDR copy people can share: the HDR picture (HLG, PQ, HDR10+, a Dolby \
+            Vision stream's base layer) tone-mapped to BT.709 through libavfilter (zimg to linear \
+            light, BT.2020 to BT.709 primaries, a filmic curve with highlights desaturated gently, \
+            --tone-map to choose another), the peak from the content light level or mastering \
+            display (else PQ's 10,000 or HLG's 1,000 nits); 8-bit Main, BT.709 tags, no HDR or \
+            Dolby Vision metadata left. On SDR input --sdr changes nothing (a note says so). \
             Audio-only input is refused (use 'avtool remux').
 
             Chunks: --chunks N cuts the video at keyframes into N chunks of about equal duration, \
@@ -107,6 +113,12 @@ struct TranscodeCommand: WritingVerb {
 
     @Option(help: "With --loudness: the true-peak ceiling in dBTP (default -1).")
     var truePeak: Double?
+
+    @Flag(help: "An SDR copy of HDR video (HLG, PQ, HDR10+, Dolby Vision's base layer): tone-mapped to BT.709, 8-bit unless --10bit, no HDR metadata left.")
+    var sdr = false
+
+    @Option(name: .customLong("tone-map"), help: "With --sdr: the curve for the highlights: \(ToneMapOperator.allCases.map(\.rawValue).joined(separator: ", ")) (default: hable, filmic).")
+    var toneMap: ToneMapOperator?
 
     @Flag(name: .customLong("no-dolby-vision"),
           help: "Drop Dolby Vision (encode the picture as it is, without RPUs or configuration record).")
@@ -205,6 +217,8 @@ struct TranscodeCommand: WritingVerb {
         o.keyframeInterval = keyint
         o.tenBit = tenBit
         o.dolbyVision = !noDolbyVision
+        o.sdr = sdr
+        if let toneMap { o.toneMap = toneMap }
         o.size = size.flatMap(Self.parseSize)
         drops.apply(to: &o.streams)
         o.faststart = !containerOptions.noFaststart
@@ -265,6 +279,7 @@ extension TranscodeReport: VerbReport {
             s += l.plan.mode == .linear ? "linear gain " : "limited, gain "
             s += (l.plan.gainDB >= 0 ? "+" : "") + fixed(l.plan.gainDB, 1) + " dB"
         }
+        if let toneMap { s += ", " + toneMap }
         if let dv = dolbyVision { s += ", Dolby Vision \(dv.profile.map { $0 + " " } ?? "")" + dv.summary }
         if let plus = hdr10Plus { s += ", HDR10+ " + plus.summary }
         if !copiedStreams.isEmpty { s += ", copied streams " + copiedStreams.map { "#\($0)" }.joined(separator: ", ") }
@@ -289,3 +304,4 @@ extension HDRMetadataOutcome {
 }
 
 extension AudioMode: ExpressibleByArgument {}
+extension ToneMapOperator: ExpressibleByArgument {}

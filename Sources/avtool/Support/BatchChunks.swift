@@ -10,7 +10,7 @@ import Transcode
 enum BatchChunks {
     /// Options that decide the video: a chunk task's, never the join's.
     static let videoOptions: Set<String> = ["crf", "bitrate", "bpp", "preset", "tune", "x265-params", "keyint",
-                                            "10bit", "size", "fps", "salvage", "no-dolby-vision"]
+                                            "10bit", "size", "fps", "salvage", "no-dolby-vision", "sdr", "tone-map"]
     /// Options of the whole-file run only.
     static let wholeRunOptions: Set<String> = ["chunks", "jobs", "chunk-dir"]
 
