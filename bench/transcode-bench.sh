@@ -3,7 +3,7 @@
 # wall time, peak RSS, output size, PSNR against the source, frame counts.
 #
 # Usage: bench/transcode-bench.sh [--avtool PATH] [--runs N] [--preset P] [--crf C]
-#                                 [--keyint K] [--max-load L] [--max-wait S] [--workdir DIR]
+#                                 [--keyint K] [--max-load L] [--max-wait S] [--workdir DIR] [--hdr]
 #   --avtool PATH   avtool binary (default <repo>/.build-bench/release/avtool; built with
 #                   `swift build -c release --product avtool --scratch-path .build-bench`
 #                   if missing)
@@ -37,6 +37,13 @@
 #
 # Adding a command: write `bench_<name> IN OUT` (single command; timed by the
 # caller, may read PRESET, CRF, AVTOOL) and append <name> to BENCHES.
+#
+# --hdr: the HDR jobs instead, on Dolby's profile 8 sample (Tests/Fixtures/devices,
+# 640x360 59.94 fps, PQ, an RPU per frame) joined five times by `avtool concat`
+# (30 s, the record kept): `transcode` carrying the RPUs against the same
+# transcode with --no-dolby-vision (ratio_rpus, target <= 1.03), and `transcode
+# --sdr` against the `ffmpeg` program running the same zscale/tonemap chain and
+# x265 settings (ratio_sdr, target <= 1.0). Both keyframe intervals 180 unless --keyint.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -55,8 +62,9 @@ CRF=24
 BENCH_MAX_LOAD=1.0
 BENCH_MAX_WAIT=180
 WORKDIR="$REPO_ROOT/.bench"
+HDR=0
 
-usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,47p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -76,6 +84,7 @@ while [[ $# -gt 0 ]]; do
         --max-wait=*) BENCH_MAX_WAIT="${1#*=}"; shift ;;
         --workdir)   [[ $# -ge 2 ]] || die "--workdir needs a value"; WORKDIR="$2"; shift 2 ;;
         --workdir=*) WORKDIR="${1#*=}"; shift ;;
+        --hdr)       HDR=1; shift ;;
         -h|--help)   usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -107,6 +116,61 @@ cleanup() { rm -rf "$RESULTS"; }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------------
+# --hdr: Dolby Vision carried, and --sdr against the ffmpeg program.
+# ---------------------------------------------------------------------------
+if [[ "$HDR" == 1 ]]; then
+    KEYINT=${KEYINT:-180}
+    DV_SOURCE="$REPO_ROOT/Tests/Fixtures/devices/dolby_sparks_dv8_hvc1_360p.mp4"
+    HDR_INPUT="$WORKDIR/transcode-hdr-input-v1.mp4"
+    if [[ ! -f "$HDR_INPUT" ]]; then
+        log "joining $DV_SOURCE five times into $HDR_INPUT"
+        "$AVTOOL" concat "$DV_SOURCE" "$DV_SOURCE" "$DV_SOURCE" "$DV_SOURCE" "$DV_SOURCE" "$RESULTS/hdr.mp4" --quiet \
+            || die "could not make the HDR input"
+        mv -f "$RESULTS/hdr.mp4" "$HDR_INPUT"
+    fi
+    SDR_CHAIN="zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=2,zscale=t=bt709:m=bt709:r=tv,format=yuv420p"
+    bench_rpus() { "$AVTOOL" transcode "$1" "$2" --preset "$PRESET" --crf "$CRF" --keyint "$KEYINT" --quiet --overwrite; }
+    bench_nodv() { "$AVTOOL" transcode "$1" "$2" --preset "$PRESET" --crf "$CRF" --keyint "$KEYINT" --no-dolby-vision --quiet --overwrite; }
+    bench_sdr() { "$AVTOOL" transcode "$1" "$2" --sdr --preset "$PRESET" --crf "$CRF" --keyint "$KEYINT" --quiet --overwrite; }
+    bench_ffsdr() {
+        ffmpeg -nostdin -y -loglevel error -i "$1" -vf "$SDR_CHAIN" -c:v libx265 -preset "$PRESET" -crf "$CRF" -g "$KEYINT" \
+            -x265-params log-level=error -tag:v hvc1 -c:a copy "$2"
+    }
+    BENCHES=(rpus nodv sdr ffsdr)
+    log "HDR input: $HDR_INPUT ($(file_size "$HDR_INPUT") bytes); $RUNS runs each of: ${BENCHES[*]}"
+    for ((run = 1; run <= RUNS; run++)); do
+        for name in "${BENCHES[@]}"; do
+            out="$RESULTS/out.$name.mov"
+            bench_wait_quiet >/dev/null
+            bench_timed "$name" "$HDR_INPUT" "$out" || die "$name failed (run $run)"
+            log "  run $run/$RUNS $name: $(bench_last "$name")"
+            if [[ "$run" == 1 && "$name" == rpus ]]; then
+                rpus=$(ffprobe -v error -select_streams v:0 -show_frames -show_entries side_data=side_data_type -of csv "$out" | grep -c "Dolby Vision RPU" || true)
+                log "  rpus output: $rpus frames with an RPU"
+            fi
+            rm -f "$out"
+        done
+    done
+    python3 - "$(bench_medians_json "${BENCHES[@]}")" "$RUNS" "$PRESET" "$CRF" <<'PY'
+import json, sys
+m, runs, preset, crf = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+print(f"\nHDR transcode benchmark (libx265 preset {preset}, crf {crf}), {runs} runs, medians")
+print(f"{'command':<8} {'wall_s':>8} {'min_s':>7} {'max_s':>7} {'rss_MiB':>8}")
+for n in ["rpus", "nodv", "sdr", "ffsdr"]:
+    print(f"{n:<8} {m[n]['wall_s']:>8.2f} {m[n]['min_s']:>7.2f} {m[n]['max_s']:>7.2f} {m[n]['rss_mib']:>8.1f}")
+rpus = m["rpus"]["wall_s"] / m["nodv"]["wall_s"]
+sdr = m["sdr"]["wall_s"] / m["ffsdr"]["wall_s"]
+print(f"ratio RPUs carried / not (wall): {rpus:.3f}  (target <= 1.03: {'ok' if rpus <= 1.03 else 'MISSED'})")
+print(f"ratio --sdr / ffmpeg's chain (wall): {sdr:.3f}  (target <= 1.0: {'ok' if sdr <= 1.0 else 'MISSED'})")
+print(json.dumps({"runs": int(runs), "rpus_s": round(m["rpus"]["wall_s"], 3), "nodv_s": round(m["nodv"]["wall_s"], 3),
+                  "sdr_s": round(m["sdr"]["wall_s"], 3), "ffmpeg_sdr_s": round(m["ffsdr"]["wall_s"], 3),
+                  "ratio_rpus": round(rpus, 3), "ratio_sdr": round(sdr, 3),
+                  "sdr_rss_mib": round(m["sdr"]["rss_mib"], 1), "ffmpeg_sdr_rss_mib": round(m["ffsdr"]["rss_mib"], 1)}))
+PY
+    exit 0
+fi
 
 # ---------------------------------------------------------------------------
 # Input generation (cached in WORKDIR). Bump GEN_VERSION when changing the recipe.
