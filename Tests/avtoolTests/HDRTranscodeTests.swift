@@ -324,3 +324,34 @@ struct SDRTests {
         try HDRTranscodeTests.decodes(out, frames: 361)
     }
 }
+
+/// The same options in a recipe as on the command line.
+@Suite("HDR options in recipes")
+struct HDRRecipeTests {
+    @Test func sdrAndNoDolbyVisionInARecipe() throws {
+        let s = try Scratch()
+        let recipe = s.path("hdr.yaml")
+        try """
+        version: 1
+        steps:
+          - verb: transcode
+            inputs: \(try Fixtures.device(HDRTranscodeTests.iphone))
+            output: \(s.path("sdr.mp4"))
+            options:
+              sdr: true
+              tone-map: mobius
+              preset: ultrafast
+          - verb: transcode
+            inputs: \(try Fixtures.device(HDRTranscodeTests.dv5))
+            output: \(s.path("nodv.mkv"))
+            options:
+              no-dolby-vision: true
+              preset: ultrafast
+        """.write(toFile: recipe, atomically: true, encoding: .utf8)
+        let r = try Tool.avtool(["batch", recipe])
+        try #require(r.status == 0, "\(r)")
+        let v = try FFprobe(s.path("sdr.mp4")).stream(0)
+        #expect(FFprobe.string(v, "color_transfer") == "bt709" && FFprobe.string(v, "pix_fmt") == "yuv420p")
+        #expect(try DeviceRecordingTests.doviRecord(s.path("nodv.mkv")) == nil)
+    }
+}
