@@ -332,6 +332,13 @@ struct VideoPlan {
             case .carry:
                 carrying.insert(.dolbyVision)
                 keptDV = dv
+                // A higher constant rate (--fps) may need a higher level: the record says the output's.
+                if let f = options.frameRate,
+                   let level = DolbyVisionConfiguration.level(width: target.width, height: target.height,
+                                                              framesPerSecond: Double(f.numerator) / Double(f.denominator)),
+                   level > dv.level {
+                    keptDV?.level = level
+                }
                 dolbyVision = HDRMetadataOutcome(action: .carried, profile: dv.name)
             case .drop(let why, let refuse):
                 if refuse {
