@@ -139,6 +139,7 @@ if [[ "$HDR" == 1 ]]; then
             -x265-params log-level=error -tag:v hvc1 -c:a copy "$2"
     }
     BENCHES=(rpus nodv sdr ffsdr)
+    BENCH_VARS=(AVTOOL PRESET CRF KEYINT SDR_CHAIN)
     log "HDR input: $HDR_INPUT ($(file_size "$HDR_INPUT") bytes); $RUNS runs each of: ${BENCHES[*]}"
     for ((run = 1; run <= RUNS; run++)); do
         for name in "${BENCHES[@]}"; do

@@ -9,9 +9,11 @@ public protocol FrameFilter: AnyObject {
 }
 
 /// Decodes one video stream (threaded) and encodes it again: each frame
-/// filtered when asked (`filter`), converted only when the encoder needs it (pixel format, size), timed by
-/// the core's `FrameTimestamps` (the encoder gives packets no duration), and
-/// at a constant frame rate when asked (`FrameRateConverter`: each output
+/// filtered when asked (`filter`: tone mapping), converted only when the
+/// encoder needs it (pixel format, size), its RPU and HDR10+ metadata
+/// carried to its picture when asked (`metadata`), timed by the core's
+/// `FrameTimestamps` (the encoder gives packets no duration), and at a
+/// constant frame rate when asked (`FrameRateConverter`: each output
 /// instant shows the latest input frame). Otherwise timestamps pass through
 /// in the stream's own time base, so variable frame rate stays variable.
 public final class VideoReencoder: Reencoder {

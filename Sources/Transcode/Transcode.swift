@@ -388,9 +388,10 @@ struct VideoPlan {
 /// Whether a re-encode keeps a stream's Dolby Vision: each picture's RPU
 /// goes with it into the new stream, which stays valid while the picture
 /// keeps its size (the RPU's active area is in pixels) and its HEVC
-/// coding (10-bit: the encode is Main10 when it carries them). What cannot be kept is dropped with the reason — refused
-/// for a stream without a compatible base layer (profile 5), whose
-/// colours are wrong without its RPUs, unless the user drops it.
+/// coding (10-bit: the encode is Main10 when it carries them). What
+/// cannot be kept is dropped with the reason — refused for a stream
+/// without a compatible base layer (profile 5), whose colours are wrong
+/// without its RPUs, unless the user drops it.
 enum DolbyVisionPlan: Equatable {
     case carry
     case drop(reason: String, refuse: Bool)
