@@ -34,7 +34,8 @@ public final class FilterGraph {
         }
         guard let g = avtool_avfilter_graph_alloc() else { throw fail(AVTOOL_AVERROR_ENOMEM) }
         graph = g
-        g.pointee.nb_threads = 1
+        // Audio filters run on the caller's thread; video ones (tone mapping) on as many as libavfilter likes.
+        g.pointee.nb_threads = video ? 0 : 1
 
         guard let src = avtool_avfilter_graph_alloc_filter(g, avtool_avfilter_get_by_name(video ? "buffer" : "abuffer"), "in") else {
             avtool_avfilter_graph_free(&graph)
