@@ -68,7 +68,7 @@ public struct VideoChoices: Codable, Equatable, Sendable {
         o.x265Params = x265Params
         o.keyframeInterval = keyframeInterval
         o.tenBit = tenBit
-        o.size = width.flatMap { w in height.map { (w, $0) } }
+        o.size = width.flatMap { w in height.map { FrameSize(width: w, height: $0) } }
         return o
     }
 }

@@ -364,7 +364,7 @@ func encoderOptions(_ o: TranscodeOptions, width: Int, height: Int, fps: Double,
 
 /// The output size: the requested one, where a side of -1 (or 0) keeps the
 /// aspect ratio; rounded down to even numbers, which 4:2:0 needs.
-package func outputSize(input: (Int, Int), requested: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+package func outputSize(input: (Int, Int), requested: FrameSize?) -> (width: Int, height: Int) {
     func even(_ v: Double) -> Int { max(2, Int(v / 2) * 2) }
     guard let r = requested else { return (even(Double(input.0)), even(Double(input.1))) }
     let (iw, ih) = (Double(input.0), Double(input.1))

@@ -3,7 +3,7 @@ import Pipeline
 import Sync
 
 /// How the video bit rate is chosen.
-public enum RateControl: Sendable, Equatable {
+public enum RateControl: Sendable, Hashable {
     /// Constant quality (x265 CRF, 0–51; lower is better).
     case crf(Double)
     /// Average bit rate in bits per second.
@@ -13,7 +13,7 @@ public enum RateControl: Sendable, Equatable {
     case bitsPerPixel(Double)
 }
 
-public struct TranscodeOptions: Sendable {
+public struct TranscodeOptions: Sendable, Equatable {
     public var container: Container?
     /// Tag, creation-time and rotation changes made as the output is written.
     public var edits = MetadataEdits()
@@ -28,7 +28,7 @@ public struct TranscodeOptions: Sendable {
     /// Main10 (yuv420p10le) instead of Main (yuv420p).
     public var tenBit = false
     /// Output size; `nil` keeps the input's.
-    public var size: (width: Int, height: Int)?
+    public var size: FrameSize?
     /// Output frame rate; `nil` passes timestamps through (VFR stays VFR).
     public var frameRate: Rational?
     public var audio: AudioMode = .auto
@@ -106,6 +106,95 @@ public struct TranscodeOptions: Sendable {
     }
 }
 
+/// A picture size in pixels; -1 for one side keeps the input's aspect ratio.
+public struct FrameSize: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// `1280x720`.
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// Options as data, for a request body or a recipe: the keys are the
+/// properties' names; one of `crf`, `bitrate` (bits per second) and
+/// `bitsPerPixel` gives the rate control; `container` is a name (`mp4`,
+/// `mkv`); `frameRate` is `30000/1001` or a number; `size` is
+/// `{"width": 1280, "height": -1}`. A key left out keeps its default.
+/// Metadata edits are not carried.
+extension TranscodeOptions: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case container, crf, bitrate, bitsPerPixel, preset, tune, x265Params, keyframeInterval, tenBit, size, frameRate
+        case audio, audioBitRate, loudness, streams, start, faststart, overwrite, salvage
+    }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if let name = try c.decodeIfPresent(String.self, forKey: .container) {
+            guard let container = Container(named: name) else {
+                throw DecodingError.dataCorruptedError(forKey: .container, in: c, debugDescription: "unknown container '\(name)'")
+            }
+            self.container = container
+        }
+        if let v = try c.decodeIfPresent(Double.self, forKey: .crf) { rate = .crf(v) }
+        if let v = try c.decodeIfPresent(Int64.self, forKey: .bitrate) { rate = .bitrate(v) }
+        if let v = try c.decodeIfPresent(Double.self, forKey: .bitsPerPixel) { rate = .bitsPerPixel(v) }
+        preset = try c.decodeIfPresent(String.self, forKey: .preset) ?? preset
+        tune = try c.decodeIfPresent(String.self, forKey: .tune)
+        x265Params = try c.decodeIfPresent(String.self, forKey: .x265Params)
+        keyframeInterval = try c.decodeIfPresent(Int.self, forKey: .keyframeInterval)
+        tenBit = try c.decodeIfPresent(Bool.self, forKey: .tenBit) ?? tenBit
+        size = try c.decodeIfPresent(FrameSize.self, forKey: .size)
+        if c.contains(.frameRate), try !c.decodeNil(forKey: .frameRate) {
+            let text: String
+            if let t = try? c.decode(String.self, forKey: .frameRate) { text = t } else {
+                text = try c.decode(Double.self, forKey: .frameRate).description
+            }
+            guard let r = Self.parseFrameRate(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .frameRate, in: c, debugDescription: "'\(text)' is not a frame rate")
+            }
+            frameRate = r
+        }
+        audio = try c.decodeIfPresent(AudioMode.self, forKey: .audio) ?? audio
+        audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
+        loudness = try c.decodeIfPresent(LoudnessTarget.self, forKey: .loudness)
+        streams = try c.decodeIfPresent(StreamSelection.self, forKey: .streams) ?? streams
+        start = try c.decodeIfPresent(StartPolicy.self, forKey: .start) ?? start
+        faststart = try c.decodeIfPresent(Bool.self, forKey: .faststart) ?? faststart
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+        salvage = try c.decodeIfPresent(Bool.self, forKey: .salvage) ?? salvage
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(container?.name, forKey: .container)
+        switch rate {
+        case .crf(let v): try c.encode(v, forKey: .crf)
+        case .bitrate(let v): try c.encode(v, forKey: .bitrate)
+        case .bitsPerPixel(let v): try c.encode(v, forKey: .bitsPerPixel)
+        }
+        try c.encode(preset, forKey: .preset)
+        try c.encodeIfPresent(tune, forKey: .tune)
+        try c.encodeIfPresent(x265Params, forKey: .x265Params)
+        try c.encodeIfPresent(keyframeInterval, forKey: .keyframeInterval)
+        try c.encode(tenBit, forKey: .tenBit)
+        try c.encodeIfPresent(size, forKey: .size)
+        try c.encodeIfPresent(frameRate?.description, forKey: .frameRate)
+        try c.encode(audio, forKey: .audio)
+        try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
+        try c.encodeIfPresent(loudness, forKey: .loudness)
+        try c.encode(streams, forKey: .streams)
+        try c.encode(start, forKey: .start)
+        try c.encode(faststart, forKey: .faststart)
+        try c.encode(overwrite, forKey: .overwrite)
+        try c.encode(salvage, forKey: .salvage)
+    }
+}
 
 extension TranscodeOptions {
     /// A frame rate as written on the command line or in a recipe: `30`,

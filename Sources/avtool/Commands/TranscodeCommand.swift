@@ -202,11 +202,11 @@ struct TranscodeCommand: WritingVerb {
         return o
     }
 
-    static func parseSize(_ s: String) -> (width: Int, height: Int)? {
+    static func parseSize(_ s: String) -> FrameSize? {
         let parts = s.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w != 0, h != 0,
               w >= -1, h >= -1, !(w == -1 && h == -1) else { return nil }
-        return (w, h)
+        return FrameSize(width: w, height: h)
     }
 
     func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
