@@ -64,8 +64,10 @@ let package = Package(
         // the CLI supplies, so a recipe's options are checked and run by the very code that
         // parses the command line.
         .target(name: "Batch", dependencies: ["Threads", "CYAML"]),
-        // The library product: every verb's function, options, report and error, re-exported.
-        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Loudness"]),
+        // The library product: every verb as an async function, with the names its callers need
+        // (options, reports, progress, the error); the modules behind are not re-exported.
+        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Threads", "Pipeline", "Probe", "Remux", "Transcode", "Concat",
+                                                  "Repair", "Cut", "Loudness"]),
         .executableTarget(
             name: "avtool",
             dependencies: [
