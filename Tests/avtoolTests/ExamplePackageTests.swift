@@ -58,7 +58,8 @@ struct ExamplePackageTests {
     /// hold the cooperative pool's two threads); the one cancelled halfway
     /// by `Task.cancel()` stops within 0.5 s with category `interrupted`
     /// and leaves no file; a missing file's category comes out of an
-    /// exhaustive switch; the jobs' options come from JSON.
+    /// exhaustive switch; the jobs' options come from JSON; a job's events,
+    /// its task cancelled, end with `interrupted`.
     @Test func jobServiceRunsJobsAtOnceAndCancelsOne() throws {
         try Self.build()
         let scratch = try Scratch()
@@ -83,6 +84,9 @@ struct ExamplePackageTests {
         #expect(lines["left"] == "first.mp4 third.mp4", "\(run.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["first.mp4", "third.mp4"])
         #expect(lines["missing"] == "not-found (no such file)", "\(run.stdout)")
+        // The events of a job whose task is cancelled: a typed failure, not an end as if finished, and no file.
+        #expect(lines["events-cancelled"] == "interrupted", "\(run.stdout)")
+        #expect(lines["left-after-events"] == "first.mp4 third.mp4", "\(run.stdout)")
     }
 
     /// The examples compile without a warning in Swift 6 mode (strict

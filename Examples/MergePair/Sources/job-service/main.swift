@@ -165,6 +165,32 @@ for job in jobs {
 let left = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.sorted() ?? []
 print("left: \(left.joined(separator: " "))")
 
+// The same work as a sequence of events, its task cancelled at the first
+// progress: the iteration throws `interrupted` (it does not end as if the
+// job had finished) and the output is not written.
+if cancelsOne {
+    let watcher = Task { () async -> String in
+        do throws(MediaError) {
+            for try await event in AVTool.events({ progress throws(MediaError) in
+                try await AVTool.transcode(input: input, output: directory + "/events.mp4", options: jobs[0].options,
+                                           progress: progress)
+            }) {
+                switch event {
+                case .progress: withUnsafeCurrentTask { $0?.cancel() }
+                case .finished: return "finished"
+                }
+            }
+            return "ended without a report"
+        } catch {
+            return explain(error)
+        }
+    }
+    print("events-cancelled: \(await watcher.value)")
+    try? await Task.sleep(for: .milliseconds(500))
+    let after = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.sorted() ?? []
+    print("left-after-events: \(after.joined(separator: " "))")
+}
+
 do throws(MediaError) {
     _ = try await AVTool.probe(directory + "/no-such-file.mp4")
     print("missing: probed")
