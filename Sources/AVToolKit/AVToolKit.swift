@@ -29,6 +29,9 @@ import Repair
 import Sync
 import Threads
 import Transcode
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// avtool's verbs for Swift concurrency.
 ///
@@ -39,8 +42,8 @@ import Transcode
 ///
 /// Cancelling the calling task stops the work: it ends within one packet
 /// or one blocking read or write, the unfinished output is removed, and the
-/// verb throws a ``MediaError`` whose ``MediaError/category`` is
-/// ``MediaError/Category/interrupted`` (never `CancellationError`: the
+/// verb throws a ``MediaError`` whose `MediaError.category` is
+/// `MediaError.Category.interrupted` (never `CancellationError`: the
 /// error type stays `MediaError`). A task already cancelled throws that
 /// error before any work. Each call has its own stop flag: one cancelled
 /// job stops no other.
@@ -66,22 +69,33 @@ public enum AVTool {
     /// The sequence ends after ``Event/finished(_:)``, or throws the verb's
     /// error. Ending the iteration early (`break`) or cancelling the
     /// iterating task cancels the work, and the iteration, if still
-    /// waiting, throws an error of category ``MediaError/Category/interrupted``
+    /// waiting, throws an error of category `MediaError.Category.interrupted`
     /// — a cancelled run never ends as if it had finished.
+    ///
+    /// `work` may be written without `throws(MediaError)` (a closure's
+    /// thrown type is not inferred from its context): whatever else it
+    /// throws comes out as a `MediaError` too — `CancellationError` as
+    /// `MediaError.Category.interrupted`, anything else as
+    /// `MediaError.Category.ioError` with the error's description as the
+    /// operation.
     ///
     /// - Parameter work: One verb call, given the progress callback to pass on.
     /// - Returns: The events of that call; it starts at once, iterated or not.
     public static func events<Progress: Sendable, Report: Sendable>(
-        _ work: @escaping @Sendable (_ progress: @escaping @Sendable (Progress) -> Void) async throws(MediaError) -> Report
+        _ work: @escaping @Sendable (_ progress: @escaping @Sendable (Progress) -> Void) async throws -> Report
     ) -> Events<Progress, Report> {
         // The newest progress is enough; the report, last, is never dropped.
         let (stream, continuation) = AsyncStream<Events<Progress, Report>.Step>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let task = Task {
-            do throws(MediaError) {
+            do {
                 let report = try await work { continuation.yield(.progress($0)) }
                 continuation.yield(.finished(report))
-            } catch {
+            } catch let error as MediaError {
                 continuation.yield(.failed(error))
+            } catch is CancellationError {
+                continuation.yield(.failed(MediaError.interrupted))
+            } catch {
+                continuation.yield(.failed(MediaError(code: -EIO, operation: String(describing: error))))
             }
             continuation.finish()
         }
@@ -148,7 +162,9 @@ extension AVTool {
 /// The events of one verb call (``AVTool/events(_:)``): progress, then the
 /// report; a failure is the verb's ``MediaError``.
 public struct Events<Progress: Sendable, Report: Sendable>: AsyncSequence, Sendable {
+    /// Progress, then the report.
     public typealias Element = AVTool.Event<Progress, Report>
+    /// The verb's error.
     public typealias Failure = MediaError
 
     enum Step: Sendable {
@@ -164,7 +180,9 @@ public struct Events<Progress: Sendable, Report: Sendable>: AsyncSequence, Senda
 
     /// The iterator of ``Events``.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// Progress, then the report.
         public typealias Element = AVTool.Event<Progress, Report>
+        /// The verb's error.
         public typealias Failure = MediaError
         var base: AsyncStream<Step>.Iterator
         var ended = false
