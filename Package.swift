@@ -88,3 +88,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The documentation plugin only when asked for (scripts/docs.sh): the
+// builds and tests do not resolve it.
+if Context.environment["AVTOOL_DOCC"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

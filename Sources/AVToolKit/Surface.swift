@@ -17,7 +17,7 @@ import Transcode
 // MARK: Errors
 
 /// A failure of a verb: the operation, the file, FFmpeg's or the library's
-/// message, and a ``MediaError/Category`` to switch on.
+/// message, and a `MediaError.Category` to switch on.
 public typealias MediaError = Media.MediaError
 /// What can be done about an error.
 public typealias Remedy = Media.Remedy

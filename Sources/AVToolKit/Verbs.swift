@@ -22,7 +22,7 @@ extension AVTool {
     ///   - gapTolerance: The smallest hole in the audio reported as a gap,
     ///     in microseconds; `nil` for the default (one audio frame).
     /// - Returns: What is in the file.
-    /// - Throws: ``MediaError`` (a missing file is ``MediaError/Category/notFound``).
+    /// - Throws: ``MediaError`` (a missing file is `MediaError.Category.notFound`).
     public static func probe(_ path: String, gapTolerance: Int64? = nil) async throws(MediaError) -> ProbeReport {
         try await run { cancellation throws(MediaError) in
             try Probe.probe(path: path, gapTolerance: gapTolerance, cancellation: cancellation)
@@ -49,7 +49,7 @@ extension AVTool {
     ///   - options: Container, stream selection, timestamp policy, metadata.
     ///   - progress: Called on the work's thread as the input is read.
     /// - Returns: What was written, stream by stream.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func remux(input: String, output: String, options: RemuxOptions = RemuxOptions(),
                              progress: (@Sendable (RemuxProgress) -> Void)? = nil) async throws(MediaError) -> RemuxReport {
         try await run { cancellation throws(MediaError) in
@@ -68,7 +68,7 @@ extension AVTool {
     ///     keyframes, encoded by several encoders at once, then joined.
     ///   - progress: Called on the work's thread as frames are encoded.
     /// - Returns: What was encoded and copied.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func transcode(input: String, output: String, options: TranscodeOptions = TranscodeOptions(),
                                  chunks: Int? = nil,
                                  progress: (@Sendable (TranscodeProgress) -> Void)? = nil) async throws(MediaError) -> TranscodeReport {
@@ -96,7 +96,7 @@ extension AVTool {
     ///   - options: Container, end policy, gap filling, tolerance.
     ///   - progress: Called on the work's thread as the output is written.
     /// - Returns: The placement, the silence inserted and the samples trimmed.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func merge(video: String, audio: String, output: String, alignment: MergeAlignment = .start,
                              offset: Duration = .zero, syncByAudio: Bool = false, keepOriginalAudio: Bool = false,
                              options: AssemblyOptions = AssemblyOptions(),
@@ -117,7 +117,7 @@ extension AVTool {
     ///   - options: Container, tolerance, metadata.
     ///   - progress: Called on the work's thread as the output is written.
     /// - Returns: The joints and what was padded or trimmed.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func concat(_ inputs: [String], output: String, options: AssemblyOptions = AssemblyOptions(),
                               progress: (@Sendable (AssemblyProgress) -> Void)? = nil) async throws(MediaError) -> AssemblyReport {
         try await run { cancellation throws(MediaError) in
@@ -134,7 +134,7 @@ extension AVTool {
     ///   - options: Container, tolerance, metadata.
     ///   - progress: Called on the work's thread as the output is written.
     /// - Returns: The silence inserted.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func fillSilence(input: String, output: String, toVideoEnd: Bool = false,
                                    options: AssemblyOptions = AssemblyOptions(),
                                    progress: (@Sendable (AssemblyProgress) -> Void)? = nil) async throws(MediaError) -> AssemblyReport {
@@ -171,7 +171,7 @@ extension AVTool {
     ///   - options: The range, the cut mode, container and streams.
     ///   - progress: Called on the work's thread as the output is written.
     /// - Returns: Where the cut fell and what was written.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func cut(input: String, output: String, options: CutOptions,
                            progress: (@Sendable (CutProgress) -> Void)? = nil) async throws(MediaError) -> CutReport {
         try await run { cancellation throws(MediaError) in
@@ -187,7 +187,7 @@ extension AVTool {
     ///   - options: Where to split, container and streams.
     ///   - progress: Called on the work's thread as the parts are written.
     /// - Returns: The parts.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func split(input: String, pattern: String, options: SplitOptions = SplitOptions(),
                              progress: (@Sendable (CutProgress) -> Void)? = nil) async throws(MediaError) -> SplitReport {
         try await run { cancellation throws(MediaError) in
@@ -204,7 +204,7 @@ extension AVTool {
     ///   - options: The reference recording, container, metadata.
     ///   - progress: Called on the work's thread as the output is written.
     /// - Returns: What was kept and what was left out.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func repair(input: String, output: String, options: RepairOptions = RepairOptions(),
                               progress: (@Sendable (RepairProgress) -> Void)? = nil) async throws(MediaError) -> RepairReport {
         try await run { cancellation throws(MediaError) in
@@ -220,7 +220,7 @@ extension AVTool {
     ///   - options: The target and the audio bit rate.
     ///   - progress: Called on the work's thread as the output is written.
     /// - Returns: Each stream's loudness before and after, and the gain applied.
-    /// - Throws: ``MediaError``; ``MediaError/Category/interrupted`` when the task is cancelled.
+    /// - Throws: ``MediaError``; `MediaError.Category.interrupted` when the task is cancelled.
     public static func normalizeLoudness(input: String, output: String, options: LoudnessOptions = LoudnessOptions(),
                                          progress: (@Sendable (LoudnessProgress) -> Void)? = nil) async throws(MediaError) -> LoudnessReport {
         try await run { cancellation throws(MediaError) in
