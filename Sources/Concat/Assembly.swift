@@ -155,6 +155,12 @@ public struct AssemblyReport: Sendable, Codable {
 public struct AssemblyProgress: Sendable {
     public let position: Double
     public let duration: Double?
+
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(position: Double, duration: Double?) {
+        self.position = position
+        self.duration = duration
+    }
     public var fraction: Double? {
         guard let d = duration, d > 0 else { return nil }
         return min(max(position / d, 0), 1)

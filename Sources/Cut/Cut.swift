@@ -29,6 +29,12 @@ public struct CutOptions: Sendable {
 public struct CutProgress: Sendable {
     public let fraction: Double?
     public let position: Double
+
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(fraction: Double?, position: Double) {
+        self.fraction = fraction
+        self.position = position
+    }
 }
 
 public struct CutReport: Sendable, Codable {

@@ -17,6 +17,12 @@ public struct LoudnessProgress: Sendable {
     public let position: Double
     public let duration: Double?
 
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(position: Double, duration: Double?) {
+        self.position = position
+        self.duration = duration
+    }
+
     public var fraction: Double? { duration.flatMap { $0 > 0 ? min(max(position / $0, 0), 1) : nil } }
 }
 

@@ -42,6 +42,14 @@ public struct RemuxProgress: Sendable {
     public let position: Double
     public let duration: Double?
 
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(bytesRead: Int64, inputSize: Int64?, position: Double, duration: Double?) {
+        self.bytesRead = bytesRead
+        self.inputSize = inputSize
+        self.position = position
+        self.duration = duration
+    }
+
     /// 0…1, from the position when the duration is known, else from bytes.
     public var fraction: Double? {
         if let d = duration, d > 0 { return min(max(position / d, 0), 1) }

@@ -20,6 +20,9 @@ public struct RepairOptions: Sendable {
 /// Progress of a running repair: the share of the input scanned or copied.
 public struct RepairProgress: Sendable {
     public let fraction: Double
+
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(fraction: Double) { self.fraction = fraction }
 }
 
 public struct RepairStreamReport: Sendable, Codable {

@@ -101,6 +101,49 @@ struct ExamplePackageTests {
             #expect(check.status == 0, "\(example): \(check)")
         }
         let scratch = try Scratch()
+        // What the DocC articles show a client writing, and the values a client's tests make.
+        let client = scratch.path("client.swift")
+        try """
+            import AVToolKit
+            import Foundation
+
+            func jobs(v: String, a: String, o: String, options: TranscodeOptions) async throws {
+                do {
+                    _ = try await AVTool.merge(video: v, audio: a, output: o)
+                } catch {
+                    switch error.category {
+                    case .notFound, .permissionDenied, .outputExists: break
+                    default: print(error)
+                    }
+                }
+                for try await event in AVTool.events({ progress in
+                    try await AVTool.transcode(input: "in.mov", output: "out.mp4", options: options, progress: progress)
+                }) {
+                    switch event {
+                    case .progress(let p): print(p.frames)
+                    case .finished(let report): print(report.framesEncoded)
+                    }
+                }
+                try await withThrowingTaskGroup(of: TranscodeReport.self) { group in
+                    for (input, output) in [("a.mov", "a.mp4")] {
+                        group.addTask { try await AVTool.transcode(input: input, output: output, options: options) }
+                    }
+                    for try await report in group { print(report.output) }
+                }
+                let job = Task { try await AVTool.transcode(input: "in.mov", output: "out.mp4", options: options) }
+                job.cancel()
+                let body = #"{"preset": "fast", "crf": 26, "size": {"width": 1280, "height": -1}}"#
+                let decoded = try JSONDecoder().decode(TranscodeOptions.self, from: Data(body.utf8))
+                let again = try JSONDecoder().decode(TranscodeOptions.self, from: JSONEncoder().encode(decoded))
+                precondition(again == decoded)
+                _ = [TranscodeProgress(frames: 1, position: 0.5, duration: 1).fraction,
+                     RemuxProgress(bytesRead: 1, inputSize: 2, position: 0, duration: nil).fraction,
+                     AssemblyProgress(position: 1, duration: 2).fraction, CutProgress(fraction: 0.5, position: 1).fraction,
+                     RepairProgress(fraction: 0.5).fraction, LoudnessProgress(position: 1, duration: 2).fraction]
+            }
+            """.write(toFile: client, atomically: true, encoding: .utf8)
+        let check = try Self.typecheck(client)
+        #expect(check.status == 0, "client: \(check)")
         for name in ["Packet", "Frame", "Scaler", "InputStream", "InputFile", "Cancellation", "TrackTimeline"] {
             let file = scratch.path("uses\(name).swift")
             try "import AVToolKit\nlet value: \(name)? = nil\n".write(toFile: file, atomically: true, encoding: .utf8)
