@@ -3,13 +3,33 @@ import Media
 import Pipeline
 import Sync
 
-public struct LoudnessOptions: Sendable {
+public struct LoudnessOptions: Sendable, Equatable {
     public var target: LoudnessTarget = .podcast
     public var overwrite = false
     /// The AAC bit rate for all channels (nil: 64 kb/s per channel).
     public var audioBitRate: Int64?
 
     public init() {}
+}
+
+/// Options as data (a request body, a recipe): a key left out keeps its default.
+extension LoudnessOptions: Codable {
+    private enum CodingKeys: String, CodingKey { case target, overwrite, audioBitRate }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        target = try c.decodeIfPresent(LoudnessTarget.self, forKey: .target) ?? target
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+        audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(target, forKey: .target)
+        try c.encode(overwrite, forKey: .overwrite)
+        try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
+    }
 }
 
 /// Progress of the writing pass: the output's position (s) and the input's length.

@@ -74,6 +74,9 @@ struct ExamplePackageTests {
             lines[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         #expect(lines["decoded"] == "3 jobs, preset fast, size 320x-1", "\(run.stdout)")
+        // Every verb's options decoded from JSON, encoded and decoded again to the same value.
+        #expect(lines["round-trip"] == "RemuxOptions TranscodeOptions AssemblyOptions CutOptions SplitOptions RepairOptions LoudnessOptions",
+                "\(run.stdout)")
         let spread = try #require(lines["start-spread"].flatMap(Double.init), "\(run.stdout)")
         #expect(spread <= 0.5, "\(run.stdout)")
         #expect(lines["first"] == "finished, 300 frames" && lines["third"] == "finished, 300 frames", "\(run.stdout)")

@@ -128,6 +128,23 @@ let body = """
 let jobs = try JSONDecoder().decode([JobRequest].self, from: Data(body.utf8))
 print("decoded: \(jobs.count) jobs, preset \(jobs[0].options.preset), size \(jobs[0].options.size.map(\.description) ?? "-")")
 
+/// `json` decoded as `T`, encoded and decoded again: the same value, or nil.
+func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ json: String) -> String? {
+    guard let value = try? JSONDecoder().decode(T.self, from: Data(json.utf8)),
+          let again = try? JSONDecoder().decode(T.self, from: JSONEncoder().encode(value)), again == value else { return nil }
+    return "\(T.self)"
+}
+let kinds = [
+    roundTrip(RemuxOptions.self, #"{"container": "mkv", "salvage": true, "streams": {"subtitles": false}}"#),
+    roundTrip(TranscodeOptions.self, #"{"bitrate": 2000000, "frameRate": "30000/1001", "audio": "aac", "tune": "grain"}"#),
+    roundTrip(AssemblyOptions.self, #"{"tolerance": 0.002, "end": null, "overwrite": true}"#),
+    roundTrip(CutOptions.self, #"{"from": 1.5, "to": 4, "mode": "exact", "keep": [{"from": 1, "to": 2}]}"#),
+    roundTrip(SplitOptions.self, #"{"every": 30, "container": "mp4"}"#),
+    roundTrip(RepairOptions.self, #"{"reference": "whole.mp4"}"#),
+    roundTrip(LoudnessOptions.self, #"{"target": {"integratedLUFS": -14, "truePeakDBTP": -1}}"#),
+]
+print("round-trip: \(kinds.map { $0 ?? "failed" }.joined(separator: " "))")
+
 let timeline = Timeline()
 let began = ContinuousClock.now
 let outcomes = await withTaskGroup(of: (String, Outcome).self) { group in
