@@ -50,8 +50,8 @@ public struct VideoChoices: Codable, Equatable, Sendable {
         case .bitrate(let b): bitRate = b
         case .bitsPerPixel(let b): bitsPerPixel = b
         }
-        preset = o.preset
-        tune = o.tune
+        preset = o.preset.rawValue
+        tune = o.tune?.rawValue
         x265Params = o.x265Params
         keyframeInterval = o.keyframeInterval
         tenBit = o.tenBit
@@ -63,8 +63,8 @@ public struct VideoChoices: Codable, Equatable, Sendable {
     public func applied(to options: TranscodeOptions) -> TranscodeOptions {
         var o = options
         o.rate = crf.map { .crf($0) } ?? bitRate.map { .bitrate($0) } ?? bitsPerPixel.map { .bitsPerPixel($0) } ?? o.rate
-        o.preset = preset
-        o.tune = tune
+        o.preset = TranscodeOptions.Preset(rawValue: preset) ?? o.preset
+        o.tune = tune.flatMap(TranscodeOptions.Tune.init(rawValue:))
         o.x265Params = x265Params
         o.keyframeInterval = keyframeInterval
         o.tenBit = tenBit

@@ -350,13 +350,13 @@ func firstFrameHDRMetadata(_ stream: InputStream, cancellation: Cancellation) th
 /// unless the user sets a log level).
 func encoderOptions(_ o: TranscodeOptions, width: Int, height: Int, fps: Double,
                     hdr: HDRMetadata? = nil) -> [(String, String)] {
-    var opts: [(String, String)] = [("preset", o.preset)]
+    var opts: [(String, String)] = [("preset", o.preset.rawValue)]
     switch o.rate {
     case .crf(let c): opts.append(("crf", String(c)))
     case .bitrate(let b): opts.append(("b", String(b)))
     case .bitsPerPixel(let bpp): opts.append(("b", String(wholeClamped(bpp * Double(width) * Double(height) * fps))))
     }
-    if let t = o.tune { opts.append(("tune", t)) }
+    if let t = o.tune { opts.append(("tune", t.rawValue)) }
     // A file's frame rate may be anything (1/1000 … 2^31): keep the interval a sane integer.
     opts.append(("g", String(o.keyframeInterval ?? Int(wholeClamped(3 * fps, to: 1...100_000)))))
     var params = o.x265Params ?? ""

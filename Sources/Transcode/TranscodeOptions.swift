@@ -18,9 +18,10 @@ public struct TranscodeOptions: Sendable, Equatable {
     /// Tag, creation-time and rotation changes made as the output is written.
     public var edits = MetadataEdits()
     public var rate: RateControl = .crf(TranscodeOptions.defaultCRF)
-    /// x265 preset (ultrafast … placebo).
-    public var preset = "medium"
-    public var tune: String?
+    /// x265's trade of speed for compression.
+    public var preset = Preset.medium
+    /// x265's tuning for a kind of picture or a use.
+    public var tune: Tune?
     /// Extra `key=value:key=value` passed to x265.
     public var x265Params: String?
     /// Frames between keyframes; `nil` means 3 seconds of frames.
@@ -51,9 +52,31 @@ public struct TranscodeOptions: Sendable, Equatable {
     /// x265's CRF scale: 24 keeps fine detail at about half the size of
     /// H.264 at its default quality.
     public static let defaultCRF = 24.0
-    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow",
-                                 "slower", "veryslow", "placebo"]
-    public static let tunes = ["psnr", "ssim", "grain", "zerolatency", "fastdecode", "animation"]
+    /// The presets' names, fastest first.
+    public static let presets = Preset.allCases.map(\.rawValue)
+    /// The tunes' names.
+    public static let tunes = Tune.allCases.map(\.rawValue)
+
+    /// x265's presets, fastest (and largest) first; their names are x265's.
+    public enum Preset: String, Sendable, Hashable, CaseIterable, Codable {
+        case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo
+    }
+
+    /// x265's tunes; their names are x265's.
+    public enum Tune: String, Sendable, Hashable, CaseIterable, Codable {
+        /// For the best PSNR (turns off psycho-visual optimisations).
+        case psnr
+        /// For the best SSIM.
+        case ssim
+        /// Keeps film grain.
+        case grain
+        /// No frame reordering or look-ahead: the lowest latency.
+        case zerolatency
+        /// Cheaper to decode.
+        case fastdecode
+        /// For animation.
+        case animation
+    }
 
     public init() {}
 
@@ -71,12 +94,6 @@ public struct TranscodeOptions: Sendable, Equatable {
         case .bitrate(let b) where b < 1000: throw bad("'bitrate' must be at least 1k")
         case .bitsPerPixel(let b) where !(b > 0 && b <= 24): throw bad("'bpp' must be above 0 and at most 24")
         default: break
-        }
-        guard Self.presets.contains(preset) else {
-            throw bad("unknown 'preset' \(preset); one of \(Self.presets.joined(separator: ", "))")
-        }
-        if let tune, !Self.tunes.contains(tune) {
-            throw bad("unknown 'tune' \(tune); one of \(Self.tunes.joined(separator: ", "))")
         }
         if let k = keyframeInterval, k < 1 { throw bad("'keyint' must be at least 1") }
         if let s = size {
@@ -144,8 +161,8 @@ extension TranscodeOptions: Codable {
         if let v = try c.decodeIfPresent(Double.self, forKey: .crf) { rate = .crf(v) }
         if let v = try c.decodeIfPresent(Int64.self, forKey: .bitrate) { rate = .bitrate(v) }
         if let v = try c.decodeIfPresent(Double.self, forKey: .bitsPerPixel) { rate = .bitsPerPixel(v) }
-        preset = try c.decodeIfPresent(String.self, forKey: .preset) ?? preset
-        tune = try c.decodeIfPresent(String.self, forKey: .tune)
+        preset = try c.decodeIfPresent(Preset.self, forKey: .preset) ?? preset
+        tune = try c.decodeIfPresent(Tune.self, forKey: .tune)
         x265Params = try c.decodeIfPresent(String.self, forKey: .x265Params)
         keyframeInterval = try c.decodeIfPresent(Int.self, forKey: .keyframeInterval)
         tenBit = try c.decodeIfPresent(Bool.self, forKey: .tenBit) ?? tenBit
@@ -197,6 +214,22 @@ extension TranscodeOptions: Codable {
 }
 
 extension TranscodeOptions {
+    /// A preset by its name; an unknown name is an error that lists them.
+    public static func preset(named name: String) throws(MediaError) -> Preset {
+        guard let p = Preset(rawValue: name) else {
+            throw MediaError.invalidOption("unknown 'preset' \(name); one of \(presets.joined(separator: ", "))", options: ["preset"])
+        }
+        return p
+    }
+
+    /// A tune by its name; an unknown name is an error that lists them.
+    public static func tune(named name: String) throws(MediaError) -> Tune {
+        guard let t = Tune(rawValue: name) else {
+            throw MediaError.invalidOption("unknown 'tune' \(name); one of \(tunes.joined(separator: ", "))", options: ["tune"])
+        }
+        return t
+    }
+
     /// A frame rate as written on the command line or in a recipe: `30`,
     /// `30000/1001`, or a decimal (`29.97`, `23.976` and `59.94` mean the
     /// NTSC rates 30000/1001, 24000/1001, 60000/1001).

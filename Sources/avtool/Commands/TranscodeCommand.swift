@@ -129,7 +129,13 @@ struct TranscodeCommand: WritingVerb {
         if let size, Self.parseSize(size) == nil {
             throw ValidationError("'--size' \(size) is not WxH (e.g. 1280x720 or 1280x-1)")
         }
-        do { try options.validate() } catch { throw ValidationError(error.commandLineMessage) }
+        do {
+            _ = try TranscodeOptions.preset(named: preset)
+            if let tune { _ = try TranscodeOptions.tune(named: tune) }
+            try options.validate()
+        } catch {
+            throw ValidationError(error.commandLineMessage)
+        }
         try validateChunking()
     }
 
@@ -188,8 +194,8 @@ struct TranscodeCommand: WritingVerb {
         o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
         o.loudness = loudness.flatMap { LoudnessTarget($0, truePeak: truePeak) }
         if let bpp { o.rate = .bitsPerPixel(bpp) }
-        o.preset = preset
-        o.tune = tune
+        o.preset = (try? TranscodeOptions.preset(named: preset)) ?? o.preset  // checked by validate()
+        o.tune = tune.flatMap { try? TranscodeOptions.tune(named: $0) }
         o.x265Params = x265Params
         o.keyframeInterval = keyint
         o.tenBit = tenBit
