@@ -120,6 +120,19 @@ public enum AVTool {
         level.apply()
     }
 
+    /// Sends FFmpeg's own messages, up to `level`, to `handler` instead of
+    /// standard error (`nil` gives them back to standard error). FFmpeg has
+    /// one log for the whole process: the handler gets every job's
+    /// messages, on the thread of the job that logs them.
+    ///
+    /// - Parameters:
+    ///   - level: The least severe messages passed on (`.error`: errors only).
+    ///   - handler: Called with each line.
+    public static func setLibraryLogHandler(upTo level: LibraryLogLevel,
+                                            _ handler: (@Sendable (LibraryLogMessage) -> Void)?) {
+        LibraryLog.handle(upTo: level, with: handler)
+    }
+
     /// Runs `work` on a thread of its own, with a stop flag of its own
     /// that the calling task's cancellation sets.
     static func run<Report: Sendable>(

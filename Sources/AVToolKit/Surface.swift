@@ -46,6 +46,8 @@ public typealias MergeAlignment = Sync.MergeAlignment
 public typealias EndPolicy = Sync.EndPolicy
 /// How FFmpeg's own log is shown (``AVTool/setLibraryLogLevel(_:)``).
 public typealias LibraryLogLevel = Media.LibraryLogLevel
+/// A line of FFmpeg's own log (``AVTool/setLibraryLogHandler(upTo:_:)``).
+public typealias LibraryLogMessage = Media.LibraryLogMessage
 
 /// The options of ``AVTool/remux(input:output:options:progress:)``.
 public typealias RemuxOptions = Remux.RemuxOptions

@@ -59,7 +59,7 @@ struct ExamplePackageTests {
     /// by `Task.cancel()` stops within 0.5 s with category `interrupted`
     /// and leaves no file; a missing file's category comes out of an
     /// exhaustive switch; the jobs' options come from JSON; a job's events,
-    /// its task cancelled, end with `interrupted`.
+    /// its task cancelled, end with `interrupted`; FFmpeg's log goes to a handler.
     @Test func jobServiceRunsJobsAtOnceAndCancelsOne() throws {
         try Self.build()
         let scratch = try Scratch()
@@ -90,6 +90,10 @@ struct ExamplePackageTests {
         // The events of a job whose task is cancelled: a typed failure, not an end as if finished, and no file.
         #expect(lines["events-cancelled"] == "interrupted", "\(run.stdout)")
         #expect(lines["left-after-events"] == "first.mp4 third.mp4", "\(run.stdout)")
+        // FFmpeg's own error went to the program's handler, not to stderr.
+        #expect(lines["library-log"]?.hasPrefix("error: [mov,mp4") == true && lines["library-log"]?.hasSuffix("moov atom not found") == true,
+                "\(run.stdout)")
+        #expect(!run.stderr.contains("moov atom"), "\(run.stderr)")
     }
 
     /// The examples compile without a warning in Swift 6 mode (strict

@@ -214,4 +214,24 @@ do throws(MediaError) {
 } catch {
     print("missing: \(explain(error))")
 }
+// FFmpeg's own messages to a handler, not to stderr: an MP4 whose recording
+// never finished (no index) makes libavformat log an error.
+final class LogLines: Sendable {
+    let lines = Mutex<[String]>([])
+}
+let log = LogLines()
+AVTool.setLibraryLogHandler(upTo: .error) { message in log.lines.withLock { $0.append("\(message.level): \(message.text)") } }
+let unfinished = directory + "/unfinished.mp4"
+_ = FileManager.default.createFile(atPath: unfinished,
+                                   contents: Data([0, 0, 0, 0x14] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isom".utf8)))
+do throws(MediaError) {
+    _ = try await AVTool.probe(unfinished)
+    print("unfinished: probed")
+} catch {
+    print("unfinished: \(explain(error))")
+}
+try? FileManager.default.removeItem(atPath: unfinished)
+AVTool.setLibraryLogHandler(upTo: .quiet, nil)
+print("library-log: \(log.lines.withLock { $0.first } ?? "none")")
+
 if let kib = peakResidentKiB() { print("peak-rss-kib: \(kib)") }
