@@ -102,11 +102,11 @@ public struct CutReport: Sendable, Codable {
     /// Exact mode: the frames re-encoded, and where their parameter sets are.
     public var reencoded: [ReencodedStretchReport] = []
     public var parameterSets: String?
-    /// `--keep`: each range, where the parts join on the output timeline,
+    /// With several ranges kept (`keep`): each range, where the parts join on the output timeline,
     /// and how the audio was laid at the joints.
     public var ranges: [KeptRangeReport]?
     public var joints: [Double]?
-    /// `--keep`: the seconds the ranges asked for, and the output's.
+    /// With several ranges kept (`keep`): the seconds the ranges asked for, and the output's.
     public var askedSeconds: Double?
     public var outputSeconds: Double?
     public var audio: String?

@@ -49,7 +49,7 @@ public struct LoudnessProgress: Sendable {
 /// What `avtool loudness` planned, and with an output what it wrote and measured there.
 public struct LoudnessReport: Sendable, Codable {
     public var input: String
-    /// nil for a plan only (`--dry-run`).
+    /// nil for a plan only (nothing written).
     public var output: String?
     public var target: LoudnessTarget
     public var streams: [LoudnessStreamReport]

@@ -36,7 +36,7 @@ public struct TranscodeReport: Sendable, Codable {
     public var framesEncoded = 0
     public var copiedStreams: [Int] = []
     public var audio: [AudioOutcome] = []
-    /// The constant output rate asked for with `--fps`, as `num/den`.
+    /// The constant output rate asked for (`frameRate`), as `num/den`.
     public var frameRate: String?
     public var framesDropped = 0
     public var framesDuplicated = 0
@@ -53,7 +53,7 @@ public struct TranscodeReport: Sendable, Codable {
     public var corrections = TimelineCorrections()
     /// A chunked transcode: its chunks and seams.
     public var chunks: ChunkJoin?
-    /// With `--loudness`: each audio stream's plan (its output not measured again).
+    /// With a loudness target: each audio stream's plan (its output not measured again).
     public var loudness: [LoudnessStreamReport]?
 
     /// Output size over input size.
@@ -64,7 +64,7 @@ public struct TranscodeReport: Sendable, Codable {
 /// (pixel format, size), encodes it with libx265, and muxes it with the other
 /// streams. Audio is copied when the container holds it and encoded (AAC, or
 /// PCM on request) when not. Timestamps pass through (VFR stays VFR) unless
-/// `--fps` asks for a constant rate. A composition of track writers: the
+/// `options.frameRate` asks for a constant rate. A composition of track writers: the
 /// video re-encoded, the audio copied or re-encoded, the rest copied.
 public func transcode(input inputPath: String, output outputPath: String, options: TranscodeOptions,
                       cancellation: Cancellation = .shared,
