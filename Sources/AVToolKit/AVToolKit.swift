@@ -49,7 +49,7 @@ import Glibc
 /// job stops no other.
 ///
 /// `progress`, when given, is called on the work's thread (hence
-/// `@Sendable`), about ten times a second.
+/// `@Sendable`) every 256 packets read, so keep it short.
 public enum AVTool {
     /// An event of a running verb: progress, then its report.
     public enum Event<Progress: Sendable, Report: Sendable>: Sendable {

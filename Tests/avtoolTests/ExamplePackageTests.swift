@@ -87,6 +87,7 @@ struct ExamplePackageTests {
         #expect(lines["left"] == "first.mp4 third.mp4", "\(run.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["first.mp4", "third.mp4"])
         #expect(lines["missing"] == "not-found (no such file)", "\(run.stdout)")
+        #expect(lines["cancelled-before"] == "interrupted", "\(run.stdout)")
         // The events of a job whose task is cancelled: a typed failure, not an end as if finished, and no file.
         #expect(lines["events-cancelled"] == "interrupted", "\(run.stdout)")
         #expect(lines["left-after-events"] == "first.mp4 third.mp4", "\(run.stdout)")

@@ -208,6 +208,18 @@ if cancelsOne {
     print("left-after-events: \(after.joined(separator: " "))")
 }
 
+// A task cancelled before it calls a verb: the verb throws at once, no work begun.
+let early = Task { () async -> String in
+    withUnsafeCurrentTask { $0?.cancel() }
+    do throws(MediaError) {
+        _ = try await AVTool.probe(input)
+        return "probed"
+    } catch {
+        return explain(error)
+    }
+}
+print("cancelled-before: \(await early.value)")
+
 do throws(MediaError) {
     _ = try await AVTool.probe(directory + "/no-such-file.mp4")
     print("missing: probed")
