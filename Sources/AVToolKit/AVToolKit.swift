@@ -49,7 +49,8 @@ import Glibc
 /// job stops no other.
 ///
 /// `progress`, when given, is called on the work's thread (hence
-/// `@Sendable`) every 256 packets read, so keep it short.
+/// `@Sendable`) as the work goes on — a transcode at each frame encoded,
+/// the copying verbs every 256 packets — so keep it short.
 public enum AVTool {
     /// An event of a running verb: progress, then its report.
     public enum Event<Progress: Sendable, Report: Sendable>: Sendable {
