@@ -66,8 +66,10 @@ let package = Package(
         // the CLI supplies, so a recipe's options are checked and run by the very code that
         // parses the command line.
         .target(name: "Batch", dependencies: ["Threads", "CYAML"]),
-        // The library product: every verb's function, options, report and error, re-exported.
-        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Loudness"]),
+        // The library product: every verb as an async function, with the names its callers need
+        // (options, reports, progress, the error); the modules behind are not re-exported.
+        .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Threads", "Pipeline", "Probe", "Remux", "Transcode", "Concat",
+                                                  "Repair", "Cut", "Loudness"]),
         .executableTarget(
             name: "avtool",
             dependencies: [
@@ -88,3 +90,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The documentation plugin only when asked for (scripts/docs.sh): the
+// builds and tests do not resolve it.
+if Context.environment["AVTOOL_DOCC"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -3,7 +3,7 @@ import Pipeline
 import Sync
 
 /// Options shared by merge, concat and fill-silence.
-public struct AssemblyOptions: Sendable {
+public struct AssemblyOptions: Sendable, Equatable {
     public var container: Container?
     /// Tag, creation-time and rotation changes made as the output is written.
     public var edits = MetadataEdits()
@@ -36,6 +36,41 @@ public struct AssemblyOptions: Sendable {
             throw MediaError.invalidOption("'audio-bitrate' must be at least \(AACBitRate.minimumPerChannel / 1000)k per channel",
                                            options: ["audio-bitrate"])
         }
+    }
+}
+
+/// Options as data (a request body, a recipe): keys are the properties'
+/// names, `tolerance` in seconds; a key left out keeps its default (`end`
+/// given as null leaves the tracks' ends as they are). Metadata edits are
+/// not carried.
+extension AssemblyOptions: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case container, end, fill, tolerance, audioBitRate, faststart, overwrite, data
+    }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        container = try c.decodeIfPresent(Container.self, forKey: .container)
+        if c.contains(.end) { end = try c.decodeIfPresent(EndPolicy.self, forKey: .end) }
+        fill = try c.decodeIfPresent(Bool.self, forKey: .fill) ?? fill
+        tolerance = try c.decodeIfPresent(Double.self, forKey: .tolerance).map { Duration.seconds($0) }
+        audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
+        faststart = try c.decodeIfPresent(Bool.self, forKey: .faststart) ?? faststart
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+        data = try c.decodeIfPresent(Bool.self, forKey: .data) ?? data
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(container, forKey: .container)
+        try c.encode(end, forKey: .end)
+        try c.encode(fill, forKey: .fill)
+        try c.encodeIfPresent(tolerance?.seconds, forKey: .tolerance)
+        try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
+        try c.encode(faststart, forKey: .faststart)
+        try c.encode(overwrite, forKey: .overwrite)
+        try c.encode(data, forKey: .data)
     }
 }
 
@@ -155,6 +190,12 @@ public struct AssemblyReport: Sendable, Codable {
 public struct AssemblyProgress: Sendable {
     public let position: Double
     public let duration: Double?
+
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(position: Double, duration: Double?) {
+        self.position = position
+        self.duration = duration
+    }
     public var fraction: Double? {
         guard let d = duration, d > 0 else { return nil }
         return min(max(position / d, 0), 1)

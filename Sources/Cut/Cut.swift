@@ -2,7 +2,7 @@ import Media
 import Pipeline
 import Sync
 
-public struct CutOptions: Sendable {
+public struct CutOptions: Sendable, Equatable {
     /// The output container; `nil` means from the output's extension.
     public var container: Container?
     /// Where the kept part starts, from the start of the recording.
@@ -25,10 +25,58 @@ public struct CutOptions: Sendable {
     public init() {}
 }
 
+/// Options as data (a request body, a recipe): keys are the properties'
+/// names, times in seconds (`keep`: `[{"from": 10, "to": 25}]`); a key left
+/// out keeps its default. Metadata edits are not carried.
+extension CutOptions: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case container, from, to, streams, faststart, overwrite, mode, keep, dryRun
+    }
+
+    private struct Range: Codable {
+        var from: Double
+        var to: Double
+    }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        container = try c.decodeIfPresent(Container.self, forKey: .container)
+        from = try c.decodeIfPresent(Double.self, forKey: .from).map { Duration.seconds($0) } ?? from
+        to = try c.decodeIfPresent(Double.self, forKey: .to).map { Duration.seconds($0) }
+        streams = try c.decodeIfPresent(StreamSelection.self, forKey: .streams) ?? streams
+        faststart = try c.decodeIfPresent(Bool.self, forKey: .faststart) ?? faststart
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+        mode = try c.decodeIfPresent(CutMode.self, forKey: .mode) ?? mode
+        keep = try c.decodeIfPresent([Range].self, forKey: .keep)?
+            .map { CutRange(from: .seconds($0.from), to: .seconds($0.to)) } ?? keep
+        dryRun = try c.decodeIfPresent(Bool.self, forKey: .dryRun) ?? dryRun
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(container, forKey: .container)
+        try c.encode(from.seconds, forKey: .from)
+        try c.encodeIfPresent(to?.seconds, forKey: .to)
+        try c.encode(streams, forKey: .streams)
+        try c.encode(faststart, forKey: .faststart)
+        try c.encode(overwrite, forKey: .overwrite)
+        try c.encode(mode, forKey: .mode)
+        if !keep.isEmpty { try c.encode(keep.map { Range(from: $0.from.seconds, to: $0.to.seconds) }, forKey: .keep) }
+        try c.encode(dryRun, forKey: .dryRun)
+    }
+}
+
 /// Progress of a running cut: the output position against the part's length.
 public struct CutProgress: Sendable {
     public let fraction: Double?
     public let position: Double
+
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(fraction: Double?, position: Double) {
+        self.fraction = fraction
+        self.position = position
+    }
 }
 
 public struct CutReport: Sendable, Codable {
@@ -54,11 +102,11 @@ public struct CutReport: Sendable, Codable {
     /// Exact mode: the frames re-encoded, and where their parameter sets are.
     public var reencoded: [ReencodedStretchReport] = []
     public var parameterSets: String?
-    /// `--keep`: each range, where the parts join on the output timeline,
+    /// With several ranges kept (`keep`): each range, where the parts join on the output timeline,
     /// and how the audio was laid at the joints.
     public var ranges: [KeptRangeReport]?
     public var joints: [Double]?
-    /// `--keep`: the seconds the ranges asked for, and the output's.
+    /// With several ranges kept (`keep`): the seconds the ranges asked for, and the output's.
     public var askedSeconds: Double?
     public var outputSeconds: Double?
     public var audio: String?

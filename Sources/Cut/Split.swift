@@ -40,7 +40,7 @@ private func pow(_ base: Double, _ exponent: Double) -> Double {
     return r
 }
 
-public struct SplitOptions: Sendable {
+public struct SplitOptions: Sendable, Equatable {
     /// The output containers; `nil` means from the pattern's extension.
     public var container: Container?
     public var points: SplitPoints = .every(.seconds(60))
@@ -55,6 +55,47 @@ public struct SplitOptions: Sendable {
     public var mode = CutMode.keyframe
 
     public init() {}
+}
+
+/// Options as data (a request body, a recipe): keys are the properties'
+/// names; the points as one of `every` (seconds), `at` (seconds),
+/// `size` (bytes) or `chapters: true`; a key left out keeps its default.
+/// Metadata edits are not carried.
+extension SplitOptions: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case container, every, at, size, chapters, streams, faststart, overwrite, dryRun, mode
+    }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        container = try c.decodeIfPresent(Container.self, forKey: .container)
+        if let s = try c.decodeIfPresent(Double.self, forKey: .every) { points = .every(.seconds(s)) }
+        if let s = try c.decodeIfPresent([Double].self, forKey: .at) { points = .at(s.map { .seconds($0) }) }
+        if let b = try c.decodeIfPresent(Int64.self, forKey: .size) { points = .size(b) }
+        if try c.decodeIfPresent(Bool.self, forKey: .chapters) == true { points = .chapters }
+        streams = try c.decodeIfPresent(StreamSelection.self, forKey: .streams) ?? streams
+        faststart = try c.decodeIfPresent(Bool.self, forKey: .faststart) ?? faststart
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+        dryRun = try c.decodeIfPresent(Bool.self, forKey: .dryRun) ?? dryRun
+        mode = try c.decodeIfPresent(CutMode.self, forKey: .mode) ?? mode
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(container, forKey: .container)
+        switch points {
+        case .every(let d): try c.encode(d.seconds, forKey: .every)
+        case .at(let times): try c.encode(times.map(\.seconds), forKey: .at)
+        case .size(let bytes): try c.encode(bytes, forKey: .size)
+        case .chapters: try c.encode(true, forKey: .chapters)
+        }
+        try c.encode(streams, forKey: .streams)
+        try c.encode(faststart, forKey: .faststart)
+        try c.encode(overwrite, forKey: .overwrite)
+        try c.encode(dryRun, forKey: .dryRun)
+        try c.encode(mode, forKey: .mode)
+    }
 }
 
 public struct SplitPart: Sendable, Codable {

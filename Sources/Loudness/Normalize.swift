@@ -3,7 +3,7 @@ import Media
 import Pipeline
 import Sync
 
-public struct LoudnessOptions: Sendable {
+public struct LoudnessOptions: Sendable, Equatable {
     public var target: LoudnessTarget = .podcast
     public var overwrite = false
     /// The AAC bit rate for all channels (nil: 64 kb/s per channel).
@@ -12,10 +12,36 @@ public struct LoudnessOptions: Sendable {
     public init() {}
 }
 
+/// Options as data (a request body, a recipe): a key left out keeps its default.
+extension LoudnessOptions: Codable {
+    private enum CodingKeys: String, CodingKey { case target, overwrite, audioBitRate }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        target = try c.decodeIfPresent(LoudnessTarget.self, forKey: .target) ?? target
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+        audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(target, forKey: .target)
+        try c.encode(overwrite, forKey: .overwrite)
+        try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
+    }
+}
+
 /// Progress of the writing pass: the output's position (s) and the input's length.
 public struct LoudnessProgress: Sendable {
     public let position: Double
     public let duration: Double?
+
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(position: Double, duration: Double?) {
+        self.position = position
+        self.duration = duration
+    }
 
     public var fraction: Double? { duration.flatMap { $0 > 0 ? min(max(position / $0, 0), 1) : nil } }
 }
@@ -23,7 +49,7 @@ public struct LoudnessProgress: Sendable {
 /// What `avtool loudness` planned, and with an output what it wrote and measured there.
 public struct LoudnessReport: Sendable, Codable {
     public var input: String
-    /// nil for a plan only (`--dry-run`).
+    /// nil for a plan only (nothing written).
     public var output: String?
     public var target: LoudnessTarget
     public var streams: [LoudnessStreamReport]

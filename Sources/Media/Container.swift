@@ -100,3 +100,20 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
         return r < 0 ? nil : r == 1
     }
 }
+
+/// A container as data is its name (`"mp4"`, `"mkv"`), as a user gives it.
+extension Container: Codable {
+    public init(from decoder: any Swift.Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let name = try c.decode(String.self)
+        guard let container = Container(named: name) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "unknown container '\(name)'; one of \(Self.knownNames)")
+        }
+        self = container
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(name)
+    }
+}

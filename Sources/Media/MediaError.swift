@@ -168,28 +168,52 @@ public enum StreamKind: String, Sendable, Hashable {
 }
 
 extension MediaError {
-    /// A stable name for the kind of failure, for programs that read it
-    /// (`--json` errors): `not-found`, `permission-denied`, `no-space`,
-    /// `output-exists`, `codec-unavailable`, `invalid-option`,
-    /// `damaged-input`, `invalid-data`, `unsupported`, `interrupted`, `io-error`.
-    public var category: String {
+    /// The kind of a failure. Its raw values are stable names that programs
+    /// read (the command line's `--json` errors carry them as `code`).
+    public enum Category: String, Sendable, Hashable, CaseIterable, Codable {
+        /// The input (or a directory on the way) does not exist.
+        case notFound = "not-found"
+        /// The file or directory may not be read or written.
+        case permissionDenied = "permission-denied"
+        /// The disk (or the quota, or the largest file size) is full.
+        case noSpace = "no-space"
+        /// The output exists and replacing it was not allowed.
+        case outputExists = "output-exists"
+        /// This FFmpeg build has no encoder or decoder for the codec.
+        case codecUnavailable = "codec-unavailable"
+        /// An option's value cannot work.
+        case invalidOption = "invalid-option"
+        /// The input is cut off or damaged; salvage or repair may keep what is readable.
+        case damagedInput = "damaged-input"
+        /// The input's data is not what its format says.
+        case invalidData = "invalid-data"
+        /// The input asks for something this program does not do.
+        case unsupported
+        /// The work was cancelled.
+        case interrupted
+        /// Any other failure to read or write.
+        case ioError = "io-error"
+    }
+
+    /// The kind of failure; its `rawValue` is the stable name (`not-found`, …).
+    public var category: Category {
         switch code {
-        case avtool_averror(ENOENT), avtool_averror(ENOTDIR): return "not-found"
-        case avtool_averror(EACCES), avtool_averror(EPERM), avtool_averror(EROFS): return "permission-denied"
-        case avtool_averror(ENOSPC), avtool_averror(EDQUOT), avtool_averror(EFBIG): return "no-space"
-        case avtool_averror(EEXIST): return "output-exists"
-        case AVTOOL_AVERROR_ENCODER_NOT_FOUND, AVTOOL_AVERROR_DECODER_NOT_FOUND: return "codec-unavailable"
-        case AVTOOL_AVERROR_EXIT: return "interrupted"
+        case avtool_averror(ENOENT), avtool_averror(ENOTDIR): return .notFound
+        case avtool_averror(EACCES), avtool_averror(EPERM), avtool_averror(EROFS): return .permissionDenied
+        case avtool_averror(ENOSPC), avtool_averror(EDQUOT), avtool_averror(EFBIG): return .noSpace
+        case avtool_averror(EEXIST): return .outputExists
+        case AVTOOL_AVERROR_ENCODER_NOT_FOUND, AVTOOL_AVERROR_DECODER_NOT_FOUND: return .codecUnavailable
+        case AVTOOL_AVERROR_EXIT: return .interrupted
         default: break
         }
-        if remedy == .overwrite { return "output-exists" }
-        if operation == "invalid option" { return "invalid-option" }
+        if remedy == .overwrite { return .outputExists }
+        if operation == "invalid option" { return .invalidOption }
         switch remedy {
-        case .salvage, .repair, .reference: return "damaged-input"
+        case .salvage, .repair, .reference: return .damagedInput
         default: break
         }
-        if code == AVTOOL_AVERROR_INVALIDDATA { return "invalid-data" }
-        if code == AVTOOL_AVERROR_EINVAL { return "unsupported" }
-        return "io-error"
+        if code == AVTOOL_AVERROR_INVALIDDATA { return .invalidData }
+        if code == AVTOOL_AVERROR_EINVAL { return .unsupported }
+        return .ioError
     }
 }

@@ -1,7 +1,7 @@
 import Media
 
 /// Which kinds of input streams go to the output (all by default).
-public struct StreamSelection: Hashable, Sendable {
+public struct StreamSelection: Hashable, Sendable, Codable {
     public var video = true
     public var audio = true
     public var subtitles = true
@@ -13,6 +13,19 @@ public struct StreamSelection: Hashable, Sendable {
     public var coverArt = true
 
     public init() {}
+
+    private enum CodingKeys: String, CodingKey { case video, audio, subtitles, data, attachments, coverArt }
+
+    /// A kind left out of the data is kept.
+    public init(from decoder: any Swift.Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        video = try c.decodeIfPresent(Bool.self, forKey: .video) ?? true
+        audio = try c.decodeIfPresent(Bool.self, forKey: .audio) ?? true
+        subtitles = try c.decodeIfPresent(Bool.self, forKey: .subtitles) ?? true
+        data = try c.decodeIfPresent(Bool.self, forKey: .data) ?? true
+        attachments = try c.decodeIfPresent(Bool.self, forKey: .attachments) ?? true
+        coverArt = try c.decodeIfPresent(Bool.self, forKey: .coverArt) ?? true
+    }
 
     public func keeps(_ stream: InputStream) -> Bool {
         if stream.isAttachedPicture { return coverArt }

@@ -3,7 +3,7 @@ import Pipeline
 import Sync
 import Threads
 
-public struct RemuxOptions: Sendable {
+public struct RemuxOptions: Sendable, Equatable {
     /// The output container; `nil` means from the output's extension.
     public var container: Container?
     public var start: StartPolicy = .zero
@@ -34,6 +34,43 @@ public struct RemuxOptions: Sendable {
     public init() {}
 }
 
+/// Options as data (a request body, a recipe): keys are the properties'
+/// names; a key left out keeps its default. Metadata edits are not carried.
+extension RemuxOptions: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case container, start, repair, streams, faststart, overwrite, salvage, bulk, encodeAudioToAAC, audioBitRate
+    }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        container = try c.decodeIfPresent(Container.self, forKey: .container)
+        start = try c.decodeIfPresent(StartPolicy.self, forKey: .start) ?? start
+        repair = try c.decodeIfPresent(TimestampRepair.self, forKey: .repair) ?? repair
+        streams = try c.decodeIfPresent(StreamSelection.self, forKey: .streams) ?? streams
+        faststart = try c.decodeIfPresent(Bool.self, forKey: .faststart) ?? faststart
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+        salvage = try c.decodeIfPresent(Bool.self, forKey: .salvage) ?? salvage
+        bulk = try c.decodeIfPresent(Bool.self, forKey: .bulk) ?? bulk
+        encodeAudioToAAC = try c.decodeIfPresent(Bool.self, forKey: .encodeAudioToAAC) ?? encodeAudioToAAC
+        audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(container, forKey: .container)
+        try c.encode(start, forKey: .start)
+        try c.encode(repair, forKey: .repair)
+        try c.encode(streams, forKey: .streams)
+        try c.encode(faststart, forKey: .faststart)
+        try c.encode(overwrite, forKey: .overwrite)
+        try c.encode(salvage, forKey: .salvage)
+        try c.encode(bulk, forKey: .bulk)
+        try c.encode(encodeAudioToAAC, forKey: .encodeAudioToAAC)
+        try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
+    }
+}
+
 /// Progress of a running remux, reported every few packets.
 public struct RemuxProgress: Sendable {
     public let bytesRead: Int64
@@ -41,6 +78,14 @@ public struct RemuxProgress: Sendable {
     /// Output position in seconds (from the last written timestamp).
     public let position: Double
     public let duration: Double?
+
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(bytesRead: Int64, inputSize: Int64?, position: Double, duration: Double?) {
+        self.bytesRead = bytesRead
+        self.inputSize = inputSize
+        self.position = position
+        self.duration = duration
+    }
 
     /// 0…1, from the position when the duration is known, else from bytes.
     public var fraction: Double? {

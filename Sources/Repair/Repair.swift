@@ -3,7 +3,7 @@ import Pipeline
 import Remux
 import Sync
 
-public struct RepairOptions: Sendable {
+public struct RepairOptions: Sendable, Equatable {
     /// The output container; `nil` means from the output's extension.
     public var container: Container?
     /// A whole recording made by the same device with the same settings:
@@ -17,9 +17,35 @@ public struct RepairOptions: Sendable {
     public init() {}
 }
 
+/// Options as data (a request body, a recipe): keys are the properties'
+/// names; a key left out keeps its default. Metadata edits are not carried.
+extension RepairOptions: Codable {
+    private enum CodingKeys: String, CodingKey { case container, reference, faststart, overwrite }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        container = try c.decodeIfPresent(Container.self, forKey: .container)
+        reference = try c.decodeIfPresent(String.self, forKey: .reference)
+        faststart = try c.decodeIfPresent(Bool.self, forKey: .faststart) ?? faststart
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(container, forKey: .container)
+        try c.encodeIfPresent(reference, forKey: .reference)
+        try c.encode(faststart, forKey: .faststart)
+        try c.encode(overwrite, forKey: .overwrite)
+    }
+}
+
 /// Progress of a running repair: the share of the input scanned or copied.
 public struct RepairProgress: Sendable {
     public let fraction: Double
+
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(fraction: Double) { self.fraction = fraction }
 }
 
 public struct RepairStreamReport: Sendable, Codable {

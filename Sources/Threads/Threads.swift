@@ -39,6 +39,15 @@ public final class WorkerThread: @unchecked Sendable {
         }
     }
 
+    /// Starts `body` on a thread nobody joins (`pthread_detach`): its
+    /// resources go back when it returns. For work whose end is reported
+    /// another way (a continuation resumed by `body`).
+    public static func detach(stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) throws(StartFailure) {
+        let thread = try WorkerThread(stackSize: stackSize, body)
+        thread.joined = true
+        pthread_detach(thread.thread)
+    }
+
     /// Waits for the body to return.
     public func join() {
         guard !joined else { return }

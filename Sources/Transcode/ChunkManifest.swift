@@ -53,8 +53,8 @@ public struct VideoChoices: Codable, Equatable, Sendable {
         case .bitrate(let b): bitRate = b
         case .bitsPerPixel(let b): bitsPerPixel = b
         }
-        preset = o.preset
-        tune = o.tune
+        preset = o.preset.rawValue
+        tune = o.tune?.rawValue
         x265Params = o.x265Params
         keyframeInterval = o.keyframeInterval
         tenBit = o.tenBit
@@ -68,12 +68,12 @@ public struct VideoChoices: Codable, Equatable, Sendable {
     public func applied(to options: TranscodeOptions) -> TranscodeOptions {
         var o = options
         o.rate = crf.map { .crf($0) } ?? bitRate.map { .bitrate($0) } ?? bitsPerPixel.map { .bitsPerPixel($0) } ?? o.rate
-        o.preset = preset
-        o.tune = tune
+        o.preset = TranscodeOptions.Preset(rawValue: preset) ?? o.preset
+        o.tune = tune.flatMap(TranscodeOptions.Tune.init(rawValue:))
         o.x265Params = x265Params
         o.keyframeInterval = keyframeInterval
         o.tenBit = tenBit
-        o.size = width.flatMap { w in height.map { (w, $0) } }
+        o.size = width.flatMap { w in height.map { FrameSize(width: w, height: $0) } }
         o.sdr = sdr != nil
         if let sdr { o.toneMap = sdr }
         o.dolbyVision = noDolbyVision != true

@@ -10,6 +10,13 @@ public struct TranscodeProgress: Sendable {
     public let position: Double
     public let duration: Double?
 
+    /// A progress value (what a test or a client's own reporting makes).
+    public init(frames: Int, position: Double, duration: Double?) {
+        self.frames = frames
+        self.position = position
+        self.duration = duration
+    }
+
     public var fraction: Double? {
         guard let d = duration, d > 0 else { return nil }
         return min(max(position / d, 0), 1)
@@ -29,7 +36,7 @@ public struct TranscodeReport: Sendable, Codable {
     public var framesEncoded = 0
     public var copiedStreams: [Int] = []
     public var audio: [AudioOutcome] = []
-    /// The constant output rate asked for with `--fps`, as `num/den`.
+    /// The constant output rate asked for (`frameRate`), as `num/den`.
     public var frameRate: String?
     public var framesDropped = 0
     public var framesDuplicated = 0
@@ -52,7 +59,7 @@ public struct TranscodeReport: Sendable, Codable {
     public var corrections = TimelineCorrections()
     /// A chunked transcode: its chunks and seams.
     public var chunks: ChunkJoin?
-    /// With `--loudness`: each audio stream's plan (its output not measured again).
+    /// With a loudness target: each audio stream's plan (its output not measured again).
     public var loudness: [LoudnessStreamReport]?
 
     /// Output size over input size.
@@ -63,7 +70,7 @@ public struct TranscodeReport: Sendable, Codable {
 /// (pixel format, size), encodes it with libx265, and muxes it with the other
 /// streams. Audio is copied when the container holds it and encoded (AAC, or
 /// PCM on request) when not. Timestamps pass through (VFR stays VFR) unless
-/// `--fps` asks for a constant rate. A composition of track writers: the
+/// `options.frameRate` asks for a constant rate. A composition of track writers: the
 /// video re-encoded, the audio copied or re-encoded, the rest copied.
 public func transcode(input inputPath: String, output outputPath: String, options: TranscodeOptions,
                       cancellation: Cancellation = .shared,
@@ -503,13 +510,13 @@ struct FirstFrameFacts {
 /// unless the user sets a log level).
 func encoderOptions(_ o: TranscodeOptions, width: Int, height: Int, fps: Double,
                     hdr: HDRMetadata? = nil) -> [(String, String)] {
-    var opts: [(String, String)] = [("preset", o.preset)]
+    var opts: [(String, String)] = [("preset", o.preset.rawValue)]
     switch o.rate {
     case .crf(let c): opts.append(("crf", String(c)))
     case .bitrate(let b): opts.append(("b", String(b)))
     case .bitsPerPixel(let bpp): opts.append(("b", String(wholeClamped(bpp * Double(width) * Double(height) * fps))))
     }
-    if let t = o.tune { opts.append(("tune", t)) }
+    if let t = o.tune { opts.append(("tune", t.rawValue)) }
     // A file's frame rate may be anything (1/1000 … 2^31): keep the interval a sane integer.
     opts.append(("g", String(o.keyframeInterval ?? Int(wholeClamped(3 * fps, to: 1...100_000)))))
     var params = o.x265Params ?? ""
@@ -524,7 +531,7 @@ func encoderOptions(_ o: TranscodeOptions, width: Int, height: Int, fps: Double,
 
 /// The output size: the requested one, where a side of -1 (or 0) keeps the
 /// aspect ratio; rounded down to even numbers, which 4:2:0 needs.
-package func outputSize(input: (Int, Int), requested: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+package func outputSize(input: (Int, Int), requested: FrameSize?) -> (width: Int, height: Int) {
     func even(_ v: Double) -> Int { max(2, Int(v / 2) * 2) }
     guard let r = requested else { return (even(Double(input.0)), even(Double(input.1))) }
     let (iw, ih) = (Double(input.0), Double(input.1))

@@ -3,7 +3,7 @@ import Pipeline
 import Sync
 
 /// How the video bit rate is chosen.
-public enum RateControl: Sendable, Equatable {
+public enum RateControl: Sendable, Hashable {
     /// Constant quality (x265 CRF, 0–51; lower is better).
     case crf(Double)
     /// Average bit rate in bits per second.
@@ -13,14 +13,15 @@ public enum RateControl: Sendable, Equatable {
     case bitsPerPixel(Double)
 }
 
-public struct TranscodeOptions: Sendable {
+public struct TranscodeOptions: Sendable, Equatable {
     public var container: Container?
     /// Tag, creation-time and rotation changes made as the output is written.
     public var edits = MetadataEdits()
     public var rate: RateControl = .crf(TranscodeOptions.defaultCRF)
-    /// x265 preset (ultrafast … placebo).
-    public var preset = "medium"
-    public var tune: String?
+    /// x265's trade of speed for compression.
+    public var preset = Preset.medium
+    /// x265's tuning for a kind of picture or a use.
+    public var tune: Tune?
     /// Extra `key=value:key=value` passed to x265.
     public var x265Params: String?
     /// Frames between keyframes; `nil` means 3 seconds of frames.
@@ -36,7 +37,7 @@ public struct TranscodeOptions: Sendable {
     /// The tone-mapping curve of `sdr`.
     public var toneMap: ToneMapOperator = .hable
     /// Output size; `nil` keeps the input's.
-    public var size: (width: Int, height: Int)?
+    public var size: FrameSize?
     /// Output frame rate; `nil` passes timestamps through (VFR stays VFR).
     public var frameRate: Rational?
     public var audio: AudioMode = .auto
@@ -59,9 +60,31 @@ public struct TranscodeOptions: Sendable {
     /// x265's CRF scale: 24 keeps fine detail at about half the size of
     /// H.264 at its default quality.
     public static let defaultCRF = 24.0
-    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow",
-                                 "slower", "veryslow", "placebo"]
-    public static let tunes = ["psnr", "ssim", "grain", "zerolatency", "fastdecode", "animation"]
+    /// The presets' names, fastest first.
+    public static let presets = Preset.allCases.map(\.rawValue)
+    /// The tunes' names.
+    public static let tunes = Tune.allCases.map(\.rawValue)
+
+    /// x265's presets, fastest (and largest) first; their names are x265's.
+    public enum Preset: String, Sendable, Hashable, CaseIterable, Codable {
+        case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo
+    }
+
+    /// x265's tunes; their names are x265's.
+    public enum Tune: String, Sendable, Hashable, CaseIterable, Codable {
+        /// For the best PSNR (turns off psycho-visual optimisations).
+        case psnr
+        /// For the best SSIM.
+        case ssim
+        /// Keeps film grain.
+        case grain
+        /// No frame reordering or look-ahead: the lowest latency.
+        case zerolatency
+        /// Cheaper to decode.
+        case fastdecode
+        /// For animation.
+        case animation
+    }
 
     public init() {}
 
@@ -80,12 +103,6 @@ public struct TranscodeOptions: Sendable {
         case .bitrate(let b) where b < 1000: throw bad("'bitrate' must be at least 1k")
         case .bitsPerPixel(let b) where !(b > 0 && b <= 24): throw bad("'bpp' must be above 0 and at most 24")
         default: break
-        }
-        guard Self.presets.contains(preset) else {
-            throw bad("unknown 'preset' \(preset); one of \(Self.presets.joined(separator: ", "))")
-        }
-        if let tune, !Self.tunes.contains(tune) {
-            throw bad("unknown 'tune' \(tune); one of \(Self.tunes.joined(separator: ", "))")
         }
         if let k = keyframeInterval, k < 1 { throw bad("'keyint' must be at least 1") }
         if let s = size {
@@ -115,8 +132,120 @@ public struct TranscodeOptions: Sendable {
     }
 }
 
+/// A picture size in pixels; -1 for one side keeps the input's aspect ratio.
+public struct FrameSize: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// `1280x720`.
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// Options as data, for a request body or a recipe: the keys are the
+/// properties' names; one of `crf`, `bitrate` (bits per second) and
+/// `bitsPerPixel` gives the rate control; `container` is a name (`mp4`,
+/// `mkv`); `frameRate` is `30000/1001` or a number; `size` is
+/// `{"width": 1280, "height": -1}`. A key left out keeps its default.
+/// Metadata edits are not carried.
+extension TranscodeOptions: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case container, crf, bitrate, bitsPerPixel, preset, tune, x265Params, keyframeInterval, tenBit, size, frameRate
+        case audio, audioBitRate, loudness, streams, start, faststart, overwrite, salvage
+        case dolbyVision, sdr, toneMap
+    }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if let name = try c.decodeIfPresent(String.self, forKey: .container) {
+            guard let container = Container(named: name) else {
+                throw DecodingError.dataCorruptedError(forKey: .container, in: c, debugDescription: "unknown container '\(name)'")
+            }
+            self.container = container
+        }
+        if let v = try c.decodeIfPresent(Double.self, forKey: .crf) { rate = .crf(v) }
+        if let v = try c.decodeIfPresent(Int64.self, forKey: .bitrate) { rate = .bitrate(v) }
+        if let v = try c.decodeIfPresent(Double.self, forKey: .bitsPerPixel) { rate = .bitsPerPixel(v) }
+        preset = try c.decodeIfPresent(Preset.self, forKey: .preset) ?? preset
+        tune = try c.decodeIfPresent(Tune.self, forKey: .tune)
+        x265Params = try c.decodeIfPresent(String.self, forKey: .x265Params)
+        keyframeInterval = try c.decodeIfPresent(Int.self, forKey: .keyframeInterval)
+        tenBit = try c.decodeIfPresent(Bool.self, forKey: .tenBit) ?? tenBit
+        size = try c.decodeIfPresent(FrameSize.self, forKey: .size)
+        if c.contains(.frameRate), try !c.decodeNil(forKey: .frameRate) {
+            let text: String
+            if let t = try? c.decode(String.self, forKey: .frameRate) { text = t } else {
+                text = try c.decode(Double.self, forKey: .frameRate).description
+            }
+            guard let r = Self.parseFrameRate(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .frameRate, in: c, debugDescription: "'\(text)' is not a frame rate")
+            }
+            frameRate = r
+        }
+        audio = try c.decodeIfPresent(AudioMode.self, forKey: .audio) ?? audio
+        audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
+        loudness = try c.decodeIfPresent(LoudnessTarget.self, forKey: .loudness)
+        streams = try c.decodeIfPresent(StreamSelection.self, forKey: .streams) ?? streams
+        start = try c.decodeIfPresent(StartPolicy.self, forKey: .start) ?? start
+        faststart = try c.decodeIfPresent(Bool.self, forKey: .faststart) ?? faststart
+        overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
+        salvage = try c.decodeIfPresent(Bool.self, forKey: .salvage) ?? salvage
+        dolbyVision = try c.decodeIfPresent(Bool.self, forKey: .dolbyVision) ?? dolbyVision
+        sdr = try c.decodeIfPresent(Bool.self, forKey: .sdr) ?? sdr
+        toneMap = try c.decodeIfPresent(ToneMapOperator.self, forKey: .toneMap) ?? toneMap
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(container?.name, forKey: .container)
+        switch rate {
+        case .crf(let v): try c.encode(v, forKey: .crf)
+        case .bitrate(let v): try c.encode(v, forKey: .bitrate)
+        case .bitsPerPixel(let v): try c.encode(v, forKey: .bitsPerPixel)
+        }
+        try c.encode(preset, forKey: .preset)
+        try c.encodeIfPresent(tune, forKey: .tune)
+        try c.encodeIfPresent(x265Params, forKey: .x265Params)
+        try c.encodeIfPresent(keyframeInterval, forKey: .keyframeInterval)
+        try c.encode(tenBit, forKey: .tenBit)
+        try c.encodeIfPresent(size, forKey: .size)
+        try c.encodeIfPresent(frameRate?.description, forKey: .frameRate)
+        try c.encode(audio, forKey: .audio)
+        try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
+        try c.encodeIfPresent(loudness, forKey: .loudness)
+        try c.encode(streams, forKey: .streams)
+        try c.encode(start, forKey: .start)
+        try c.encode(faststart, forKey: .faststart)
+        try c.encode(overwrite, forKey: .overwrite)
+        try c.encode(salvage, forKey: .salvage)
+        try c.encode(dolbyVision, forKey: .dolbyVision)
+        try c.encode(sdr, forKey: .sdr)
+        try c.encode(toneMap, forKey: .toneMap)
+    }
+}
 
 extension TranscodeOptions {
+    /// A preset by its name; an unknown name is an error that lists them.
+    public static func preset(named name: String) throws(MediaError) -> Preset {
+        guard let p = Preset(rawValue: name) else {
+            throw MediaError.invalidOption("unknown 'preset' \(name); one of \(presets.joined(separator: ", "))", options: ["preset"])
+        }
+        return p
+    }
+
+    /// A tune by its name; an unknown name is an error that lists them.
+    public static func tune(named name: String) throws(MediaError) -> Tune {
+        guard let t = Tune(rawValue: name) else {
+            throw MediaError.invalidOption("unknown 'tune' \(name); one of \(tunes.joined(separator: ", "))", options: ["tune"])
+        }
+        return t
+    }
+
     /// A frame rate as written on the command line or in a recipe: `30`,
     /// `30000/1001`, or a decimal (`29.97`, `23.976` and `59.94` mean the
     /// NTSC rates 30000/1001, 24000/1001, 60000/1001).

@@ -34,7 +34,7 @@ struct ChunkFallbackTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("avtool-chunks-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var options = TranscodeOptions()
-        options.preset = "ultrafast"
+        options.preset = .ultrafast
         options.primeChunkDecoder = primed
         for k in 1...3 {
             let report = try transcodeChunk(input: source, number: k, of: 3, directory: dir, options: options)

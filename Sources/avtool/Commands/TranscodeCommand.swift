@@ -152,7 +152,13 @@ struct TranscodeCommand: WritingVerb {
         if let size, Self.parseSize(size) == nil {
             throw ValidationError("'--size' \(size) is not WxH (e.g. 1280x720 or 1280x-1)")
         }
-        do { try options.validate() } catch { throw ValidationError(error.commandLineMessage) }
+        do {
+            _ = try TranscodeOptions.preset(named: preset)
+            if let tune { _ = try TranscodeOptions.tune(named: tune) }
+            try options.validate()
+        } catch {
+            throw ValidationError(error.commandLineMessage)
+        }
         try validateChunking()
     }
 
@@ -211,8 +217,8 @@ struct TranscodeCommand: WritingVerb {
         o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
         o.loudness = loudness.flatMap { LoudnessTarget($0, truePeak: truePeak) }
         if let bpp { o.rate = .bitsPerPixel(bpp) }
-        o.preset = preset
-        o.tune = tune
+        o.preset = (try? TranscodeOptions.preset(named: preset)) ?? o.preset  // checked by validate()
+        o.tune = tune.flatMap { try? TranscodeOptions.tune(named: $0) }
         o.x265Params = x265Params
         o.keyframeInterval = keyint
         o.tenBit = tenBit
@@ -228,11 +234,11 @@ struct TranscodeCommand: WritingVerb {
         return o
     }
 
-    static func parseSize(_ s: String) -> (width: Int, height: Int)? {
+    static func parseSize(_ s: String) -> FrameSize? {
         let parts = s.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w != 0, h != 0,
               w >= -1, h >= -1, !(w == -1 && h == -1) else { return nil }
-        return (w, h)
+        return FrameSize(width: w, height: h)
     }
 
     func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {

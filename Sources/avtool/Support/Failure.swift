@@ -44,7 +44,7 @@ struct ErrorReport: Encodable {
     init(error: Body) { self.error = error }
 
     init(_ e: MediaError) {
-        error = Body(code: e.category, message: e.commandLineText, operation: e.operation, path: e.path,
+        error = Body(code: e.category.rawValue, message: e.commandLineText, operation: e.operation, path: e.path,
                      stream: e.stream, hint: e.hint ?? e.remedy?.flagText, options: e.options.isEmpty ? nil : e.options,
                      exitStatus: ExitCode.failure.rawValue)
     }

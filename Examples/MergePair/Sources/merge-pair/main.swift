@@ -16,15 +16,14 @@ guard arguments.count == 4 else {
 }
 let (video, audio, output) = (arguments[1], arguments[2], arguments[3])
 // FFmpeg's own messages off: failures come back as MediaError.
-LibraryLogLevel.quiet.apply()
+AVTool.setLibraryLogLevel(.quiet)
 var options = AssemblyOptions()
 options.overwrite = true
 let settings = options
 
-do {
-    for try await event in AVTool.events({ cancellation, progress in
-        try merge(video: video, audio: audio, output: output, options: settings,
-                  cancellation: cancellation, progress: progress)
+do throws(MediaError) {
+    for try await event in AVTool.events({ progress throws(MediaError) in
+        try await AVTool.merge(video: video, audio: audio, output: output, options: settings, progress: progress)
     }) {
         switch event {
         case .progress(let p):
@@ -37,7 +36,7 @@ do {
             if let skew = report.skew { print("start skew: \(skew)") }
         }
     }
-} catch let error as MediaError {
-    warn("merge-pair: \(error) [\(error.category)]")
+} catch {
+    warn("merge-pair: \(error) [\(error.category.rawValue)]")
     exit(1)
 }
