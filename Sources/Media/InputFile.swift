@@ -53,6 +53,23 @@ public final class InputFile {
                                 cancellation: cancellation)
     }
 
+    /// Opens the index of the MP4/MOV file at `path`, given as bytes with
+    /// its sample tables emptied (`MovieLayout.hollowIndex`), with the
+    /// MP4/MOV demuxer and without the probe: its streams, their
+    /// descriptions, tags and matrices, and the file's duration, as an
+    /// opening of the file would give them, without an index entry per
+    /// packet (it has no packets). `identity` is the file's when its
+    /// index was read (`changedError`); `sourceIndex` its tracks.
+    public init(index: MemoryInput, of path: String, identity: FileIdentity, sourceIndex: SourceIndex) throws(MediaError) {
+        self.path = path
+        cancellation = Cancellation()
+        memory = index
+        customIO = nil
+        self.identity = identity
+        sourceIndexRead = (sourceIndex, ())
+        context = try Self.open(url: nil, io: index.context, name: path, probe: false, format: "mov", cancellation: cancellation)
+    }
+
     /// Opens a file whose media data is not to be read (`HollowFileInput`)
     /// with `format`'s demuxer, without the probe: its packets carry their
     /// sizes, timing and flags, their payloads are not the file's.
@@ -310,11 +327,18 @@ public final class InputFile {
 }
 
 /// Which file a path names and its size and modification time.
-struct FileIdentity: Equatable {
+public struct FileIdentity: Equatable, Sendable {
     let device: UInt64
     let inode: UInt64
-    let size: Int64
+    public let size: Int64
     let modified: timespec
+
+    /// The identity of the regular file open as `fd`; nil for anything else.
+    public init?(descriptor fd: Int32) {
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+        self.init(st)
+    }
 
     init(_ st: stat) {
         device = UInt64(st.st_dev)
@@ -323,7 +347,7 @@ struct FileIdentity: Equatable {
         modified = st.st_mtim
     }
 
-    static func == (a: Self, b: Self) -> Bool {
+    public static func == (a: Self, b: Self) -> Bool {
         a.device == b.device && a.inode == b.inode && a.size == b.size
             && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }

@@ -21,6 +21,12 @@ public struct MovieLayout: Sendable {
     public let pieces: [Piece]
     /// `stco` boxes widened to `co64`.
     public let widened: Int
+    /// Each track's samples (`trak` boxes, in order) as its sample tables
+    /// list them; nil when a track's tables are missing or do not agree.
+    public let tracks: [TrackSamples]?
+    /// The input's index and the new one, parsed (for `hollowIndex`).
+    private let original: Box
+    private let rewritten: Box
 
     public enum Piece: Sendable, Equatable {
         /// Bytes of the input, copied as they are.
@@ -59,6 +65,10 @@ public struct MovieLayout: Sendable {
         var tree = try Box.parse(bytes[...])
         guard tree.count == 1 else { throw Refusal(description: "its index does not parse") }
         var parsed = tree.removeFirst()
+        original = parsed
+        let traks = (parsed.children ?? []).filter { $0.type == "trak" }
+        let samples = traks.compactMap { TrackSamples(trak: $0) }
+        tracks = samples.count == traks.count ? samples : nil
         if let edits, !edits.isEmpty { try parsed.apply(edits) }
         if let bad = parsed.find(["iloc", "saio"]) { throw Refusal(description: "its index holds '\(bad)' offsets") }
 
@@ -94,6 +104,7 @@ public struct MovieLayout: Sendable {
             base = base.widenedLike(moved)
         }
         guard let result else { throw Refusal(description: "its chunk offsets do not settle") }
+        rewritten = result
         var index = result.encoded()
         if padding > 0 {
             put(UInt64(padding), 4, &index)
@@ -153,6 +164,19 @@ public struct MovieLayout: Sendable {
         if p > 0 && p < 8 { p += alignment }
         return p
     }
+
+    /// The input's index (`rewritten` false) or the new one, edits made,
+    /// with every sample table emptied (`Box.hollowed`): for a demuxer to
+    /// read the tracks, their descriptions and tags without an entry per
+    /// sample. `head` (the `ftyp`) is put in front.
+    public func hollowIndex(rewritten new: Bool, head: [UInt8]) -> [UInt8] {
+        var out = head
+        (new ? rewritten : original).hollowed().append(to: &out)
+        return out
+    }
+
+    /// The input's tracks as its index describes them (`SourceIndex`).
+    public var sourceIndex: SourceIndex { SourceIndex(moov: original) }
 
     /// Whether the input already has its index before its media data.
     public var indexAlreadyInFront: Bool {

@@ -33,6 +33,11 @@ public struct SourceIndex: Sendable {
     /// The tracks of a whole `moov` box.
     init?(moov bytes: [UInt8]) {
         guard let tree = try? Box.parse(bytes[...]), let moov = tree.first, moov.type == "moov" else { return nil }
+        self.init(moov: moov)
+    }
+
+    /// The tracks of a parsed `moov` box.
+    init(moov: Box) {
         tracks = (moov.children ?? []).filter { $0.type == "trak" }.compactMap(SourceTrack.init)
     }
 }

@@ -10,41 +10,60 @@ import Pipeline
 /// through this process's memory), the index (`moov`) written in front with its chunk
 /// offsets moved (`MovieLayout`) and the edits made in its boxes
 /// (`IndexEdits`). Every packet, edit list, track and tag not edited is the
-/// input's. Edits are only kept this way when the new index, read back by
-/// libavformat, holds exactly the tags and display matrices the muxer's way
+/// input's. Decided, checked and written from the file's own boxes: the
+/// sample tables say whether every chunk is in the file (a file cut off
+/// is left to the muxer's way, which refuses it), and libavformat reads
+/// only the index with its sample tables emptied (`MovieLayout.hollowIndex`:
+/// the streams, their tags and matrices, no entry per packet), so the
+/// memory taken grows with the tables alone. Edits are only kept this way when the new index, read back by
+/// libavformat the same way, holds exactly the tags and display matrices the muxer's way
 /// would be given (`MetadataEdits.applied`). Taken only when the options ask
-/// for nothing else; any other remux goes through libavformat.
-func bulkRemux(_ input: InputFile, output outputPath: String, container: Container, options: RemuxOptions,
+/// for nothing else; any other remux goes through libavformat (nil).
+func bulkRemux(path: String, output outputPath: String, container: Container, options: RemuxOptions,
                cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport? {
-    guard options.bulk, bulkOptionsAllow(options), container.isISOBMFF, input.formatName.hasPrefix("mov"),
-          input.indexCoverage != nil, input.cutOffError("could not remux") == nil else { return nil }
+    guard options.bulk, !options.encodeAudioToAAC, bulkOptionsAllow(options), container.isISOBMFF else { return nil }
     let began = ContinuousClock.now
-    let fd = open(input.path, O_RDONLY | O_CLOEXEC)
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    var st = stat()
-    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
-    let size = Int64(st.st_size)
-    guard let top = try? MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) else { return nil }
+    guard let identity = FileIdentity(descriptor: fd), identity.size > 0 else { return nil }
+    let size = identity.size
+    guard let top = try? MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }),
+          let first = top.first, ["ftyp", "wide", "free", "skip", "mdat", "moov"].contains(first.type) else { return nil }
     // The kind of file by its major brand (a file without `ftyp` is classic QuickTime).
     let ftyp = top.first { $0.type == "ftyp" }
     let brand = ftyp.map { FileBytes.read(fd, $0.start + 8, 4) ?? [] } ?? Array("qt  ".utf8)
     guard family(brand: brand) == container.muxer else { return nil }
-    guard let edits = try indexEdits(options.edits, input: input, quickTime: container.muxer == "mov") else { return nil }
-    let layout: MovieLayout
+    let plain: MovieLayout
     do {
-        layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
+        plain = try MovieLayout(fileSize: size, alignment: 4096) { FileBytes.read(fd, $0, $1) }
     } catch {
         return nil
     }
-    if !edits.isEmpty {
-        let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
-        guard let moov = layout.boxes.first(where: { $0.type == "moov" }),
-              let index = FileBytes.read(fd, moov.start, Int(moov.size)),
-              holdsEdits(head + layout.index, before: head + index, name: input.path, edits: options.edits) else { return nil }
+    // Every track's samples listed by tables that agree, and all of them in the file.
+    guard let tracks = plain.tracks, tracks.allSatisfy({ $0.samples > 0 && $0.lies(within: size) }) else { return nil }
+    let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
+    // The streams as libavformat makes them of the index alone.
+    guard let memory = try? MemoryInput(plain.hollowIndex(rewritten: false, head: head)),
+          let input = try? InputFile(index: memory, of: path, identity: identity, sourceIndex: plain.sourceIndex) else { return nil }
+    // A stream of each track, in order, and one of each cover picture (an item of the index, not a track).
+    let trackStreams = input.streams.filter { !$0.isAttachedPicture }
+    guard trackStreams.count == tracks.count else { return nil }
+    guard let edits = try indexEdits(options.edits, input: input, quickTime: container.muxer == "mov") else { return nil }
+    let layout: MovieLayout
+    if edits.isEmpty {
+        layout = plain
+    } else {
+        do {
+            layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
+        } catch {
+            return nil
+        }
+        guard holdsEdits(layout.hollowIndex(rewritten: true, head: head), before: input, name: path,
+                         edits: options.edits) else { return nil }
     }
-    // Every stream's packets, from the index the demuxer read (the report's counts).
     var streams: [RemuxStreamReport] = []
+    var track = 0
     for s in input.streams {
         // Cover art is an item of the index, not a track: kept with it.
         if let bytes = s.attachedPictureBytes {
@@ -52,10 +71,10 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
                                              packets: 1, bytes: Int64(bytes)))
             continue
         }
-        // (The layout refuses a fragmented file, whose index would grow as it is read.)
-        guard let packets = s.packetsInSampleTables else { return nil }
+        let t = tracks[track]
+        track += 1
         streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
-                                         packets: packets.count, bytes: packets.reduce(0) { $0 + Int64($1.size) }))
+                                         packets: t.samples, bytes: t.bytes))
     }
 
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [input.path])
@@ -143,26 +162,23 @@ private func indexEdits(_ edits: MetadataEdits, input: InputFile, quickTime: Boo
     return result
 }
 
-/// Whether `head` (the output's `ftyp` and new index), read by libavformat,
-/// holds the tags and display matrices that `before` (the input's `ftyp`
-/// and index) would be given by `edits` (`MetadataEdits.applied`, what the
-/// muxer's way is given) and nothing else. Both are read without their
-/// media data, so what the demuxer takes from it (a timecode track's first
-/// sample) reads the same in both.
-private func holdsEdits(_ head: [UInt8], before: [UInt8], name: String, edits: MetadataEdits) -> Bool {
+/// Whether `head` (the output's `ftyp` and new index, its sample tables
+/// emptied), read by libavformat, holds the tags and display matrices that
+/// `before` (the input's, read the same way) would be given by `edits`
+/// (`MetadataEdits.applied`, what the muxer's way is given) and nothing
+/// else. Both are read without their media data, so what the demuxer takes
+/// from it (a timecode track's first sample) reads the same in both.
+private func holdsEdits(_ head: [UInt8], before old: InputFile, name: String, edits: MetadataEdits) -> Bool {
     func read(_ bytes: [UInt8]) -> InputFile? {
         guard let memory = try? MemoryInput(bytes) else { return nil }
         return try? InputFile(memory: memory, name: name, packetsOnly: true, format: "mov")
     }
-    // One index read at a time: each holds its whole sample table.
     let wanted: (tags: IntendedTags, matrices: [[Int32]?])
-    do {
-        guard let old = read(before), let tags = try? edits.applied(to: old.tags, streams: old.streams.map(\.edited)) else { return false }
-        // A turn replaces the matrix of video (not cover art); the rest keep theirs.
-        wanted = (tags, old.streams.map { s in
-            edits.rotation.flatMap { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix
-        })
-    }
+    guard let tags = try? edits.applied(to: old.tags, streams: old.streams.map(\.edited)) else { return false }
+    // A turn replaces the matrix of video (not cover art); the rest keep theirs.
+    wanted = (tags, old.streams.map { s in
+        edits.rotation.flatMap { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix
+    })
     guard let new = read(head), new.streams.count == wanted.matrices.count else { return false }
     let got = new.tags
     guard TagCheck.sameTags(got.format, wanted.tags.format),

@@ -78,11 +78,12 @@ public func remux(input inputPath: String, output outputPath: String, options: R
                   cancellation: Cancellation = .shared,
                   progress: ((RemuxProgress) -> Void)? = nil) throws(MediaError) -> RemuxReport {
     let container = try resolveContainer(options.container, output: outputPath)
-    let input = try InputFile(path: inputPath, cancellation: cancellation)
-    if !options.encodeAudioToAAC, let report = try bulkRemux(input, output: outputPath, container: container, options: options,
-                                                             cancellation: cancellation, progress: progress) {
+    // The same kind of file with nothing else asked: from the file's own boxes, before libavformat opens it.
+    if let report = try bulkRemux(path: inputPath, output: outputPath, container: container, options: options,
+                                  cancellation: cancellation, progress: progress) {
         return report
     }
+    let input = try InputFile(path: inputPath, cancellation: cancellation)
     let destination = MuxDestination.file(outputPath, overwrite: options.overwrite, inputs: [inputPath])
     var reservation: Int?
     // (Encoded audio's packets are not known before: its index is moved to the front after.)

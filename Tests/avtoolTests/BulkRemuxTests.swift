@@ -221,4 +221,27 @@ struct BulkRemuxTests {
         #expect(run.status != 0, "\(run)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path("o.mp4")))
     }
+
+    /// A file cut off inside its media data whose boxes all still end within
+    /// it (the media data box's size made the cut file's): only the sample
+    /// tables show chunks past the end. The bulk copy reads them and leaves
+    /// the job to the muxer's way, which refuses it as cut off.
+    @Test func chunksPastTheEndAreSeenFromTheSampleTables() throws {
+        let scratch = try Scratch()
+        let input = scratch.path("in.mp4")
+        let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4"),
+                                           "-map", "0", "-c", "copy", "-movflags", "+faststart", input])
+        try #require(made.status == 0, "\(made)")
+        var bytes = try #require(FileManager.default.contents(atPath: input))
+        let mdat = try #require(try placedBoxes(input).first { $0.type == "mdat" })
+        let cut = mdat.at + mdat.size * 7 / 10
+        bytes = bytes.prefix(cut)
+        let size = UInt32(cut - mdat.at)
+        for k in 0..<4 { bytes[mdat.at + k] = UInt8(truncatingIfNeeded: size >> (8 * UInt32(3 - k))) }
+        try bytes.write(to: URL(fileURLWithPath: input))
+        #expect(try boxes(input).last == "mdat")
+        let run = try Tool.avtool("remux", input, scratch.path("o.mp4"))
+        #expect(run.status != 0 && run.stderr.contains("cut off"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("o.mp4")))
+    }
 }
