@@ -18,7 +18,8 @@
 #   --workdir DIR   scratch dir; the generated input is cached here (default <repo>/.bench)
 #   --input FILE    time this file instead of the generated one
 #
-# avtool is the general path (--no-bulk), bulk the default same-container copy,
+# avtool is the general path (--no-bulk; with --shape hour MP4 -> MOV, as ffmpeg then writes),
+# bulk the default same-container copy,
 # edit the same job with a tag changed (--metadata: the bulk path, the tag made in the index).
 # Output: a table of medians on stdout, followed by one JSON line (last line) with
 #   input_bytes, runs, avtool_s, ffmpeg_s, cp_s, ratio_ffmpeg, ratio_cp, ratio_bulk_cp, ratio_edit_cp,
