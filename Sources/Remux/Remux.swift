@@ -134,7 +134,7 @@ package func indexReservation(_ input: InputFile, container: Container, options:
     // Tracks carried past the muxer are added after its trailer (the session reserves their room).
     plan.kept.removeAll { container.isISOBMFF && CarriedTrack.carries($0) }
     guard !plan.kept.isEmpty, plan.kept.allSatisfy({ s in
-        payloadBlind(s) && (s.isAttachedPicture || s.indexedPackets != nil)
+        payloadBlind(s) && (s.isAttachedPicture || s.hasWholeIndex)
     }) else { return nil }
     let hollow = try HollowFileInput(path: input.path, holes: boxes.mediaData.map { Int64($0.lowerBound)..<Int64($0.upperBound) })
     let trialInput = try InputFile(hollow: hollow, name: input.path, format: "mov", cancellation: cancellation)
