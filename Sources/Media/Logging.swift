@@ -1,4 +1,5 @@
 import CFFmpeg
+import CFFmpegLazy
 
 /// How much of FFmpeg's own logging reaches stderr.
 public enum LibraryLogLevel: Sendable {
@@ -8,7 +9,8 @@ public enum LibraryLogLevel: Sendable {
     case info
     case debug
 
-    /// Sets `av_log_set_level` for the whole process.
+    /// Sets `av_log_set_level` for the whole process (when FFmpeg's
+    /// libraries are loaded: asking does not load them).
     public func apply() {
         let level: Int32 = switch self {
         case .quiet: AV_LOG_QUIET
@@ -16,6 +18,6 @@ public enum LibraryLogLevel: Sendable {
         case .info: AV_LOG_INFO
         case .debug: AV_LOG_DEBUG
         }
-        av_log_set_level(level)
+        avtool_ffmpeg_set_log_level(level)
     }
 }
