@@ -184,27 +184,7 @@ public final class InputFile {
     /// short, rewritten or replaced while being read (what was read may be
     /// part old, part new, or stop early). `nil` if unchanged.
     public func changedError() -> MediaError? {
-        guard let before = identity else { return nil }
-        var st = stat()
-        let what: String
-        if stat(path, &st) != 0 {
-            what = "it was removed or renamed"
-        } else {
-            let now = FileIdentity(st)
-            if now == before { return nil }
-            if now.device != before.device || now.inode != before.inode {
-                what = "it was replaced by another file"
-            } else if now.size < before.size {
-                what = "it was truncated from \(before.size) to \(now.size) bytes"
-            } else if now.size > before.size {
-                what = "it grew from \(before.size) to \(now.size) bytes"
-            } else {
-                what = "it was modified"
-            }
-        }
-        return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path,
-                          message: "the file changed while it was being read (\(what))",
-                          hint: "let whatever writes it finish, then run again")
+        identity.flatMap { FileIdentity.changedError(path: path, since: $0) }
     }
 
     public var streams: [InputStream] {
@@ -332,6 +312,33 @@ public struct FileIdentity: Equatable, Sendable {
     let inode: UInt64
     public let size: Int64
     let modified: timespec
+
+    /// The error for the regular file at `path`, whose identity was
+    /// `before`, when it is no longer what it was: cut short, rewritten or
+    /// replaced while being read (what was read may be part old, part new,
+    /// or stop early). `nil` if unchanged.
+    public static func changedError(path: String, since before: FileIdentity) -> MediaError? {
+        var st = stat()
+        let what: String
+        if stat(path, &st) != 0 {
+            what = "it was removed or renamed"
+        } else {
+            let now = FileIdentity(st)
+            if now == before { return nil }
+            if now.device != before.device || now.inode != before.inode {
+                what = "it was replaced by another file"
+            } else if now.size < before.size {
+                what = "it was truncated from \(before.size) to \(now.size) bytes"
+            } else if now.size > before.size {
+                what = "it grew from \(before.size) to \(now.size) bytes"
+            } else {
+                what = "it was modified"
+            }
+        }
+        return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path,
+                          message: "the file changed while it was being read (\(what))",
+                          hint: "let whatever writes it finish, then run again")
+    }
 
     /// The identity of the regular file open as `fd`; nil for anything else.
     public init?(descriptor fd: Int32) {

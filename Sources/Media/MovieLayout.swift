@@ -175,6 +175,30 @@ public struct MovieLayout: Sendable {
         return out
     }
 
+    /// The movie's duration in seconds (`mvhd`: duration over time scale),
+    /// which libavformat gives as the file's; nil without one.
+    public var movieDuration: Double? {
+        guard let mvhd = original.children?.first(where: { $0.type == "mvhd" }) else { return nil }
+        let r = BigEndianReader(mvhd.payload)
+        let long = r.u8(at: 0) == 1
+        guard let scale = r.u32(at: long ? 20 : 12), scale > 0,
+              let duration = long ? r.u64(at: 24) : r.u32(at: 16).map(UInt64.init),
+              duration != UInt64(UInt32.max) && duration != UInt64.max else { return nil }
+        return Double(duration) / Double(scale)
+    }
+
+    /// Whether the index's user data may hold cover art (an iTunes `covr`
+    /// item, which libavformat makes a stream of): `covr` anywhere in the
+    /// `udta` or `meta` boxes of the movie.
+    public var mayHoldCoverArt: Bool {
+        let covr = Array("covr".utf8)
+        return (original.children ?? []).contains { box in
+            guard box.type == "udta" || box.type == "meta", box.payload.count >= 4 else { return false }
+            let p = Array(box.payload)
+            return (0...(p.count - 4)).contains { p[$0] == covr[0] && p[$0 + 1] == covr[1] && p[$0 + 2] == covr[2] && p[$0 + 3] == covr[3] }
+        }
+    }
+
     /// The input's tracks as its index describes them (`SourceIndex`).
     public var sourceIndex: SourceIndex { SourceIndex(moov: original) }
 

@@ -43,41 +43,59 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     // Every track's samples listed by tables that agree, and all of them in the file.
     guard let tracks = plain.tracks, tracks.allSatisfy({ $0.samples > 0 && $0.lies(within: size) }) else { return nil }
     let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
-    // The streams as libavformat makes them of the index alone.
-    guard let memory = try? MemoryInput(plain.hollowIndex(rewritten: false, head: head)),
-          let input = try? InputFile(index: memory, of: path, identity: identity, sourceIndex: plain.sourceIndex) else { return nil }
-    // A stream of each track, in order, and one of each cover picture (an item of the index, not a track).
-    let trackStreams = input.streams.filter { !$0.isAttachedPicture }
-    guard trackStreams.count == tracks.count else { return nil }
-    guard let edits = try indexEdits(options.edits, input: input, quickTime: container.muxer == "mov") else { return nil }
+    let sourceIndex = plain.sourceIndex
     let layout: MovieLayout
-    if edits.isEmpty {
+    let streams: [RemuxStreamReport]
+    let duration: Double?
+    // The streams (for the report and the edits' targets): named from the boxes, without
+    // loading libavformat, where every track's is known there and no cover art or chapter
+    // track can make another; else as libavformat makes them of the index alone.
+    let named = sourceIndex.tracks.compactMap(\.knownStream)
+    if options.edits.isEmpty, named.count == tracks.count, sourceIndex.tracks.count == tracks.count, !plain.mayHoldCoverArt,
+       !sourceIndex.tracks.contains(where: { $0.references.contains { $0.type == "chap" } }) {
         layout = plain
+        duration = plain.movieDuration
+        streams = zip(named, tracks).enumerated().map { j, pair in
+            RemuxStreamReport(inputIndex: j, outputIndex: j, type: pair.0.type, codec: pair.0.codec,
+                              packets: pair.1.samples, bytes: pair.1.bytes)
+        }
     } else {
-        do {
-            layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
-        } catch {
-            return nil
+        // The streams as libavformat makes them of the index alone.
+        guard let memory = try? MemoryInput(plain.hollowIndex(rewritten: false, head: head)),
+              let opened = try? InputFile(index: memory, of: path, identity: identity, sourceIndex: sourceIndex) else { return nil }
+        // A stream of each track, in order, and one of each cover picture (an item of the index, not a track).
+        guard opened.streams.filter({ !$0.isAttachedPicture }).count == tracks.count else { return nil }
+        guard let edits = try indexEdits(options.edits, input: opened, quickTime: container.muxer == "mov") else { return nil }
+        if edits.isEmpty {
+            layout = plain
+        } else {
+            do {
+                layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
+            } catch {
+                return nil
+            }
+            guard holdsEdits(layout.hollowIndex(rewritten: true, head: head), before: opened, name: path,
+                             edits: options.edits) else { return nil }
         }
-        guard holdsEdits(layout.hollowIndex(rewritten: true, head: head), before: input, name: path,
-                         edits: options.edits) else { return nil }
-    }
-    var streams: [RemuxStreamReport] = []
-    var track = 0
-    for s in input.streams {
-        // Cover art is an item of the index, not a track: kept with it.
-        if let bytes = s.attachedPictureBytes {
-            streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
-                                             packets: 1, bytes: Int64(bytes)))
-            continue
+        var reports: [RemuxStreamReport] = []
+        var track = 0
+        for s in opened.streams {
+            // Cover art is an item of the index, not a track: kept with it.
+            if let bytes = s.attachedPictureBytes {
+                reports.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
+                                                 packets: 1, bytes: Int64(bytes)))
+                continue
+            }
+            let t = tracks[track]
+            track += 1
+            reports.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
+                                             packets: t.samples, bytes: t.bytes))
         }
-        let t = tracks[track]
-        track += 1
-        streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
-                                         packets: t.samples, bytes: t.bytes))
+        streams = reports
+        duration = opened.duration?.seconds
     }
 
-    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [input.path])
+    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [path])
     let out = try FileBytes.create(staged.temporary, reportingAs: outputPath)
     defer { close(out) }
     // The output's blocks reserved at once (as `FileOutput` does): the
@@ -88,7 +106,6 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     }
     _ = avtool_reserve_blocks(out, 0, total)
     var written: Int64 = 0
-    let duration = input.duration?.seconds
     for piece in layout.pieces {
         switch piece {
         case .index:
@@ -107,15 +124,15 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
         }
     }
     // The input must be the file whose index was read.
-    if let changed = input.changedError() { throw changed }
+    if let changed = FileIdentity.changedError(path: path, since: identity) { throw changed }
     try staged.commit()
-    var report = RemuxReport(input: input.path, output: outputPath, container: container.name, streams: streams, dropped: [])
+    var report = RemuxReport(input: path, output: outputPath, container: container.name, streams: streams, dropped: [])
     report.outputBytes = written
     report.durationSeconds = duration
     report.indexPlacement = (layout.indexAlreadyInFront ? "already in front" : "moved to the front")
         + ": the media data copied as it is, the index's chunk offsets moved"
         + (layout.widened > 0 ? " (\(layout.widened) offset table(s) widened to 64 bits)" : "")
-        + (edits.isEmpty ? "" : ", the tags and matrices edited in the index")
+        + (options.edits.isEmpty ? "" : ", the tags and matrices edited in the index")
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
 }
