@@ -244,4 +244,30 @@ struct BulkRemuxTests {
         #expect(run.status != 0 && run.stderr.contains("cut off"), "\(run)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path("o.mp4")))
     }
+
+    /// The bulk copy's report names the streams as the muxer's way does
+    /// (types, codecs, count, duration), also where it names them from the
+    /// sample descriptions without libavformat. (A timecode track is not
+    /// compared: the muxer's way writes it again from the video's tag.)
+    @Test(arguments: [("h264_bframes_2997_aac48_stereo.mp4", false, "mp4"), ("hevc_aac.mp4", false, "mp4"),
+                      ("iphone_tags.mov", false, "mov"), ("aac44_mono.m4a", false, "m4a"),
+                      ("pcm_in_mov.mov", false, "mov"), ("itunes_tags_cover.m4a", true, "mp4"),
+                      ("camera_576p.mp4", true, "mp4"), ("bbb_720p_aac51.mp4", true, "mp4")])
+    func theReportNamesTheStreamsAsTheMuxersWay(name: String, real: Bool, ext: String) throws {
+        let scratch = try Scratch()
+        let input = real ? try Fixtures.real(name) : try Fixtures.path(name)
+        func report(_ extra: [String]) throws -> [String: Any] {
+            let run = try Tool.avtool(["remux", input, scratch.path("o.\(ext)"), "--json", "--overwrite"] + extra)
+            try #require(run.status == 0, "\(run)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        }
+        let bulk = try report([]), general = try report(["--no-bulk"])
+        #expect((bulk["index_placement"] as? String)?.contains("copied as it is") == true)
+        func streams(_ r: [String: Any]) -> [String] {
+            (r["streams"] as? [[String: Any]] ?? []).map { "\($0["type"] ?? "") \($0["codec"] ?? "")" }
+        }
+        #expect(streams(bulk) == streams(general))
+        let (a, b) = (bulk["duration_seconds"] as? Double, general["duration_seconds"] as? Double)
+        #expect(a != nil && b != nil && abs(a! - b!) < 0.001, "\(String(describing: a)) \(String(describing: b))")
+    }
 }
