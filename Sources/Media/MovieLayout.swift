@@ -331,9 +331,19 @@ struct Box: Sendable, Equatable {
         let needsWide = type == "co64" || offsets.contains { $0 > Int64(UInt32.max) }
         if needsWide && type == "stco" { widened() }
         type = needsWide ? "co64" : "stco"
+        let newWidth = needsWide ? 8 : 4
         var out = Array(source.bytes(in: 0..<8))
-        out.reserveCapacity(8 + count * (needsWide ? 8 : 4) + source.count - (8 + count * width))
-        for o in offsets { put(UInt64(o), needsWide ? 8 : 4, &out) }
+        out += repeatElement(0, count: count * newWidth)
+        // Stored big-endian in place: a table of 100,000 offsets is written a byte at a time no more.
+        out.withUnsafeMutableBytes { raw in
+            for (n, o) in offsets.enumerated() {
+                if needsWide {
+                    raw.storeBytes(of: UInt64(bitPattern: o).bigEndian, toByteOffset: 8 + n * 8, as: UInt64.self)
+                } else {
+                    raw.storeBytes(of: UInt32(truncatingIfNeeded: o).bigEndian, toByteOffset: 8 + n * 4, as: UInt32.self)
+                }
+            }
+        }
         out += source.bytes(in: (8 + count * width)..<source.count)
         payload = out[...]
     }

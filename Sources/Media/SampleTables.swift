@@ -83,6 +83,21 @@ public struct TrackSamples: Sendable, Equatable {
                 let (product, overflow) = Int64(perChunk).multipliedReportingOverflow(by: each.bytes)
                 guard !overflow, each.per > 0 else { return nil }
                 chunkBytes = (product + each.per - 1) / each.per
+            } else if width == 32 {
+                // (The table's length was checked above.)
+                chunkBytes = sizes.bytes.withContiguousStorageIfAvailable { raw in
+                    var sum: Int64 = 0
+                    let base = 12 + 4 * sample
+                    for i in 0..<perChunk {
+                        let at = base + 4 * i
+                        var v = UInt32(raw[at]) << 24
+                        v |= UInt32(raw[at + 1]) << 16
+                        v |= UInt32(raw[at + 2]) << 8
+                        v |= UInt32(raw[at + 3])
+                        sum += Int64(v)
+                    }
+                    return sum
+                } ?? (sample..<(sample + perChunk)).reduce(0) { $0 + size($1) }
             } else {
                 for i in sample..<(sample + perChunk) { chunkBytes += size(i) }
             }
