@@ -2,6 +2,7 @@ import CFFmpeg
 import Glibc
 import Media
 import Pipeline
+import Threads
 
 /// The remux of an MP4, MOV or M4A into the same kind of file with nothing
 /// changed but the index's place and what `--metadata`, `--rotate` and
@@ -51,13 +52,43 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     // loading libavformat, where every track's is known there and no cover art or chapter
     // track can make another; else as libavformat makes them of the index alone.
     let named = sourceIndex.tracks.compactMap(\.knownStream)
-    if options.edits.isEmpty, named.count == tracks.count, sourceIndex.tracks.count == tracks.count, !plain.mayHoldCoverArt,
+    // The edits' check where it runs beside the copy (below).
+    var check: (thread: WorkerThread, holds: Locked<Bool>)?
+    if named.count == tracks.count, sourceIndex.tracks.count == tracks.count, !plain.mayHoldCoverArt,
        !sourceIndex.tracks.contains(where: { $0.references.contains { $0.type == "chap" } }) {
-        layout = plain
         duration = plain.movieDuration
         streams = zip(named, tracks).enumerated().map { j, pair in
             RemuxStreamReport(inputIndex: j, outputIndex: j, type: pair.0.type, codec: pair.0.codec,
                               packets: pair.1.samples, bytes: pair.1.bytes)
+        }
+        let kinds = named.map { EditedStream($0.type, attachedPicture: false) }
+        guard let edits = try indexEdits(options.edits, kinds: kinds, quickTime: container.muxer == "mov") else { return nil }
+        if edits.isEmpty {
+            layout = plain
+        } else {
+            do {
+                layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
+            } catch {
+                return nil
+            }
+            // The new index read back by libavformat (loaded for it) on a thread of its own while
+            // the media data is copied; the copy is kept only if it holds the edits. Where no
+            // thread can be started, here.
+            let old = plain.hollowIndex(rewritten: false, head: head), new = layout.hollowIndex(rewritten: true, head: head)
+            let metadata = options.edits
+            let holds = Locked(false)
+            let verdict: @Sendable () -> Void = {
+                guard let memory = try? MemoryInput(old),
+                      let before = try? InputFile(memory: memory, name: path, packetsOnly: true, format: "mov") else { return }
+                let ok = holdsEdits(new, before: before, name: path, edits: metadata)
+                holds.withLock { $0 = ok }
+            }
+            if let thread = try? WorkerThread(verdict) {
+                check = (thread, holds)
+            } else {
+                verdict()
+                guard holds.withLock({ $0 }) else { return nil }
+            }
         }
     } else {
         // The streams as libavformat makes them of the index alone.
@@ -65,7 +96,8 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
               let opened = try? InputFile(index: memory, of: path, identity: identity, sourceIndex: sourceIndex) else { return nil }
         // A stream of each track, in order, and one of each cover picture (an item of the index, not a track).
         guard opened.streams.filter({ !$0.isAttachedPicture }).count == tracks.count else { return nil }
-        guard let edits = try indexEdits(options.edits, input: opened, quickTime: container.muxer == "mov") else { return nil }
+        guard let edits = try indexEdits(options.edits, kinds: opened.streams.map(\.edited),
+                                         quickTime: container.muxer == "mov") else { return nil }
         if edits.isEmpty {
             layout = plain
         } else {
@@ -95,6 +127,8 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
         duration = opened.duration?.seconds
     }
 
+    // The check's thread ends before this does, whatever ends it.
+    defer { check?.thread.join() }
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [path])
     let out = try FileBytes.create(staged.temporary, reportingAs: outputPath)
     defer { close(out) }
@@ -123,6 +157,11 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
             }
         }
     }
+    if let check {
+        check.thread.join()
+        // Not what the muxer's way would write: the copy is let go (the staged output goes with it).
+        guard check.holds.withLock({ $0 }) else { return nil }
+    }
     // The input must be the file whose index was read.
     if let changed = FileIdentity.changedError(path: path, since: identity) { throw changed }
     try staged.commit()
@@ -146,10 +185,9 @@ private func bulkOptionsAllow(_ o: RemuxOptions) -> Bool {
 /// `edits` as changes to the input's index; nil when they are not all of
 /// a kind made there (the muxer's way then makes them). An edit naming a
 /// stream the file does not have is the same error as on that way.
-private func indexEdits(_ edits: MetadataEdits, input: InputFile, quickTime: Bool) throws(MediaError) -> IndexEdits? {
+private func indexEdits(_ edits: MetadataEdits, kinds: [EditedStream], quickTime: Bool) throws(MediaError) -> IndexEdits? {
     var result = IndexEdits(family: quickTime ? .quickTime : .iso)
     guard !edits.isEmpty else { return result }
-    let kinds = input.streams.map(\.edited)
     // The demuxer makes a stream of each track, in order, and one of each
     // cover picture (an iTunes item, not a track): stream N's track is its
     // place among the others. (The read-back check holds that to account.)
