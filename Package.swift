@@ -1,6 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// FFmpeg's libraries loaded when first called (CFFmpegLazy's trampolines),
+// on x86-64 Linux; elsewhere linked as usual.
+#if arch(x86_64) && os(Linux)
+let lazyFFmpeg = true
+#else
+let lazyFFmpeg = false
+#endif
+let ffmpegLibraries = ["avformat", "avcodec", "avutil", "swresample", "swscale"]
+
 let package = Package(
     name: "avtool",
     platforms: [.macOS(.v15)],
@@ -21,12 +30,22 @@ let package = Package(
         // libavfilter is installed (the system set) but not linked: nothing here uses it,
         // and loading it (with the libraries it needs: flite, libplacebo, …) costs
         // memory in every run.
+        // The headers come from the system's include path; the libraries are
+        // not linked where CFFmpegLazy loads them (pkg-config would link them).
         .systemLibrary(
             name: "CFFmpeg",
-            pkgConfig: "libavformat libavcodec libavutil libswresample libswscale",
+            pkgConfig: lazyFFmpeg ? nil : "libavformat libavcodec libavutil libswresample libswscale",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                               "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
         ),
+        // Every function of FFmpeg's libraries as a trampoline that loads its
+        // library on the first call (dlopen), not at start: a run that needs
+        // none (`--help`, a bulk copy of an MP4's boxes) maps neither them nor the
+        // hundred-odd libraries they need (25 MiB resident, 25 ms). Elsewhere it
+        // links them.
+        .target(name: "CFFmpegLazy",
+                linkerSettings: [.linkedLibrary("dl")]
+                    + (lazyFFmpeg ? [] : ffmpegLibraries.map { .linkedLibrary($0) })),
         // libavfilter for the one target that runs filter graphs (Filters), loaded with dlopen
         // when a graph is first built: linked, the program would map it (and what it pulls in)
         // in every run, 11 MiB more resident for a remux.
@@ -36,7 +55,7 @@ let package = Package(
         // Threads and a condition on pthreads, without Foundation: writing behind, the index trial, the batch scheduler, chunked transcode.
         .target(name: "Threads"),
         // The safe Swift layer over FFmpeg.
-        .target(name: "Media", dependencies: ["CFFmpeg", "Sync", "Threads"]),
+        .target(name: "Media", dependencies: ["CFFmpeg", "CFFmpegLazy", "Sync", "Threads"]),
         .target(name: "Probe", dependencies: ["Media", "Sync"]),
         // The one writing path every verb shares: the mux session (staged output, muxer,
         // one timeline per track) and the track writers (copy, re-encode) behind one protocol.

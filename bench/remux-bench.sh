@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # remux-bench.sh — wall time / peak RSS of `avtool remux` vs `ffmpeg -c copy` vs `cp`
-# on a large (>= 1 GB) H.264 + AAC MP4.
+# on a large (>= 1 GB) H.264 + AAC MP4 of large packets, or (--shape hour) on a
+# 60-minute 720p H.264 + AAC recording of ordinary size and many small packets.
 #
-# Usage: bench/remux-bench.sh [--avtool PATH] [--runs N] [--size-gb G] [--workdir DIR] [--input FILE]
+# Usage: bench/remux-bench.sh [--avtool PATH] [--runs N] [--shape large|hour] [--size-gb G]
+#                             [--workdir DIR] [--input FILE]
 #   --avtool PATH   avtool binary (default <repo>/.build/release/avtool; built with
 #                   `swift build -c release --product avtool` if missing)
 #   --runs N        timed runs per command (default 5); the median is reported
-#   --size-gb G     minimum input size in GiB, may be fractional (default 1)
+#   --shape S       large (default): >= --size-gb of 1080p at 80 Mb/s, few large packets;
+#                   hour: the real 720p recording .real-media/bbb_720p_aac51.mp4 (Big Buck
+#                   Bunny, 5.3 s) made a recording of ordinary bit rate (H.264 540 kb/s,
+#                   stereo AAC 128 kb/s) and concatenated 678 times into 60 minutes:
+#                   ~280 MB, ~259,000 packets, where fixed and per-packet costs show.
+#                   Its goals (issue 31) are printed with the table.
+#   --size-gb G     minimum input size in GiB, may be fractional (default 1; shape large)
 #   --workdir DIR   scratch dir; the generated input is cached here (default <repo>/.bench)
-#   --input FILE    time this file instead of the generated one (e.g. the 1-hour,
-#                   277,000-packet recording bench/cut-bench.sh makes: many small
-#                   packets, where per-packet costs show)
+#   --input FILE    time this file instead of the generated one
 #
-# avtool is the general path (--no-bulk), bulk the default same-container copy,
+# avtool is the general path (--no-bulk; with --shape hour MP4 -> MOV, as ffmpeg then writes),
+# bulk the default same-container copy,
 # edit the same job with a tag changed (--metadata: the bulk path, the tag made in the index).
 # Output: a table of medians on stdout, followed by one JSON line (last line) with
 #   input_bytes, runs, avtool_s, ffmpeg_s, cp_s, ratio_ffmpeg, ratio_cp, ratio_bulk_cp, ratio_edit_cp,
@@ -38,8 +45,9 @@ RUNS=5
 SIZE_GB=1
 WORKDIR="$REPO_ROOT/.bench"
 INPUT_GIVEN=""
+SHAPE=large
 
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -47,6 +55,8 @@ while [[ $# -gt 0 ]]; do
         --avtool=*) AVTOOL="${1#*=}"; AVTOOL_EXPLICIT=1; shift ;;
         --runs)     [[ $# -ge 2 ]] || die "--runs needs a value"; RUNS="$2"; shift 2 ;;
         --runs=*)   RUNS="${1#*=}"; shift ;;
+        --shape)    [[ $# -ge 2 ]] || die "--shape needs a value"; SHAPE="$2"; shift 2 ;;
+        --shape=*)  SHAPE="${1#*=}"; shift ;;
         --size-gb)  [[ $# -ge 2 ]] || die "--size-gb needs a value"; SIZE_GB="$2"; shift 2 ;;
         --size-gb=*) SIZE_GB="${1#*=}"; shift ;;
         --workdir)  [[ $# -ge 2 ]] || die "--workdir needs a value"; WORKDIR="$2"; shift 2 ;;
@@ -58,6 +68,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
+[[ "$SHAPE" == large || "$SHAPE" == hour ]] || die "--shape must be large or hour (got '$SHAPE')"
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer (got '$RUNS')"
 [[ "$SIZE_GB" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--size-gb must be a positive number (got '$SIZE_GB')"
 TARGET_BYTES=$(awk -v g="$SIZE_GB" 'BEGIN{printf "%.0f", g*1073741824}')
@@ -122,6 +133,43 @@ generate_input() {
     log "generated $INPUT ($(file_size "$INPUT") bytes) in ${GEN_SECONDS}s"
 }
 
+# The hour: a real 720p recording (Big Buck Bunny's first 5.3 s, H.264 +
+# 5.1 AAC at 1.6 Mb/s) encoded once at a recording's ordinary bit rate, then
+# stream-copied 678 times through the concat demuxer: 60 minutes, 25 fps,
+# 48 kHz AAC, one packet per frame. Bump HOUR_VERSION when changing the recipe.
+HOUR_VERSION=1
+HOUR_SOURCE="$REPO_ROOT/.real-media/bbb_720p_aac51.mp4"
+HOUR_COPIES=678
+
+generate_hour() {
+    local seg="$WORKDIR/hour-segment-v$HOUR_VERSION.mp4" list="$WORKDIR/concat.partial.txt"
+    local tmp="$WORKDIR/hour.partial.mp4" t0=$SECONDS i
+    [[ -f "$HOUR_SOURCE" ]] || die "$HOUR_SOURCE is missing (Tests/Fixtures/get-real-media.sh fetches it)"
+    if [[ ! -f "$seg" ]]; then
+        log "encoding $HOUR_SOURCE at 540 kb/s H.264 + 128 kb/s stereo AAC"
+        ffmpeg -nostdin -hide_banner -loglevel error -y -i "$HOUR_SOURCE" -map 0:v -map 0:a \
+            -c:v libx264 -preset medium -b:v 540k -maxrate 800k -bufsize 1100k -g 50 -pix_fmt yuv420p \
+            -c:a aac -b:a 128k -ac 2 -ar 48000 "$WORKDIR/hour-segment.partial.mp4"
+        mv -f "$WORKDIR/hour-segment.partial.mp4" "$seg"
+    fi
+    log "concatenating $HOUR_COPIES copies (stream copy) into 60 minutes"
+    : >"$list"
+    for ((i = 0; i < HOUR_COPIES; i++)); do
+        printf "file '%s'\n" "$seg" >>"$list"
+    done
+    ffmpeg -nostdin -hide_banner -loglevel error -y -f concat -safe 0 -i "$list" -map 0 -c copy "$tmp"
+    rm -f "$list"
+    mv -f "$tmp" "$INPUT"
+    printf '%s\n' "$INPUT_PARAMS" >"$INPUT.params"
+    GEN_SECONDS=$((SECONDS - t0))
+    log "generated $INPUT ($(file_size "$INPUT") bytes) in ${GEN_SECONDS}s"
+}
+if [[ "$SHAPE" == hour ]]; then
+    INPUT="$WORKDIR/hour-720p.mp4"
+    INPUT_PARAMS="hour v$HOUR_VERSION copies=$HOUR_COPIES"
+    TARGET_BYTES=1
+fi
+
 GEN_SECONDS=0
 if [[ -n "$INPUT_GIVEN" ]]; then
     [[ -f "$INPUT_GIVEN" ]] || die "--input $INPUT_GIVEN: no such file"
@@ -132,7 +180,7 @@ elif [[ -f "$INPUT" && -f "$INPUT.params" && "$(cat "$INPUT.params")" == "$INPUT
     log "using cached input $INPUT"
 else
     rm -f "$INPUT" "$INPUT.params"
-    generate_input
+    if [[ "$SHAPE" == hour ]]; then generate_hour; else generate_input; fi
 fi
 INPUT_BYTES=$(file_size "$INPUT")
 INPUT_STREAMS=$(ffprobe -v error -show_entries stream=codec_type -of csv=p=0 "$INPUT" | wc -l)
@@ -151,6 +199,11 @@ bench_edit()   { "$AVTOOL" remux "$1" "$2" --quiet --overwrite --metadata title=
 bench_ffmpeg() { ffmpeg -nostdin -loglevel error -y -i "$1" -map 0 -c copy -movflags +faststart "$2"; }
 bench_cp()     { cp "$1" "$2"; }
 
+# The hour's general path is MP4 -> MOV (another container: every packet
+# through the muxer), and ffmpeg writes the same MOV.
+OUT_EXT_avtool=mp4 OUT_EXT_ffmpeg=mp4
+[[ "$SHAPE" == hour ]] && OUT_EXT_avtool=mov OUT_EXT_ffmpeg=mov
+
 BENCHES=(avtool bulk edit ffmpeg cp)
 BENCH_VARS=(AVTOOL)  # variables the bench_ functions read
 
@@ -167,7 +220,8 @@ check_output() { # NAME OUT
 
 # run_bench NAME RUN -> appends "wall_seconds peak_rss_kib" to $RESULTS/NAME
 run_bench() {
-    local name="$1" run="$2" out="$WORKDIR/out.$1.mp4"
+    local name="$1" run="$2" ext_var="OUT_EXT_$1"
+    local out="$WORKDIR/out.$1.${!ext_var:-mp4}"
     rm -f "$out"
     bench_timed "$name" "$INPUT" "$out" || die "$name failed (run $run)"
     [[ "$run" == 1 ]] && check_output "$name" "$out"
@@ -189,10 +243,10 @@ sync
 # ---------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------
-python3 - "$(bench_medians_json "${BENCHES[@]}")" "$INPUT_BYTES" "$RUNS" "${BENCHES[@]}" <<'PY'
+python3 - "$(bench_medians_json "${BENCHES[@]}")" "$INPUT_BYTES" "$RUNS" "$SHAPE" "${BENCHES[@]}" <<'PY'
 import json, sys
 
-medians, input_bytes, runs, names = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+medians, input_bytes, runs, shape, names = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 med = {n: (m["wall_s"], m["rss_mib"], m["min_s"], m["max_s"]) for n, m in medians.items()}
 
 def ratio(a, b):
@@ -212,6 +266,18 @@ print(f"ratio avtool/ffmpeg (wall): {ratio('avtool', 'ffmpeg')}")
 print(f"ratio avtool/cp     (wall): {ratio('avtool', 'cp')}")
 print(f"ratio bulk/cp       (wall): {ratio('bulk', 'cp')}")
 print(f"ratio edit/cp       (wall): {ratio('edit', 'cp')}")
+if shape == "hour":
+    # Issue 31's goals for a recording of ordinary size with many small packets.
+    def goal(text, value, limit):
+        met = value is not None and value <= limit
+        print(f"goal {text:<44} {value!s:>8} <= {limit:<6} {'met' if met else 'NOT met'}")
+    print("\ngoals (issue 31):")
+    goal("bulk copy / cp (wall)", ratio("bulk", "cp"), 1.2)
+    goal("bulk copy with an edit / cp (wall)", ratio("edit", "cp"), 1.2)
+    goal("general path MP4->MOV / ffmpeg (wall)", ratio("avtool", "ffmpeg"), 0.75)
+    goal("general path peak RSS (MiB) vs ffmpeg's", round(med["avtool"][1], 1), round(med["ffmpeg"][1], 1))
+    goal("bulk copy peak RSS (MiB)", round(med["bulk"][1], 1), 40)
+    goal("bulk copy with an edit peak RSS (MiB)", round(med["edit"][1], 1), 40)
 
 out = {
     "input_bytes": input_bytes,

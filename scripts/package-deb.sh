@@ -32,11 +32,13 @@ rm -f "$root/usr/share/avtool/installed-files"
 strip --strip-unneeded "$root/usr/bin/avtool"
 gzip -9n "$root/usr/share/man/man1/avtool.1"
 
-# Depends: the package of each shared library the binary needs, plus x265
-# and libavfilter (loaded when a filter graph is first built, not linked).
+# Depends: the package of each shared library the binary needs, plus x265,
+# libavfilter (loaded when a filter graph is first built, not linked) and
+# FFmpeg's other libraries (loaded at the first call of one of their
+# functions, CFFmpegLazy, not linked on x86-64).
 needed=$(readelf -d "$root/usr/bin/avtool" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v '^ld-linux')
 declare -A packages=()
-for lib in $needed libx265.so libavfilter.so.; do
+for lib in $needed libx265.so libavfilter.so. libavformat.so. libavcodec.so. libavutil.so. libswresample.so. libswscale.so.; do
     path=$(ldconfig -p | awk -v l="$lib" 'index($1, l) == 1 && !found {print $NF; found = 1}')
     [[ -n "$path" ]] || { say "no $lib on this machine"; exit 1; }
     pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | sed -n "1s/:.*//p") \

@@ -53,6 +53,23 @@ public final class InputFile {
                                 cancellation: cancellation)
     }
 
+    /// Opens the index of the MP4/MOV file at `path`, given as bytes with
+    /// its sample tables emptied (`MovieLayout.hollowIndex`), with the
+    /// MP4/MOV demuxer and without the probe: its streams, their
+    /// descriptions, tags and matrices, and the file's duration, as an
+    /// opening of the file would give them, without an index entry per
+    /// packet (it has no packets). `identity` is the file's when its
+    /// index was read (`changedError`); `sourceIndex` its tracks.
+    public init(index: MemoryInput, of path: String, identity: FileIdentity, sourceIndex: SourceIndex) throws(MediaError) {
+        self.path = path
+        cancellation = Cancellation()
+        memory = index
+        customIO = nil
+        self.identity = identity
+        sourceIndexRead = (sourceIndex, ())
+        context = try Self.open(url: nil, io: index.context, name: path, probe: false, format: "mov", cancellation: cancellation)
+    }
+
     /// Opens a file whose media data is not to be read (`HollowFileInput`)
     /// with `format`'s demuxer, without the probe: its packets carry their
     /// sizes, timing and flags, their payloads are not the file's.
@@ -167,27 +184,7 @@ public final class InputFile {
     /// short, rewritten or replaced while being read (what was read may be
     /// part old, part new, or stop early). `nil` if unchanged.
     public func changedError() -> MediaError? {
-        guard let before = identity else { return nil }
-        var st = stat()
-        let what: String
-        if stat(path, &st) != 0 {
-            what = "it was removed or renamed"
-        } else {
-            let now = FileIdentity(st)
-            if now == before { return nil }
-            if now.device != before.device || now.inode != before.inode {
-                what = "it was replaced by another file"
-            } else if now.size < before.size {
-                what = "it was truncated from \(before.size) to \(now.size) bytes"
-            } else if now.size > before.size {
-                what = "it grew from \(before.size) to \(now.size) bytes"
-            } else {
-                what = "it was modified"
-            }
-        }
-        return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path,
-                          message: "the file changed while it was being read (\(what))",
-                          hint: "let whatever writes it finish, then run again")
+        identity.flatMap { FileIdentity.changedError(path: path, since: $0) }
     }
 
     public var streams: [InputStream] {
@@ -310,11 +307,45 @@ public final class InputFile {
 }
 
 /// Which file a path names and its size and modification time.
-struct FileIdentity: Equatable {
+public struct FileIdentity: Equatable, Sendable {
     let device: UInt64
     let inode: UInt64
-    let size: Int64
+    public let size: Int64
     let modified: timespec
+
+    /// The error for the regular file at `path`, whose identity was
+    /// `before`, when it is no longer what it was: cut short, rewritten or
+    /// replaced while being read (what was read may be part old, part new,
+    /// or stop early). `nil` if unchanged.
+    public static func changedError(path: String, since before: FileIdentity) -> MediaError? {
+        var st = stat()
+        let what: String
+        if stat(path, &st) != 0 {
+            what = "it was removed or renamed"
+        } else {
+            let now = FileIdentity(st)
+            if now == before { return nil }
+            if now.device != before.device || now.inode != before.inode {
+                what = "it was replaced by another file"
+            } else if now.size < before.size {
+                what = "it was truncated from \(before.size) to \(now.size) bytes"
+            } else if now.size > before.size {
+                what = "it grew from \(before.size) to \(now.size) bytes"
+            } else {
+                what = "it was modified"
+            }
+        }
+        return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path,
+                          message: "the file changed while it was being read (\(what))",
+                          hint: "let whatever writes it finish, then run again")
+    }
+
+    /// The identity of the regular file open as `fd`; nil for anything else.
+    public init?(descriptor fd: Int32) {
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+        self.init(st)
+    }
 
     init(_ st: stat) {
         device = UInt64(st.st_dev)
@@ -323,7 +354,7 @@ struct FileIdentity: Equatable {
         modified = st.st_mtim
     }
 
-    static func == (a: Self, b: Self) -> Bool {
+    public static func == (a: Self, b: Self) -> Bool {
         a.device == b.device && a.inode == b.inode && a.size == b.size
             && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }

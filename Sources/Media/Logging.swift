@@ -1,4 +1,5 @@
 import CFFmpeg
+import CFFmpegLazy
 import Synchronization
 
 /// How much of FFmpeg's own logging reaches stderr (or the handler given to
@@ -27,9 +28,10 @@ public enum LibraryLogLevel: Sendable, Hashable {
         self = level <= AV_LOG_ERROR ? .error : level <= AV_LOG_WARNING ? .warning : level <= AV_LOG_INFO ? .info : .debug
     }
 
-    /// Sets `av_log_set_level` for the whole process.
+    /// Sets `av_log_set_level` for the whole process (when FFmpeg's
+    /// libraries are loaded: asking does not load them).
     public func apply() {
-        av_log_set_level(ffmpegLevel)
+        avtool_ffmpeg_set_log_level(ffmpegLevel)
     }
 }
 

@@ -21,6 +21,12 @@ public struct MovieLayout: Sendable {
     public let pieces: [Piece]
     /// `stco` boxes widened to `co64`.
     public let widened: Int
+    /// Each track's samples (`trak` boxes, in order) as its sample tables
+    /// list them; nil when a track's tables are missing or do not agree.
+    public let tracks: [TrackSamples]?
+    /// The input's index and the new one, parsed (for `hollowIndex`).
+    private let original: Box
+    private let rewritten: Box
 
     public enum Piece: Sendable, Equatable {
         /// Bytes of the input, copied as they are.
@@ -59,6 +65,10 @@ public struct MovieLayout: Sendable {
         var tree = try Box.parse(bytes[...])
         guard tree.count == 1 else { throw Refusal(description: "its index does not parse") }
         var parsed = tree.removeFirst()
+        original = parsed
+        let traks = (parsed.children ?? []).filter { $0.type == "trak" }
+        let samples = traks.compactMap { TrackSamples(trak: $0) }
+        tracks = samples.count == traks.count ? samples : nil
         if let edits, !edits.isEmpty { try parsed.apply(edits) }
         if let bad = parsed.find(["iloc", "saio"]) { throw Refusal(description: "its index holds '\(bad)' offsets") }
 
@@ -94,6 +104,7 @@ public struct MovieLayout: Sendable {
             base = base.widenedLike(moved)
         }
         guard let result else { throw Refusal(description: "its chunk offsets do not settle") }
+        rewritten = result
         var index = result.encoded()
         if padding > 0 {
             put(UInt64(padding), 4, &index)
@@ -153,6 +164,43 @@ public struct MovieLayout: Sendable {
         if p > 0 && p < 8 { p += alignment }
         return p
     }
+
+    /// The input's index (`rewritten` false) or the new one, edits made,
+    /// with every sample table emptied (`Box.hollowed`): for a demuxer to
+    /// read the tracks, their descriptions and tags without an entry per
+    /// sample. `head` (the `ftyp`) is put in front.
+    public func hollowIndex(rewritten new: Bool, head: [UInt8]) -> [UInt8] {
+        var out = head
+        (new ? rewritten : original).hollowed().append(to: &out)
+        return out
+    }
+
+    /// The movie's duration in seconds (`mvhd`: duration over time scale),
+    /// which libavformat gives as the file's; nil without one.
+    public var movieDuration: Double? {
+        guard let mvhd = original.children?.first(where: { $0.type == "mvhd" }) else { return nil }
+        let r = BigEndianReader(mvhd.payload)
+        let long = r.u8(at: 0) == 1
+        guard let scale = r.u32(at: long ? 20 : 12), scale > 0,
+              let duration = long ? r.u64(at: 24) : r.u32(at: 16).map(UInt64.init),
+              duration != UInt64(UInt32.max) && duration != UInt64.max else { return nil }
+        return Double(duration) / Double(scale)
+    }
+
+    /// Whether the index's user data may hold cover art (an iTunes `covr`
+    /// item, which libavformat makes a stream of): `covr` anywhere in the
+    /// `udta` or `meta` boxes of the movie.
+    public var mayHoldCoverArt: Bool {
+        let covr = Array("covr".utf8)
+        return (original.children ?? []).contains { box in
+            guard box.type == "udta" || box.type == "meta", box.payload.count >= 4 else { return false }
+            let p = Array(box.payload)
+            return (0...(p.count - 4)).contains { p[$0] == covr[0] && p[$0 + 1] == covr[1] && p[$0 + 2] == covr[2] && p[$0 + 3] == covr[3] }
+        }
+    }
+
+    /// The input's tracks as its index describes them (`SourceIndex`).
+    public var sourceIndex: SourceIndex { SourceIndex(moov: original) }
 
     /// Whether the input already has its index before its media data.
     public var indexAlreadyInFront: Bool {
@@ -283,9 +331,19 @@ struct Box: Sendable, Equatable {
         let needsWide = type == "co64" || offsets.contains { $0 > Int64(UInt32.max) }
         if needsWide && type == "stco" { widened() }
         type = needsWide ? "co64" : "stco"
+        let newWidth = needsWide ? 8 : 4
         var out = Array(source.bytes(in: 0..<8))
-        out.reserveCapacity(8 + count * (needsWide ? 8 : 4) + source.count - (8 + count * width))
-        for o in offsets { put(UInt64(o), needsWide ? 8 : 4, &out) }
+        out += repeatElement(0, count: count * newWidth)
+        // Stored big-endian in place: a table of 100,000 offsets is written a byte at a time no more.
+        out.withUnsafeMutableBytes { raw in
+            for (n, o) in offsets.enumerated() {
+                if needsWide {
+                    raw.storeBytes(of: UInt64(bitPattern: o).bigEndian, toByteOffset: 8 + n * 8, as: UInt64.self)
+                } else {
+                    raw.storeBytes(of: UInt32(truncatingIfNeeded: o).bigEndian, toByteOffset: 8 + n * 4, as: UInt32.self)
+                }
+            }
+        }
         out += source.bytes(in: (8 + count * width)..<source.count)
         payload = out[...]
     }

@@ -33,6 +33,11 @@ public struct SourceIndex: Sendable {
     /// The tracks of a whole `moov` box.
     init?(moov bytes: [UInt8]) {
         guard let tree = try? Box.parse(bytes[...]), let moov = tree.first, moov.type == "moov" else { return nil }
+        self.init(moov: moov)
+    }
+
+    /// The tracks of a parsed `moov` box.
+    init(moov: Box) {
         tracks = (moov.children ?? []).filter { $0.type == "trak" }.compactMap(SourceTrack.init)
     }
 }
@@ -164,5 +169,70 @@ extension InputStream {
         if let keys = track?.metadataKeys, !keys.isEmpty { return "\(type) '\(keys.joined(separator: "', '"))'" }
         if let name = track?.handlerName ?? tag("handler_name")?.trimmingCharacters(in: " "), !name.isEmpty { return "\(type) '\(name)'" }
         return type
+    }
+}
+
+extension SourceTrack {
+    /// The stream libavformat's MP4/MOV demuxer makes of this track, named
+    /// from the boxes alone, for the sample descriptions whose naming is
+    /// certain (H.264, HEVC, AV1, VP9, ProRes video; AAC by its `esds`,
+    /// AC-3, E-AC-3, Opus, FLAC, ALAC audio; timecode and timed-metadata
+    /// data tracks, named by their entry's type as reports name them); nil
+    /// for anything else (then libavformat is asked).
+    public var knownStream: (type: MediaType, codec: String)? {
+        guard sampleDescriptions.count == 1, let entry = sampleEntryType else { return nil }
+        switch (handlerType?.description, entry.description) {
+        case ("vide", "avc1"), ("vide", "avc3"): return (.video, "h264")
+        case ("vide", "hvc1"), ("vide", "hev1"), ("vide", "dvh1"), ("vide", "dvhe"): return (.video, "hevc")
+        case ("vide", "av01"): return (.video, "av1")
+        case ("vide", "vp09"): return (.video, "vp9")
+        case ("vide", "apch"), ("vide", "apcn"), ("vide", "apcs"), ("vide", "apco"), ("vide", "ap4h"), ("vide", "ap4x"):
+            return (.video, "prores")
+        case ("soun", "mp4a"): return audioObjectType == 0x40 ? (.audio, "aac") : nil
+        case ("soun", "ac-3"): return (.audio, "ac3")
+        case ("soun", "ec-3"): return (.audio, "eac3")
+        case ("soun", "Opus"): return (.audio, "opus")
+        case ("soun", "fLaC"): return (.audio, "flac")
+        case ("soun", "alac"): return (.audio, "alac")
+        case ("tmcd", "tmcd"): return (.data, "tmcd")
+        case ("meta", "mebx"), ("meta", "gpmd"): return (.data, entry.description)
+        default: return nil
+        }
+    }
+
+    /// The object type of a sound entry's `esds` decoder configuration
+    /// (0x40: MPEG-4 audio, AAC); nil without one.
+    var audioObjectType: UInt8? {
+        guard let entry = sampleDescriptions.first else { return nil }
+        let r = BigEndianReader(entry)
+        // The sound description's fields by its version (QuickTime's 1 and 2 are longer).
+        let fields: Int
+        switch r.u16(at: 16) {
+        case 0?: fields = 20
+        case 1?: fields = 36
+        case 2?: fields = 56
+        default: return nil
+        }
+        guard r.count > 16 + fields,
+              let esds = BoxWalker(r, in: (16 + fields)..<r.count).first(where: { $0.type == "esds" }) else { return nil }
+        // Version and flags, then descriptors: tag, a length of 1–4 bytes (7 bits each), contents.
+        var at = esds.payload.lowerBound + 4
+        func descriptor(_ tag: UInt8) -> Bool {
+            guard r.u8(at: at) == tag else { return false }
+            at += 1
+            for _ in 0..<4 {
+                guard let b = r.u8(at: at) else { return false }
+                at += 1
+                if b & 0x80 == 0 { break }
+            }
+            return true
+        }
+        guard descriptor(0x03), let flags = r.u8(at: at + 2) else { return nil }
+        at += 3
+        if flags & 0x80 != 0 { at += 2 }
+        if flags & 0x40 != 0 { at += 1 + Int(r.u8(at: at) ?? 0) }
+        if flags & 0x20 != 0 { at += 2 }
+        guard descriptor(0x04), at < esds.payload.upperBound else { return nil }
+        return r.u8(at: at)
     }
 }

@@ -42,6 +42,31 @@ extension InputStream {
         return entries
     }
 
+    /// Whether `indexedPackets` would be given, found without copying the
+    /// index out (an entry per packet).
+    public var hasWholeIndex: Bool {
+        guard let fileSize = file.size, let c = indexCount(wholeOnly: true, within: fileSize) else { return false }
+        return c.listed == c.present
+    }
+
+    /// The entries of the index `indexEntries` gives, counted where they
+    /// are (no copy): all of them, and those whose bytes all lie within a
+    /// file of `fileSize` bytes.
+    func indexCount(wholeOnly: Bool, within fileSize: Int64) -> (listed: Int, present: Int)? {
+        guard file.formatName.hasPrefix("mov") else { return nil }
+        let count = avformat_index_get_entries_count(stream)
+        guard count > 0 else { return nil }
+        if wholeOnly {
+            guard let declared = declaredFrameCount, Int64(count) == declared else { return nil }
+        }
+        var present = 0
+        for i in 0..<count {
+            guard let e = avformat_index_get_entry(stream, i) else { return nil }
+            if e.pointee.pos >= 0 && e.pointee.pos + Int64(e.pointee.size) <= fileSize { present += 1 }
+        }
+        return (Int(count), present)
+    }
+
     /// The MP4/MOV demuxer's index as it stands (`nil` for other demuxers
     /// and for an empty index); with `wholeOnly`, only when it lists as many
     /// packets as the header declares.

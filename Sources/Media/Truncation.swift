@@ -24,10 +24,10 @@ extension InputFile {
 
     private func coverage(wholeOnly: Bool) -> [StreamCoverage]? {
         guard formatName.hasPrefix("mov"), let fileSize = size else { return nil }
+        // Counted in the demuxer's index, not copied out of it (an entry per packet).
         return streams.filter { !$0.isAttachedPicture }.compactMap { s in
-            s.indexEntries(wholeOnly: wholeOnly).map { entries in
-                StreamCoverage(stream: s.index, type: s.mediaType, listed: entries.count,
-                               present: entries.count { $0.lies(within: fileSize) })
+            s.indexCount(wholeOnly: wholeOnly, within: fileSize).map { c in
+                StreamCoverage(stream: s.index, type: s.mediaType, listed: c.listed, present: c.present)
             }
         }
     }

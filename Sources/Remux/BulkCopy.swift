@@ -2,6 +2,7 @@ import CFFmpeg
 import Glibc
 import Media
 import Pipeline
+import Threads
 
 /// The remux of an MP4, MOV or M4A into the same kind of file with nothing
 /// changed but the index's place and what `--metadata`, `--rotate` and
@@ -10,55 +11,125 @@ import Pipeline
 /// through this process's memory), the index (`moov`) written in front with its chunk
 /// offsets moved (`MovieLayout`) and the edits made in its boxes
 /// (`IndexEdits`). Every packet, edit list, track and tag not edited is the
-/// input's. Edits are only kept this way when the new index, read back by
-/// libavformat, holds exactly the tags and display matrices the muxer's way
+/// input's. Decided, checked and written from the file's own boxes: the
+/// sample tables say whether every chunk is in the file (a file cut off
+/// is left to the muxer's way, which refuses it), and libavformat reads
+/// only the index with its sample tables emptied (`MovieLayout.hollowIndex`:
+/// the streams, their tags and matrices, no entry per packet), so the
+/// memory taken grows with the tables alone. Edits are only kept this way when the new index, read back by
+/// libavformat the same way, holds exactly the tags and display matrices the muxer's way
 /// would be given (`MetadataEdits.applied`). Taken only when the options ask
-/// for nothing else; any other remux goes through libavformat.
-func bulkRemux(_ input: InputFile, output outputPath: String, container: Container, options: RemuxOptions,
+/// for nothing else; any other remux goes through libavformat (nil).
+func bulkRemux(path: String, output outputPath: String, container: Container, options: RemuxOptions,
                cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport? {
-    guard options.bulk, bulkOptionsAllow(options), container.isISOBMFF, input.formatName.hasPrefix("mov"),
-          input.indexCoverage != nil, input.cutOffError("could not remux") == nil else { return nil }
+    guard options.bulk, !options.encodeAudioToAAC, bulkOptionsAllow(options), container.isISOBMFF else { return nil }
     let began = ContinuousClock.now
-    let fd = open(input.path, O_RDONLY | O_CLOEXEC)
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    var st = stat()
-    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
-    let size = Int64(st.st_size)
-    guard let top = try? MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) else { return nil }
+    guard let identity = FileIdentity(descriptor: fd), identity.size > 0 else { return nil }
+    let size = identity.size
+    guard let top = try? MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }),
+          let first = top.first, ["ftyp", "wide", "free", "skip", "mdat", "moov"].contains(first.type) else { return nil }
     // The kind of file by its major brand (a file without `ftyp` is classic QuickTime).
     let ftyp = top.first { $0.type == "ftyp" }
     let brand = ftyp.map { FileBytes.read(fd, $0.start + 8, 4) ?? [] } ?? Array("qt  ".utf8)
     guard family(brand: brand) == container.muxer else { return nil }
-    guard let edits = try indexEdits(options.edits, input: input, quickTime: container.muxer == "mov") else { return nil }
-    let layout: MovieLayout
+    let plain: MovieLayout
     do {
-        layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
+        plain = try MovieLayout(fileSize: size, alignment: 4096) { FileBytes.read(fd, $0, $1) }
     } catch {
         return nil
     }
-    if !edits.isEmpty {
-        let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
-        guard let moov = layout.boxes.first(where: { $0.type == "moov" }),
-              let index = FileBytes.read(fd, moov.start, Int(moov.size)),
-              holdsEdits(head + layout.index, before: head + index, name: input.path, edits: options.edits) else { return nil }
-    }
-    // Every stream's packets, from the index the demuxer read (the report's counts).
-    var streams: [RemuxStreamReport] = []
-    for s in input.streams {
-        // Cover art is an item of the index, not a track: kept with it.
-        if let bytes = s.attachedPictureBytes {
-            streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
-                                             packets: 1, bytes: Int64(bytes)))
-            continue
+    // Every track's samples listed by tables that agree, and all of them in the file.
+    guard let tracks = plain.tracks, tracks.allSatisfy({ $0.samples > 0 && $0.lies(within: size) }) else { return nil }
+    let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
+    let sourceIndex = plain.sourceIndex
+    let layout: MovieLayout
+    let streams: [RemuxStreamReport]
+    let duration: Double?
+    // The streams (for the report and the edits' targets): named from the boxes, without
+    // loading libavformat, where every track's is known there and no cover art or chapter
+    // track can make another; else as libavformat makes them of the index alone.
+    let named = sourceIndex.tracks.compactMap(\.knownStream)
+    // The edits' check where it runs beside the copy (below).
+    var check: (thread: WorkerThread, holds: Locked<Bool>)?
+    if named.count == tracks.count, sourceIndex.tracks.count == tracks.count, !plain.mayHoldCoverArt,
+       !sourceIndex.tracks.contains(where: { $0.references.contains { $0.type == "chap" } }) {
+        duration = plain.movieDuration
+        streams = zip(named, tracks).enumerated().map { j, pair in
+            RemuxStreamReport(inputIndex: j, outputIndex: j, type: pair.0.type, codec: pair.0.codec,
+                              packets: pair.1.samples, bytes: pair.1.bytes)
         }
-        // (The layout refuses a fragmented file, whose index would grow as it is read.)
-        guard let packets = s.packetsInSampleTables else { return nil }
-        streams.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
-                                         packets: packets.count, bytes: packets.reduce(0) { $0 + Int64($1.size) }))
+        let kinds = named.map { EditedStream($0.type, attachedPicture: false) }
+        guard let edits = try indexEdits(options.edits, kinds: kinds, quickTime: container.muxer == "mov") else { return nil }
+        if edits.isEmpty {
+            layout = plain
+        } else {
+            do {
+                layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
+            } catch {
+                return nil
+            }
+            // The new index read back by libavformat (loaded for it) on a thread of its own while
+            // the media data is copied; the copy is kept only if it holds the edits. Where no
+            // thread can be started, here.
+            let old = plain.hollowIndex(rewritten: false, head: head), new = layout.hollowIndex(rewritten: true, head: head)
+            let metadata = options.edits
+            let holds = Locked(false)
+            let verdict: @Sendable () -> Void = {
+                guard let memory = try? MemoryInput(old),
+                      let before = try? InputFile(memory: memory, name: path, packetsOnly: true, format: "mov") else { return }
+                let ok = holdsEdits(new, before: before, name: path, edits: metadata)
+                holds.withLock { $0 = ok }
+            }
+            if let thread = try? WorkerThread(verdict) {
+                check = (thread, holds)
+            } else {
+                verdict()
+                guard holds.withLock({ $0 }) else { return nil }
+            }
+        }
+    } else {
+        // The streams as libavformat makes them of the index alone.
+        guard let memory = try? MemoryInput(plain.hollowIndex(rewritten: false, head: head)),
+              let opened = try? InputFile(index: memory, of: path, identity: identity, sourceIndex: sourceIndex) else { return nil }
+        // A stream of each track, in order, and one of each cover picture (an item of the index, not a track).
+        guard opened.streams.filter({ !$0.isAttachedPicture }).count == tracks.count else { return nil }
+        guard let edits = try indexEdits(options.edits, kinds: opened.streams.map(\.edited),
+                                         quickTime: container.muxer == "mov") else { return nil }
+        if edits.isEmpty {
+            layout = plain
+        } else {
+            do {
+                layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
+            } catch {
+                return nil
+            }
+            guard holdsEdits(layout.hollowIndex(rewritten: true, head: head), before: opened, name: path,
+                             edits: options.edits) else { return nil }
+        }
+        var reports: [RemuxStreamReport] = []
+        var track = 0
+        for s in opened.streams {
+            // Cover art is an item of the index, not a track: kept with it.
+            if let bytes = s.attachedPictureBytes {
+                reports.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
+                                                 packets: 1, bytes: Int64(bytes)))
+                continue
+            }
+            let t = tracks[track]
+            track += 1
+            reports.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
+                                             packets: t.samples, bytes: t.bytes))
+        }
+        streams = reports
+        duration = opened.duration?.seconds
     }
 
-    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [input.path])
+    // The check's thread ends before this does, whatever ends it.
+    defer { check?.thread.join() }
+    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [path])
     let out = try FileBytes.create(staged.temporary, reportingAs: outputPath)
     defer { close(out) }
     // The output's blocks reserved at once (as `FileOutput` does): the
@@ -69,7 +140,6 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
     }
     _ = avtool_reserve_blocks(out, 0, total)
     var written: Int64 = 0
-    let duration = input.duration?.seconds
     for piece in layout.pieces {
         switch piece {
         case .index:
@@ -87,16 +157,21 @@ func bulkRemux(_ input: InputFile, output outputPath: String, container: Contain
             }
         }
     }
+    if let check {
+        check.thread.join()
+        // Not what the muxer's way would write: the copy is let go (the staged output goes with it).
+        guard check.holds.withLock({ $0 }) else { return nil }
+    }
     // The input must be the file whose index was read.
-    if let changed = input.changedError() { throw changed }
+    if let changed = FileIdentity.changedError(path: path, since: identity) { throw changed }
     try staged.commit()
-    var report = RemuxReport(input: input.path, output: outputPath, container: container.name, streams: streams, dropped: [])
+    var report = RemuxReport(input: path, output: outputPath, container: container.name, streams: streams, dropped: [])
     report.outputBytes = written
     report.durationSeconds = duration
     report.indexPlacement = (layout.indexAlreadyInFront ? "already in front" : "moved to the front")
         + ": the media data copied as it is, the index's chunk offsets moved"
         + (layout.widened > 0 ? " (\(layout.widened) offset table(s) widened to 64 bits)" : "")
-        + (edits.isEmpty ? "" : ", the tags and matrices edited in the index")
+        + (options.edits.isEmpty ? "" : ", the tags and matrices edited in the index")
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
 }
@@ -110,10 +185,9 @@ private func bulkOptionsAllow(_ o: RemuxOptions) -> Bool {
 /// `edits` as changes to the input's index; nil when they are not all of
 /// a kind made there (the muxer's way then makes them). An edit naming a
 /// stream the file does not have is the same error as on that way.
-private func indexEdits(_ edits: MetadataEdits, input: InputFile, quickTime: Bool) throws(MediaError) -> IndexEdits? {
+private func indexEdits(_ edits: MetadataEdits, kinds: [EditedStream], quickTime: Bool) throws(MediaError) -> IndexEdits? {
     var result = IndexEdits(family: quickTime ? .quickTime : .iso)
     guard !edits.isEmpty else { return result }
-    let kinds = input.streams.map(\.edited)
     // The demuxer makes a stream of each track, in order, and one of each
     // cover picture (an iTunes item, not a track): stream N's track is its
     // place among the others. (The read-back check holds that to account.)
@@ -143,26 +217,23 @@ private func indexEdits(_ edits: MetadataEdits, input: InputFile, quickTime: Boo
     return result
 }
 
-/// Whether `head` (the output's `ftyp` and new index), read by libavformat,
-/// holds the tags and display matrices that `before` (the input's `ftyp`
-/// and index) would be given by `edits` (`MetadataEdits.applied`, what the
-/// muxer's way is given) and nothing else. Both are read without their
-/// media data, so what the demuxer takes from it (a timecode track's first
-/// sample) reads the same in both.
-private func holdsEdits(_ head: [UInt8], before: [UInt8], name: String, edits: MetadataEdits) -> Bool {
+/// Whether `head` (the output's `ftyp` and new index, its sample tables
+/// emptied), read by libavformat, holds the tags and display matrices that
+/// `before` (the input's, read the same way) would be given by `edits`
+/// (`MetadataEdits.applied`, what the muxer's way is given) and nothing
+/// else. Both are read without their media data, so what the demuxer takes
+/// from it (a timecode track's first sample) reads the same in both.
+private func holdsEdits(_ head: [UInt8], before old: InputFile, name: String, edits: MetadataEdits) -> Bool {
     func read(_ bytes: [UInt8]) -> InputFile? {
         guard let memory = try? MemoryInput(bytes) else { return nil }
         return try? InputFile(memory: memory, name: name, packetsOnly: true, format: "mov")
     }
-    // One index read at a time: each holds its whole sample table.
     let wanted: (tags: IntendedTags, matrices: [[Int32]?])
-    do {
-        guard let old = read(before), let tags = try? edits.applied(to: old.tags, streams: old.streams.map(\.edited)) else { return false }
-        // A turn replaces the matrix of video (not cover art); the rest keep theirs.
-        wanted = (tags, old.streams.map { s in
-            edits.rotation.flatMap { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix
-        })
-    }
+    guard let tags = try? edits.applied(to: old.tags, streams: old.streams.map(\.edited)) else { return false }
+    // A turn replaces the matrix of video (not cover art); the rest keep theirs.
+    wanted = (tags, old.streams.map { s in
+        edits.rotation.flatMap { s.edited == .video ? MetadataEdits.displayMatrix($0) : nil } ?? s.displayMatrix
+    })
     guard let new = read(head), new.streams.count == wanted.matrices.count else { return false }
     let got = new.tags
     guard TagCheck.sameTags(got.format, wanted.tags.format),

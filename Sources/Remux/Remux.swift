@@ -123,11 +123,12 @@ public func remux(input inputPath: String, output outputPath: String, options: R
                   cancellation: Cancellation = .shared,
                   progress: ((RemuxProgress) -> Void)? = nil) throws(MediaError) -> RemuxReport {
     let container = try resolveContainer(options.container, output: outputPath)
-    let input = try InputFile(path: inputPath, cancellation: cancellation)
-    if !options.encodeAudioToAAC, let report = try bulkRemux(input, output: outputPath, container: container, options: options,
-                                                             cancellation: cancellation, progress: progress) {
+    // The same kind of file with nothing else asked: from the file's own boxes, before libavformat opens it.
+    if let report = try bulkRemux(path: inputPath, output: outputPath, container: container, options: options,
+                                  cancellation: cancellation, progress: progress) {
         return report
     }
+    let input = try InputFile(path: inputPath, cancellation: cancellation)
     let destination = MuxDestination.file(outputPath, overwrite: options.overwrite, inputs: [inputPath])
     var reservation: Int?
     // (Encoded audio's packets are not known before: its index is moved to the front after.)
@@ -178,7 +179,7 @@ package func indexReservation(_ input: InputFile, container: Container, options:
     // Tracks carried past the muxer are added after its trailer (the session reserves their room).
     plan.kept.removeAll { container.isISOBMFF && CarriedTrack.carries($0) }
     guard !plan.kept.isEmpty, plan.kept.allSatisfy({ s in
-        payloadBlind(s) && (s.isAttachedPicture || s.indexedPackets != nil)
+        payloadBlind(s) && (s.isAttachedPicture || s.hasWholeIndex)
     }) else { return nil }
     let hollow = try HollowFileInput(path: input.path, holes: boxes.mediaData.map { Int64($0.lowerBound)..<Int64($0.upperBound) })
     let trialInput = try InputFile(hollow: hollow, name: input.path, format: "mov", cancellation: cancellation)

@@ -7,7 +7,9 @@ struct Avtool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "avtool",
         abstract: "Remux, transcode, merge and probe audio/video files, with sample-accurate A/V sync.",
-        version: VersionText.text,
+        // What `--version` prints is made in `main` (it names the FFmpeg
+        // libraries, which loads them): here only enough for the option to be listed.
+        version: "avtool \(VersionText.version)",
         subcommands: [ProbeCommand.self, RemuxCommand.self, TranscodeCommand.self, MergeCommand.self,
                       ConcatCommand.self, FillSilenceCommand.self, AutoSyncCommand.self, CutCommand.self, SplitCommand.self, RepairCommand.self, LoudnessCommand.self, BatchCommand.self]
     )
@@ -28,6 +30,11 @@ struct Avtool: ParsableCommand {
         let arguments = ArgumentHabits.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
         if !arguments.contains(where: { $0 == "--quiet" || $0 == "--json" || ($0.hasPrefix("-") && !$0.hasPrefix("--") && $0.contains("q")) }) {
             Container.misnamedReporter.withLock { $0 = { Terminal.error("avtool: warning: \($0)") } }
+        }
+        // `--version` asked of avtool itself (not of a verb): the whole text, FFmpeg's libraries loaded for it.
+        if let first = arguments.first(where: { !$0.hasPrefix("-") || $0 == "--version" }), first == "--version" {
+            Terminal.output(VersionText.text)
+            Glibc.exit(0)
         }
         let json = arguments.contains("--json")
         let named = arguments.first == "help" ? arguments.dropFirst().first : arguments.first

@@ -128,4 +128,65 @@ struct MovieLayoutTests {
         // A box running past the end of the file (a recording cut off).
         #expect(throws: MovieLayout.Refusal.self) { try layout(ftyp + Array(mdat.dropLast(4)) + Self.moov(Self.stco([]))) }
     }
+
+    // MARK: sample tables
+
+    static func stsz(uniform: UInt64 = 0, _ sizes: [UInt64], count: Int? = nil) -> [UInt8] {
+        box("stsz", [0, 0, 0, 0] + be(uniform, 4) + be(UInt64(count ?? sizes.count), 4) + sizes.flatMap { be($0, 4) })
+    }
+    static func stsc(_ runs: [(first: UInt64, perChunk: UInt64)]) -> [UInt8] {
+        box("stsc", [0, 0, 0, 0] + be(UInt64(runs.count), 4) + runs.flatMap { be($0.first, 4) + be($0.perChunk, 4) + be(1, 4) })
+    }
+    static func stts(_ count: UInt64) -> [UInt8] { box("stts", [0, 0, 0, 0, 0, 0, 0, 1] + be(count, 4) + be(1, 4)) }
+
+    /// A file of one track whose chunks start at the given offsets of its mdat's payload.
+    func file(tables: (_ base: UInt64) -> [UInt8], payload: Int = 100) -> [UInt8] {
+        let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0])
+        let mdat = Self.box("mdat", [UInt8](repeating: 7, count: payload))
+        return ftyp + mdat + Self.moov(tables(UInt64(ftyp.count + 8)))
+    }
+
+    @Test("sample tables: samples, bytes and the furthest chunk end, from runs of chunks")
+    func sampleTables() throws {
+        // Chunks of 2, 2 and 1 samples (two runs), sizes 10, 20 | 5, 5 | 30.
+        let f = file { base in
+            Self.stts(5) + Self.stsc([(1, 2), (3, 1)]) + Self.stsz([10, 20, 5, 5, 30]) + Self.stco([base, base + 30, base + 40])
+        }
+        let l = try layout(f)
+        let t = try #require(l.tracks?.first)
+        #expect(t.samples == 5 && t.bytes == 70)
+        #expect(t.end == 16 + 8 + 70)
+        #expect(t.lies(within: Int64(f.count)))
+        // One size for all.
+        let u = try layout(file { base in Self.stts(4) + Self.stsc([(1, 2)]) + Self.stsz(uniform: 9, [], count: 4) + Self.stco([base, base + 50]) })
+        #expect(u.tracks?.first == TrackSamples(samples: 4, bytes: 36, end: 16 + 8 + 50 + 18))
+    }
+
+    @Test("sample tables: a chunk past the file's end is seen; tables that disagree give none")
+    func sampleTablesCutOrBroken() throws {
+        // The last chunk's 60 bytes run past the 100-byte media data and the file (the index after it).
+        let f = file(tables: { base in Self.stts(2) + Self.stsc([(1, 1)]) + Self.stsz([40, 60]) + Self.stco([base, base + 90]) },
+                     payload: 100)
+        let t = try #require(try layout(f).tracks?.first)
+        #expect(t.end == 16 + 8 + 90 + 60)
+        #expect(!t.lies(within: 16 + 8 + 100))
+        // More samples in chunks than the sizes list; fewer; no stsc.
+        #expect(try layout(file { b in Self.stts(2) + Self.stsc([(1, 3)]) + Self.stsz([1, 2]) + Self.stco([b]) }).tracks == nil)
+        #expect(try layout(file { b in Self.stts(3) + Self.stsc([(1, 1)]) + Self.stsz([1, 2, 3]) + Self.stco([b]) }).tracks == nil)
+        #expect(try layout(file { b in Self.stts(1) + Self.stsz([1]) + Self.stco([b]) }).tracks == nil)
+    }
+
+    @Test("hollow index: every sample table emptied, the rest of the index as it was")
+    func hollowIndex() throws {
+        let f = file { base in Self.stts(2) + Self.stsc([(1, 2)]) + Self.stsz([40, 60]) + Self.stco([base]) }
+        let l = try layout(f)
+        let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0])
+        let hollow = l.hollowIndex(rewritten: false, head: ftyp)
+        let stsd = Self.box("stsd", [0, 0, 0, 0, 0, 0, 0, 1] + Self.box("avc1", [UInt8](repeating: 0, count: 8)))
+        let empty = Self.box("stts", [0, 0, 0, 0, 0, 0, 0, 0]) + Self.box("stsc", [0, 0, 0, 0, 0, 0, 0, 0])
+            + Self.box("stsz", [UInt8](repeating: 0, count: 12)) + Self.box("stco", [0, 0, 0, 0, 0, 0, 0, 0])
+        let expected = ftyp + Self.box("moov", Self.box("mvhd", [UInt8](repeating: 0, count: 100))
+            + Self.box("trak", Self.box("mdia", Self.box("minf", Self.box("stbl", stsd + empty)))))
+        #expect(hollow == expected)
+    }
 }

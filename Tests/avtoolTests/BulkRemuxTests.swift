@@ -221,4 +221,53 @@ struct BulkRemuxTests {
         #expect(run.status != 0, "\(run)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path("o.mp4")))
     }
+
+    /// A file cut off inside its media data whose boxes all still end within
+    /// it (the media data box's size made the cut file's): only the sample
+    /// tables show chunks past the end. The bulk copy reads them and leaves
+    /// the job to the muxer's way, which refuses it as cut off.
+    @Test func chunksPastTheEndAreSeenFromTheSampleTables() throws {
+        let scratch = try Scratch()
+        let input = scratch.path("in.mp4")
+        let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.path("h264_bframes_2997_aac48_stereo.mp4"),
+                                           "-map", "0", "-c", "copy", "-movflags", "+faststart", input])
+        try #require(made.status == 0, "\(made)")
+        var bytes = try #require(FileManager.default.contents(atPath: input))
+        let mdat = try #require(try placedBoxes(input).first { $0.type == "mdat" })
+        let cut = mdat.at + mdat.size * 7 / 10
+        bytes = bytes.prefix(cut)
+        let size = UInt32(cut - mdat.at)
+        for k in 0..<4 { bytes[mdat.at + k] = UInt8(truncatingIfNeeded: size >> (8 * UInt32(3 - k))) }
+        try bytes.write(to: URL(fileURLWithPath: input))
+        #expect(try boxes(input).last == "mdat")
+        let run = try Tool.avtool("remux", input, scratch.path("o.mp4"))
+        #expect(run.status != 0 && run.stderr.contains("cut off"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("o.mp4")))
+    }
+
+    /// The bulk copy's report names the streams as the muxer's way does
+    /// (types, codecs, count, duration), also where it names them from the
+    /// sample descriptions without libavformat. (A timecode track is not
+    /// compared: the muxer's way writes it again from the video's tag.)
+    @Test(arguments: [("h264_bframes_2997_aac48_stereo.mp4", false, "mp4"), ("hevc_aac.mp4", false, "mp4"),
+                      ("iphone_tags.mov", false, "mov"), ("aac44_mono.m4a", false, "m4a"),
+                      ("pcm_in_mov.mov", false, "mov"), ("itunes_tags_cover.m4a", true, "mp4"),
+                      ("camera_576p.mp4", true, "mp4"), ("bbb_720p_aac51.mp4", true, "mp4")])
+    func theReportNamesTheStreamsAsTheMuxersWay(name: String, real: Bool, ext: String) throws {
+        let scratch = try Scratch()
+        let input = real ? try Fixtures.real(name) : try Fixtures.path(name)
+        func report(_ extra: [String]) throws -> [String: Any] {
+            let run = try Tool.avtool(["remux", input, scratch.path("o.\(ext)"), "--json", "--overwrite"] + extra)
+            try #require(run.status == 0, "\(run)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        }
+        let bulk = try report([]), general = try report(["--no-bulk"])
+        #expect((bulk["index_placement"] as? String)?.contains("copied as it is") == true)
+        func streams(_ r: [String: Any]) -> [String] {
+            (r["streams"] as? [[String: Any]] ?? []).map { "\($0["type"] ?? "") \($0["codec"] ?? "")" }
+        }
+        #expect(streams(bulk) == streams(general))
+        let (a, b) = (bulk["duration_seconds"] as? Double, general["duration_seconds"] as? Double)
+        #expect(a != nil && b != nil && abs(a! - b!) < 0.001, "\(String(describing: a)) \(String(describing: b))")
+    }
 }
