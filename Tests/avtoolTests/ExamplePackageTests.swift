@@ -27,7 +27,8 @@ struct ExamplePackageTests {
                                        "-I", debug + "/Modules",
                                        "-I", Tool.repo.appendingPathComponent("Sources/CFFmpeg").path,
                                        "-I", Tool.repo.appendingPathComponent("Sources/CYAML").path,
-                                       "-Xcc", "-fmodule-map-file=" + debug + "/CFFmpegFilter.build/module.modulemap"]
+                                       "-Xcc", "-fmodule-map-file=" + debug + "/CFFmpegFilter.build/module.modulemap",
+                                       "-Xcc", "-fmodule-map-file=" + debug + "/CFFmpegLazy.build/module.modulemap"]
                                 + includes + [file])
     }
 
