@@ -5,14 +5,18 @@ import Sync
 /// One assembly being written: the mux session, the core's plan, and a
 /// writer per track: video copied (track 0), audio copied or re-encoded
 /// (track 1), the video file's own audio copied beside it (merge
-/// `--keep-original-audio`). Segments are written one after another, each
-/// read in time order from its own readers.
+/// `--keep-original-audio`), the data tracks. The run loop writes them from
+/// an `AssemblyFeed`: segments one after another, each read in output-time
+/// order from its own readers.
 final class AssemblyRun {
     private let segments: [Segment]
     private let options: AssemblyOptions
     private let verb: String
     private let session: MuxSession
-    private var plan: AssemblyPlan
+    /// The core's plan and where the run stands on it.
+    private let clock: AssemblyClock
+    private var plan: AssemblyPlan { clock.plan }
+    private let cancellation: Cancellation
     /// `nil` for audio alone.
     private let video: CopyWriter?
     private let audio: (any AudioTrackWriter)?
@@ -20,14 +24,9 @@ final class AssemblyRun {
     /// The data tracks (the first segment's), each with the reader of every
     /// segment's matching track (`DataTrackKey`), nil where a segment has none.
     private let data: [(writer: CopyWriter, readers: [StreamReader?])]
-    /// Where the segments land, when the copied-audio scan placed them
-    /// (several segments): the run writes by it, cutting each segment's audio
-    /// at its video end from the start, exactly as the scan laid it out.
-    private let layout: PlannedLayout?
     private var report: AssemblyReport
     private let progress: ((AssemblyProgress) -> Void)?
     private let totalDuration: Double
-    private var lastProgress = -1.0
 
     init(_ segments: [Segment], handling: AudioHandling?, container: Container, destination: MuxDestination,
          options: AssemblyOptions, verb: String, layout: PlannedLayout?, cancellation: Cancellation,
@@ -36,7 +35,7 @@ final class AssemblyRun {
         self.segments = segments
         self.options = options
         self.verb = verb
-        self.layout = layout
+        self.cancellation = cancellation
         self.progress = progress
         totalDuration = segments.compactMap { $0.main.stream.duration?.seconds }.reduce(0, +)
 
@@ -76,7 +75,11 @@ final class AssemblyRun {
         original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
         let session = session
         data = matched.enumerated().map { (CopyWriter(track: firstData + $0, session: session), $1) }
-        plan = layout?.plan ?? AssemblyPlan(segments, sampleRate: sampleRate, end: options.end)
+        // Where the segments land, when the copied-audio scan placed them
+        // (several segments): the run writes by it, cutting each segment's audio
+        // at its video end from the start, exactly as the scan laid it out.
+        clock = AssemblyClock(plan: layout?.plan ?? AssemblyPlan(segments, sampleRate: sampleRate, end: options.end),
+                              layout: layout)
         switch handling {
         case .copy(let silence, let reencoded)?:
             audio = try AudioCopyTrack(track: audioTrack, session: session, silence: silence, sampleRate: sampleRate,
@@ -89,151 +92,34 @@ final class AssemblyRun {
             audio = nil
         }
         if let a = first.audio {
-            try session.beginTimeline(track: audioTrack, stream: a.stream, retimedIn: plan.sampleTimeBase)
+            try session.beginTimeline(track: audioTrack, stream: a.stream, retimedIn: clock.plan.sampleTimeBase)
         }
         report = AssemblyReport(segments, handling: handling, container: container, output: destination.name,
                                 sampleRate: first.audio == nil ? nil : sampleRate)
         report.warnings += dataWarnings
     }
 
-    /// Writes every segment, then finishes the output.
+    /// Writes every segment through the run loop, then finishes the output.
     func run() throws(MediaError) -> AssemblyReport {
-        for k in segments.indices {
-            try writeSegment(k)
-        }
-        try audio?.finish()
+        var feed = AssemblyFeed(segments: segments, clock: clock, session: session, verb: verb,
+                                videoTrack: video?.track, audio: audio, originalTrack: original?.track,
+                                data: data.map { ($0.writer.track, $0.readers) })
+        var writers: [any TrackWriter] = []
+        if let video { writers.append(video) }
+        if let audio { writers.append(PlacedAudioWriter(audio, clock: clock)) }
+        if let original { writers.append(original) }
+        writers += data.map(\.writer)
+        try runTracks(&feed, into: writers, cancellation: cancellation) { [self] in reportProgress() }
+        report.jointsSeconds = feed.joints
         let result = try session.finish()
         return finalReport(result)
     }
 
-    /// The state of the segment being written.
-    private struct SegmentState {
-        let placement: SegmentPlacement
-        var videoEnded = false
-        var audioEnded: Bool
-        /// Video from this output time on is left out (`--end shortest`).
-        var videoCut: Int64?
-        /// The end of the last frame so far (output time).
-        var videoEnd: Int64
-    }
-
-    private func writeSegment(_ k: Int) throws(MediaError) {
-        let seg = segments[k]
-        let placement: SegmentPlacement
-        if let layout { placement = layout.placements[k] } else { placement = try place(seg, index: k, in: &plan, verb: verb) }
-        if let v = seg.video, let video {
-            try session.beginTimeline(track: video.track, stream: v.stream, shift: placement.videoShiftTimestamp)
-        }
-        report.jointsSeconds.append(Timestamp(placement.joint, plan.videoTimeBase).seconds)
-        if let a = seg.audio, let audio {
-            try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,
-                            anchor: placement.audioAnchor)
-            if let layout { audio.limit = plan.audioLimit(videoEnd: layout.videoEnds[k]) }
-        }
-        if let o = seg.original, let original {
-            // The camera's audio keeps its place against the camera's video.
-            try session.beginTimeline(track: original.track, stream: o.stream,
-                                      shift: placement.videoShift(in: o.stream.timeBase!))
-        }
-        for track in data {
-            // Data keeps its place against the video, as the original audio does.
-            if let d = track.readers[k] {
-                try session.beginTimeline(track: track.writer.track, stream: d.stream,
-                                          shift: placement.videoShift(in: d.stream.timeBase!))
-            }
-        }
-        var state = SegmentState(placement: placement, videoEnded: seg.video == nil, audioEnded: seg.audio == nil,
-                                 videoEnd: placement.joint)
-        while try writeNext(seg, k, &state) {}
-        let videoEnd = layout?.videoEnds[k] ?? state.videoEnd
-        if seg.audio != nil, let audio {
-            try audio.endSegment()
-            // Audio alone: the output ends where its audio does (on the
-            // plan's time base, which is then the samples').
-            if seg.video == nil { state.videoEnd = audio.summary.end ?? placement.joint }
-            let end = audio.summary.end ?? placement.jointSamples
-            if let target = plan.padEnd(videoEnd: videoEnd, audioEnd: end) {
-                try audio.pad(to: target, startingAt: placement.jointSamples)
-            }
-        }
-        if layout == nil { plan.end(placement, videoEnd: state.videoEnd) }
-    }
-
-    /// Writes the segment's earliest pending packet; false when all are written.
-    private func writeNext(_ seg: Segment, _ k: Int, _ state: inout SegmentState) throws(MediaError) -> Bool {
-        let hasVideo = try seg.video?.peek() ?? false
-        let hasAudio = try seg.audio?.peek() ?? false
-        if !hasVideo && !state.videoEnded {  // (never for audio alone: ended from the start)
-            state.videoEnded = true
-            // The video's end is known: from here the audio may be cut there.
-            if layout == nil, seg.audio != nil { audio?.limit = plan.audioLimit(videoEnd: state.videoEnd) }
-        }
-        if !hasAudio && !state.audioEnded {
-            state.audioEnded = true
-            if hasVideo { state.videoCut = plan.videoCut(audioEnd: audio?.summary.end ?? 0) }
-        }
-        let videoTime = hasVideo ? state.placement.videoTime(seg.video!.packet.timing) : nil
-        let audioAt = hasAudio ? audioPosition(seg, state.placement) : nil
-        let audioTime = audioAt.map { Timestamp($0, plan.sampleTimeBase) }
-        for track in data {
-            guard let d = track.readers[k], try d.peek(),
-                  let t = state.placement.companionTime(d.packet.timing, timeBase: d.stream.timeBase!),
-                  !hasVideo || videoTime.map({ t <= $0 }) ?? true, !hasAudio || audioTime.map({ t <= $0 }) ?? true else { continue }
-            // Past a cut video's end (`--end shortest`), the data goes no further.
-            if let cut = state.videoCut, t.value >= cut { d.consume(); return true }
-            try track.writer.send(d.packet)
-            d.consume()
-            return true
-        }
-        if let o = seg.original, let original, try o.peek(),
-           let t = state.placement.companionTime(o.packet.timing, timeBase: o.stream.timeBase!),
-           !hasVideo || videoTime.map({ t <= $0 }) ?? true, !hasAudio || audioTime.map({ t <= $0 }) ?? true {
-            try original.send(o.packet)
-            o.consume()
-            return true
-        }
-        if !hasVideo && !hasAudio { return false }
-        let takeVideo: Bool
-        if hasVideo && hasAudio, let vt = videoTime, let at = audioTime {
-            takeVideo = vt <= at
-        } else {
-            takeVideo = hasVideo
-        }
-        if takeVideo {
-            try writeVideo(seg, &state)
-        } else if let a = seg.audio {
-            try audio!.send(a.packet, at: audioAt)
-            a.consume()
-            if seg.video == nil, let t = audioTime { reportProgress(t) }
-        }
-        return true
-    }
-
-    private func audioPosition(_ seg: Segment, _ placement: SegmentPlacement) -> Int64? {
-        guard let a = seg.audio else { return nil }
-        return placement.audioPosition(pts: a.packet.timing.pts, timeBase: a.stream.timeBase!)
-    }
-
-    private func writeVideo(_ seg: Segment, _ state: inout SegmentState) throws(MediaError) {
-        guard let v = seg.video, let video else { return }
-        defer { v.consume() }
-        // Output positions on the video time base, for ends and cuts.
-        let t = state.placement.video(seg.videoTiming(v.packet.timing))
-        if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return }
-        if let e = t.end { state.videoEnd = max(state.videoEnd, e) }
-        if layout == nil, let d = t.dts { plan.wroteVideo(dts: d) }
-        try video.send(v.packet)
-        if let pts = t.pts { reportProgress(Timestamp(pts, plan.videoTimeBase)) }
-    }
-
-    /// Progress at output time `t` (at most every quarter second of output).
-    private func reportProgress(_ t: Timestamp) {
-        guard let progress else { return }
-        let position = t.seconds - Timestamp(plan.videoStart ?? 0, plan.videoTimeBase).seconds
-        if position - lastProgress >= 0.25 {
-            lastProgress = position
-            progress(AssemblyProgress(position: position, duration: totalDuration > 0 ? totalDuration : nil))
-        }
+    /// Progress at the output time written last.
+    private func reportProgress() {
+        guard let progress, let t = clock.position else { return }
+        let position = t.seconds - Timestamp(clock.plan.videoStart ?? 0, clock.plan.videoTimeBase).seconds
+        progress(AssemblyProgress(position: position, duration: totalDuration > 0 ? totalDuration : nil))
     }
 
     /// Sync as written.
