@@ -44,88 +44,23 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     // Every track's samples listed by tables that agree, and all of them in the file.
     guard let tracks = plain.tracks, tracks.allSatisfy({ $0.samples > 0 && $0.lies(within: size) }) else { return nil }
     let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
-    let sourceIndex = plain.sourceIndex
-    let layout: MovieLayout
-    let streams: [RemuxStreamReport]
-    let duration: Double?
+    let edits = options.edits, mov = container.muxer == "mov"
+    let read: (Int64, Int) -> [UInt8]? = { FileBytes.read(fd, $0, $1) }
     // The streams (for the report and the edits' targets): named from the boxes, without
     // loading libavformat, where every track's is known there and no cover art or chapter
     // track can make another; else as libavformat makes them of the index alone.
-    let named = sourceIndex.tracks.compactMap(\.knownStream)
-    // The edits' check where it runs beside the copy (below).
-    var check: (thread: WorkerThread, holds: Locked<Bool>)?
-    if named.count == tracks.count, sourceIndex.tracks.count == tracks.count, !plain.mayHoldCoverArt,
-       !sourceIndex.tracks.contains(where: { $0.references.contains { $0.type == "chap" } }) {
-        duration = plain.movieDuration
-        streams = zip(named, tracks).enumerated().map { j, pair in
-            RemuxStreamReport(inputIndex: j, outputIndex: j, type: pair.0.type, codec: pair.0.codec,
-                              packets: pair.1.samples, bytes: pair.1.bytes)
-        }
-        let kinds = named.map { EditedStream($0.type, attachedPicture: false) }
-        guard let edits = try indexEdits(options.edits, kinds: kinds, quickTime: container.muxer == "mov") else { return nil }
-        if edits.isEmpty {
-            layout = plain
-        } else {
-            do {
-                layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
-            } catch {
-                return nil
-            }
-            // The new index read back by libavformat (loaded for it) on a thread of its own while
-            // the media data is copied; the copy is kept only if it holds the edits. Where no
-            // thread can be started, here.
-            let old = plain.hollowIndex(rewritten: false, head: head), new = layout.hollowIndex(rewritten: true, head: head)
-            let metadata = options.edits
-            let holds = Locked(false)
-            let verdict: @Sendable () -> Void = {
-                guard let memory = try? MemoryInput(old),
-                      let before = try? InputFile(memory: memory, name: path, packetsOnly: true, format: "mov") else { return }
-                let ok = holdsEdits(new, before: before, name: path, edits: metadata)
-                holds.withLock { $0 = ok }
-            }
-            if let thread = try? WorkerThread(verdict) {
-                check = (thread, holds)
-            } else {
-                verdict()
-                guard holds.withLock({ $0 }) else { return nil }
-            }
-        }
+    let named = plain.sourceIndex.tracks.compactMap(\.knownStream)
+    let planned: BulkPlan?
+    if named.count == tracks.count, plain.sourceIndex.tracks.count == tracks.count, !plain.mayHoldCoverArt,
+       !plain.sourceIndex.tracks.contains(where: { $0.references.contains { $0.type == "chap" } }) {
+        planned = try BulkPlan(boxes: plain, named: named, tracks: tracks, size: size, head: head, path: path, edits: edits,
+                               quickTime: mov, read: read)
     } else {
-        // The streams as libavformat makes them of the index alone.
-        guard let memory = try? MemoryInput(plain.hollowIndex(rewritten: false, head: head)),
-              let opened = try? InputFile(index: memory, of: path, identity: identity, sourceIndex: sourceIndex) else { return nil }
-        // A stream of each track, in order, and one of each cover picture (an item of the index, not a track).
-        guard opened.streams.filter({ !$0.isAttachedPicture }).count == tracks.count else { return nil }
-        guard let edits = try indexEdits(options.edits, kinds: opened.streams.map(\.edited),
-                                         quickTime: container.muxer == "mov") else { return nil }
-        if edits.isEmpty {
-            layout = plain
-        } else {
-            do {
-                layout = try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
-            } catch {
-                return nil
-            }
-            guard holdsEdits(layout.hollowIndex(rewritten: true, head: head), before: opened, name: path,
-                             edits: options.edits) else { return nil }
-        }
-        var reports: [RemuxStreamReport] = []
-        var track = 0
-        for s in opened.streams {
-            // Cover art is an item of the index, not a track: kept with it.
-            if let bytes = s.attachedPictureBytes {
-                reports.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
-                                                 packets: 1, bytes: Int64(bytes)))
-                continue
-            }
-            let t = tracks[track]
-            track += 1
-            reports.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
-                                             packets: t.samples, bytes: t.bytes))
-        }
-        streams = reports
-        duration = opened.duration?.seconds
+        planned = try BulkPlan(index: plain, tracks: tracks, size: size, head: head, path: path, identity: identity, edits: edits,
+                               quickTime: mov, read: read)
     }
+    guard let planned else { return nil }
+    let (layout, streams, duration, check) = (planned.layout, planned.streams, planned.duration, planned.check)
 
     // The check's thread ends before this does, whatever ends it.
     defer { check?.thread.join() }
@@ -139,6 +74,31 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
         if case .input(_, let count) = piece { sum + count } else { sum + Int64(layout.index.count) }
     }
     _ = avtool_reserve_blocks(out, 0, total)
+    let written = try copy(layout, from: fd, size: size, duration: duration, to: out, path: outputPath,
+                           cancellation: cancellation, progress: progress)
+    if let check {
+        check.thread.join()
+        // Not what the muxer's way would write: the copy is let go (the staged output goes with it).
+        guard check.holds.withLock({ $0 }) else { return nil }
+    }
+    // The input must be the file whose index was read.
+    if let changed = FileIdentity.changedError(path: path, since: identity) { throw changed }
+    try staged.commit()
+    var report = RemuxReport(input: path, output: outputPath, container: container.name, streams: streams, dropped: [])
+    report.outputBytes = written
+    report.durationSeconds = duration
+    report.indexPlacement = (layout.indexAlreadyInFront ? "already in front" : "moved to the front")
+        + ": the media data copied as it is, the index's chunk offsets moved"
+        + (layout.widened > 0 ? " (\(layout.widened) offset table(s) widened to 64 bits)" : "")
+        + (options.edits.isEmpty ? "" : ", the tags and matrices edited in the index")
+    report.elapsedSeconds = (ContinuousClock.now - began).seconds
+    return report
+}
+
+/// The pieces of the output in order: the index, and the media data copied
+/// from the input as it is. The bytes written.
+private func copy(_ layout: MovieLayout, from fd: Int32, size: Int64, duration: Double?, to out: Int32, path outputPath: String,
+                  cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> Int64 {
     var written: Int64 = 0
     for piece in layout.pieces {
         switch piece {
@@ -157,23 +117,87 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
             }
         }
     }
-    if let check {
-        check.thread.join()
-        // Not what the muxer's way would write: the copy is let go (the staged output goes with it).
-        guard check.holds.withLock({ $0 }) else { return nil }
+    return written
+}
+
+/// What the bulk copy writes: the index laid out (edited), the streams for
+/// the report, the duration, and the edits' check where it runs beside the
+/// copy. nil where the copy cannot be the muxer's equal.
+private struct BulkPlan {
+    let layout: MovieLayout
+    let streams: [RemuxStreamReport]
+    let duration: Double?
+    var check: (thread: WorkerThread, holds: Locked<Bool>)?
+
+    /// The streams named from the boxes; an edited index read back by
+    /// libavformat (loaded for it) on a thread of its own while the media
+    /// data is copied — the copy is kept only if it holds the edits. Where
+    /// no thread can be started, here.
+    init?(boxes plain: MovieLayout, named: [(type: MediaType, codec: String)], tracks: [TrackSamples], size: Int64, head: [UInt8], path: String,
+          edits metadata: MetadataEdits, quickTime: Bool, read: @escaping (Int64, Int) -> [UInt8]?) throws(MediaError) {
+        duration = plain.movieDuration
+        streams = zip(named, tracks).enumerated().map { j, pair in
+            RemuxStreamReport(inputIndex: j, outputIndex: j, type: pair.0.type, codec: pair.0.codec,
+                              packets: pair.1.samples, bytes: pair.1.bytes)
+        }
+        let kinds = named.map { EditedStream($0.type, attachedPicture: false) }
+        guard let edits = try indexEdits(metadata, kinds: kinds, quickTime: quickTime) else { return nil }
+        if edits.isEmpty {
+            layout = plain
+            return
+        }
+        guard let edited = try? MovieLayout(fileSize: size, alignment: 4096, edits: edits, read: read) else { return nil }
+        layout = edited
+        let old = plain.hollowIndex(rewritten: false, head: head), new = edited.hollowIndex(rewritten: true, head: head)
+        let holds = Locked(false)
+        let verdict: @Sendable () -> Void = {
+            guard let memory = try? MemoryInput(old),
+                  let before = try? InputFile(memory: memory, name: path, packetsOnly: true, format: "mov") else { return }
+            let ok = holdsEdits(new, before: before, name: path, edits: metadata)
+            holds.withLock { $0 = ok }
+        }
+        if let thread = try? WorkerThread(verdict) {
+            check = (thread, holds)
+        } else {
+            verdict()
+            guard holds.withLock({ $0 }) else { return nil }
+        }
     }
-    // The input must be the file whose index was read.
-    if let changed = FileIdentity.changedError(path: path, since: identity) { throw changed }
-    try staged.commit()
-    var report = RemuxReport(input: path, output: outputPath, container: container.name, streams: streams, dropped: [])
-    report.outputBytes = written
-    report.durationSeconds = duration
-    report.indexPlacement = (layout.indexAlreadyInFront ? "already in front" : "moved to the front")
-        + ": the media data copied as it is, the index's chunk offsets moved"
-        + (layout.widened > 0 ? " (\(layout.widened) offset table(s) widened to 64 bits)" : "")
-        + (options.edits.isEmpty ? "" : ", the tags and matrices edited in the index")
-    report.elapsedSeconds = (ContinuousClock.now - began).seconds
-    return report
+
+    /// The streams as libavformat makes them of the index alone (its
+    /// sample tables emptied), an edited index checked by it here.
+    init?(index plain: MovieLayout, tracks: [TrackSamples], size: Int64, head: [UInt8], path: String, identity: FileIdentity,
+          edits metadata: MetadataEdits, quickTime: Bool, read: (Int64, Int) -> [UInt8]?) throws(MediaError) {
+        guard let memory = try? MemoryInput(plain.hollowIndex(rewritten: false, head: head)),
+              let opened = try? InputFile(index: memory, of: path, identity: identity, sourceIndex: plain.sourceIndex) else { return nil }
+        // A stream of each track, in order, and one of each cover picture (an item of the index, not a track).
+        guard opened.streams.filter({ !$0.isAttachedPicture }).count == tracks.count else { return nil }
+        guard let edits = try indexEdits(metadata, kinds: opened.streams.map(\.edited), quickTime: quickTime) else { return nil }
+        if edits.isEmpty {
+            layout = plain
+        } else {
+            guard let edited = try? MovieLayout(fileSize: size, alignment: 4096, edits: edits, read: read),
+                  holdsEdits(edited.hollowIndex(rewritten: true, head: head), before: opened, name: path, edits: metadata)
+            else { return nil }
+            layout = edited
+        }
+        var reports: [RemuxStreamReport] = []
+        var track = 0
+        for s in opened.streams {
+            // Cover art is an item of the index, not a track: kept with it.
+            if let bytes = s.attachedPictureBytes {
+                reports.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
+                                                 packets: 1, bytes: Int64(bytes)))
+                continue
+            }
+            let t = tracks[track]
+            track += 1
+            reports.append(RemuxStreamReport(inputIndex: s.index, outputIndex: s.index, type: s.mediaType, codec: s.reportedCodec,
+                                             packets: t.samples, bytes: t.bytes))
+        }
+        streams = reports
+        duration = opened.duration?.seconds
+    }
 }
 
 /// Options that leave the file as it is but for the index's place and its tags.
