@@ -64,12 +64,12 @@ let package = Package(
         .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
         .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
-        .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline"]),
+        .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline", "Loudness"]),
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
         // rebuilt from its media data with a reference recording's settings.
         .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
         // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
-        .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat"]),
+        .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat", "Loudness"]),
         // libavfilter's graphs (audio or video frames in, filtered frames out): loudness, tone mapping.
         .target(name: "Filters", dependencies: ["Media", "Sync", "CFFmpeg", "CFFmpegFilter"]),
         // Loudness (EBU R128): measured by libavfilter's ebur128 filter.

@@ -1,3 +1,4 @@
+import Loudness
 import Media
 import Pipeline
 import Sync
@@ -25,6 +26,10 @@ public struct AssemblyOptions: Sendable, Equatable {
     /// The longest silence made in one place; a longer gap or pad is refused
     /// as a broken timestamp. (The fuzz harness lowers it to keep each run short.)
     public var longestFillSeconds = AudioAssembler.longestFillSeconds
+    /// Bring the output's audio to this loudness (`--loudness`): the
+    /// assembly is measured once written, and its audio re-encoded with the
+    /// plan's gain (`normalizeLoudness`).
+    public var loudness: LoudnessTarget?
 
     public init() {}
 
@@ -45,7 +50,7 @@ public struct AssemblyOptions: Sendable, Equatable {
 /// not carried.
 extension AssemblyOptions: Codable {
     private enum CodingKeys: String, CodingKey {
-        case container, end, fill, tolerance, audioBitRate, faststart, overwrite, data
+        case container, end, fill, tolerance, audioBitRate, faststart, overwrite, data, loudness
     }
 
     public init(from decoder: any Swift.Decoder) throws {
@@ -59,6 +64,7 @@ extension AssemblyOptions: Codable {
         faststart = try c.decodeIfPresent(Bool.self, forKey: .faststart) ?? faststart
         overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
         data = try c.decodeIfPresent(Bool.self, forKey: .data) ?? data
+        loudness = try c.decodeIfPresent(LoudnessTarget.self, forKey: .loudness)
     }
 
     public func encode(to encoder: any Swift.Encoder) throws {
@@ -71,6 +77,7 @@ extension AssemblyOptions: Codable {
         try c.encode(faststart, forKey: .faststart)
         try c.encode(overwrite, forKey: .overwrite)
         try c.encode(data, forKey: .data)
+        try c.encodeIfPresent(loudness, forKey: .loudness)
     }
 }
 
@@ -103,11 +110,14 @@ struct InputOpener {
 /// complete), or memory (the fuzz harness; `limit` bytes at most).
 enum AssemblyDestination {
     case file(String)
+    /// A file the caller names (or lets go): the assembly before `--loudness`.
+    case part(StagedOutput)
     case memory(limit: Int)
 
     var name: String {
         switch self {
         case .file(let path): path
+        case .part(let staged): staged.target
         case .memory: "memory"
         }
     }
@@ -184,6 +194,8 @@ public struct AssemblyReport: Sendable, Codable {
     public var driftCorrectedPPM: Double?
     /// The video file's own audio, copied as a second track.
     public var originalAudioCodec: String?
+    /// `--loudness`: the audio's plan, and its figures before and after.
+    public var loudness: [LoudnessStreamReport]?
 }
 
 /// Progress of an assembly: output seconds written of the expected total.
@@ -219,8 +231,12 @@ enum AudioHandling {
 func assemble(_ specs: [SegmentSpec], output outputPath: String, options: AssemblyOptions,
               verb: String, cancellation: Cancellation,
               progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
-    try assemble(specs, to: .file(outputPath), options: options, verb: verb, open: .files,
-                 cancellation: cancellation, progress: progress)
+    if options.loudness != nil {
+        return try assembleWithLoudness(specs, output: outputPath, options: options, verb: verb,
+                                        cancellation: cancellation, progress: progress)
+    }
+    return try assemble(specs, to: .file(outputPath), options: options, verb: verb, open: .files,
+                        cancellation: cancellation, progress: progress)
 }
 
 func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, options: AssemblyOptions,
@@ -298,6 +314,8 @@ extension AssemblyDestination {
                 }
             }
             return .staged(try StagedOutput(target: path, overwrite: options.overwrite, inputs: inputs))
+        case .part(let staged):
+            return .part(staged)
         case .memory(let limit):
             return .memory(try MemoryOutput(limit: limit), name: name)
         }

@@ -1,3 +1,4 @@
+import Loudness
 import Media
 import Pipeline
 import Sync
@@ -17,6 +18,10 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
     if options.dryRun {
         return try previewCut(input: inputPath, output: outputPath, options: options, container: container,
                               cancellation: cancellation)
+    }
+    if let target = options.loudness {
+        return try cutWithLoudness(target, input: inputPath, output: outputPath, options: options, container: container,
+                                   cancellation: cancellation, progress: progress)
     }
     if options.keep.count > 1 {
         return try cutRanges(input: inputPath, output: outputPath, options: options, container: container,
@@ -57,6 +62,34 @@ public func cut(input inputPath: String, output outputPath: String, options: Cut
     report.audioStart = part.audioStart
     report.outputBytes = part.result.outputBytes
     report.elapsedSeconds = part.result.elapsed.seconds
+    return report
+}
+
+/// The cut brought to a loudness target (`--loudness`): written whole into
+/// a hidden file beside the output, measured there, its audio re-encoded
+/// with the plan's gain into the output, the rest copied.
+private func cutWithLoudness(_ target: LoudnessTarget, input inputPath: String, output outputPath: String, options: CutOptions,
+                             container: Container, cancellation: Cancellation,
+                             progress: ((CutProgress) -> Void)?) throws(MediaError) -> CutReport {
+    let began = ContinuousClock.now
+    var plain = options
+    plain.loudness = nil
+    plain.container = container
+    plain.overwrite = true
+    let written = try writeNormalized(output: outputPath, target: target, overwrite: options.overwrite, inputs: [inputPath],
+                                      audioBitRate: nil, named: true, cancellation: cancellation,
+                                      progress: progress.map { progress in { p in progress(CutProgress(fraction: p.fraction, position: p.position)) } }
+    ) { staged throws(MediaError) in
+        try cut(input: inputPath, output: staged.temporary, options: plain, cancellation: cancellation, progress: progress)
+    }
+    var report = written.0
+    report.output = outputPath
+    report.loudness = written.1.streams
+    report.audio = ([report.audio].compactMap { $0 } + ["re-encoded for loudness: brought to \(target.summary), measured on the cut"])
+        .joined(separator: "; ")
+    report.outputBytes = written.1.outputBytes
+    report.warnings += written.1.warnings
+    report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
 }
 

@@ -1,3 +1,4 @@
+import Loudness
 import Media
 import Pipeline
 import Sync
@@ -21,6 +22,9 @@ public struct CutOptions: Sendable, Equatable {
     /// Only find where each range will start (keyframes, and in exact mode
     /// where copying resumes); write nothing.
     public var dryRun = false
+    /// Bring the output's audio to this loudness (`--loudness`): the cut is
+    /// measured once written, and its audio re-encoded with the plan's gain.
+    public var loudness: LoudnessTarget?
 
     public init() {}
 }
@@ -30,7 +34,7 @@ public struct CutOptions: Sendable, Equatable {
 /// out keeps its default. Metadata edits are not carried.
 extension CutOptions: Codable {
     private enum CodingKeys: String, CodingKey {
-        case container, from, to, streams, faststart, overwrite, mode, keep, dryRun
+        case container, from, to, streams, faststart, overwrite, mode, keep, dryRun, loudness
     }
 
     private struct Range: Codable {
@@ -51,6 +55,7 @@ extension CutOptions: Codable {
         keep = try c.decodeIfPresent([Range].self, forKey: .keep)?
             .map { CutRange(from: .seconds($0.from), to: .seconds($0.to)) } ?? keep
         dryRun = try c.decodeIfPresent(Bool.self, forKey: .dryRun) ?? dryRun
+        loudness = try c.decodeIfPresent(LoudnessTarget.self, forKey: .loudness)
     }
 
     public func encode(to encoder: any Swift.Encoder) throws {
@@ -64,6 +69,7 @@ extension CutOptions: Codable {
         try c.encode(mode, forKey: .mode)
         if !keep.isEmpty { try c.encode(keep.map { Range(from: $0.from.seconds, to: $0.to.seconds) }, forKey: .keep) }
         try c.encode(dryRun, forKey: .dryRun)
+        try c.encodeIfPresent(loudness, forKey: .loudness)
     }
 }
 
@@ -81,7 +87,7 @@ public struct CutProgress: Sendable {
 
 public struct CutReport: Sendable, Codable {
     public let input: String
-    public let output: String
+    public var output: String
     public let container: String
     /// The range asked for, in seconds from the recording's start.
     public var from: Double
@@ -115,6 +121,8 @@ public struct CutReport: Sendable, Codable {
     public var audioStart: String?
     public var packets: Int?
     public var dryRun = false
+    /// `--loudness`: the audio's plan, and its figures before and after.
+    public var loudness: [LoudnessStreamReport]?
     public var warnings: [String] = []
     public var outputBytes: Int64 = 0
     public var elapsedSeconds: Double = 0

@@ -193,6 +193,10 @@ private func writeNormalized(input inputPath: String, output outputPath: String,
         let reencoder = try AudioReencoder(settings: settings, source: stream)
         try reencoder.bringLoudness(s, stream: stream)
         try reencoder.begin(stream)
+        // An MP4/MOV track's edit can end inside its last packet (a cut, an
+        // encoder's padding trimmed): the samples after it are not heard, and
+        // are not written.
+        if input.formatName.hasPrefix("mov") { reencoder.limit = presentedEnd(stream) }
         audio[s.plan.stream] = reencoder
     }
     let session = try MuxSession(.file(outputPath, overwrite: overwrite, inputs: [inputPath]), container: container,
@@ -214,6 +218,15 @@ private func writeNormalized(input inputPath: String, output outputPath: String,
     let outputIndex = Dictionary(uniqueKeysWithValues: plan.kept.enumerated().map { ($1.index, $0) })
     return (session.name, plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex,
             result.outputBytes, result.elapsed.seconds)
+}
+
+/// Where an audio stream's presentation ends, in samples from its time
+/// base's zero (its start plus its duration, which libavformat takes from
+/// the track's edit); nil when either is unknown.
+private func presentedEnd(_ s: InputStream) -> Int64? {
+    guard let start = s.startTime, let duration = s.duration, let rate = Rational.perSecond(s.sampleRate),
+          let a = start.rescaled(to: rate), let b = duration.rescaled(to: rate) else { return nil }
+    return a.value &+ b.value
 }
 
 /// The encoder of a stream's own family: AAC as AAC, PCM as the same PCM,

@@ -68,6 +68,7 @@ struct CutCommand: WritingVerb {
     @Flag(help: "Leave out video streams.")
     var noVideo = false
 
+    @OptionGroup var loudness: LoudnessTargetOptions
     @OptionGroup var containerOptions: ContainerOptions
     @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
@@ -111,6 +112,7 @@ struct CutCommand: WritingVerb {
         o.mode = mode
         o.keep = keep?.value ?? []
         o.dryRun = dryRun
+        o.loudness = loudness.target
         return o
     }
 
@@ -148,7 +150,7 @@ extension CutReport: VerbReport {
                 if k < joints.count { s += ", at \(fixed(joints[k], 3)) s in the output" }
                 if r.reencodedFrames > 0 { s += ", \(r.reencodedFrames) frames re-encoded" }
             }
-            return s
+            return s + loudnessSummary(loudness)
         }
         let packets = streams.reduce(0) { $0 + $1.packets }
         var s = "cut '\(input)' \(fixed(from, 3))–\(to.map { fixed($0, 3) } ?? "end") s → '\(output)' (\(container)): "
@@ -163,7 +165,7 @@ extension CutReport: VerbReport {
                 : "; starts at the keyframe at \(fixed(k, 3)) s"
         }
         if let audioStart { s += "; audio: \(audioStart)" }
-        return s
+        return s + loudnessSummary(loudness)
     }
 }
 

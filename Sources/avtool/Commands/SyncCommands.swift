@@ -25,6 +25,8 @@ struct SyncOptions: ParsableArguments {
           help: "Leave out the video file's data tracks (telemetry, timed metadata, timecode). By default each is kept where the container holds it (mp4/mov hold them all) and named in a warning where it does not.")
     var noData = false
 
+    @OptionGroup var loudness: LoudnessTargetOptions
+
     func validate() throws {
         if let tolerance, tolerance.value == nil {
             throw ValidationError("'--tolerance' \(tolerance.text) is not a duration like 2ms or 0.01s")
@@ -38,6 +40,7 @@ struct SyncOptions: ParsableArguments {
         o.tolerance = tolerance?.value
         o.audioBitRate = audioBitrate?.value
         o.data = !noData
+        o.loudness = loudness.target
     }
 }
 
@@ -238,6 +241,7 @@ extension AssemblyReport: VerbReport {
             }
         }
         if let originalAudioCodec { s += ", original audio \(originalAudioCodec) copied as a second track" }
+        s += loudnessSummary(loudness)
         if let e = autoSync {
             s += "; synced by audio: drift \(fixed(e.driftPPM, 2)) ppm, confidence \(fixed(e.confidence, 2))"
         }

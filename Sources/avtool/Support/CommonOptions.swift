@@ -1,5 +1,6 @@
 import ArgumentParser
 import Concat
+import Loudness
 import Media
 import Pipeline
 import Remux
@@ -120,4 +121,35 @@ struct TaggingOptions: ParsableArguments {
         if let t = creationTime { e.creationTime = try MetadataEdits.creationTime(parsing: t) }
         return e
     }
+}
+
+/// `--loudness` on the verbs that write an output and then bring its audio
+/// to a target (merge, concat, fill-silence, cut).
+struct LoudnessTargetOptions: ParsableArguments {
+    @Option(help: "Bring the output's audio to a loudness target as 'avtool loudness' does (podcast, streaming, ebu, or LUFS such as -18): the output is written, measured, then its audio re-encoded with the gain (and the true-peak limiter where the plan needs it), keeping its start and length; everything else copied.")
+    var loudness: String?
+
+    @Option(help: "With --loudness: the true-peak ceiling in dBTP (default -1).")
+    var truePeak: Double?
+
+    func validate() throws {
+        if let loudness, LoudnessTarget(loudness, truePeak: truePeak) == nil {
+            throw ValidationError("'--loudness' \(loudness) is not podcast, streaming, ebu or a loudness between -70 and 0 LUFS (with '--true-peak' at most 0 dBTP)")
+        }
+        if truePeak != nil && loudness == nil { throw ValidationError("'--true-peak' is for '--loudness'") }
+    }
+
+    var target: LoudnessTarget? { loudness.flatMap { LoudnessTarget($0, truePeak: truePeak) } }
+}
+
+/// "; loudness -25.1 LUFS → -23.0 LUFS, true peak -6.9 dBTP (linear gain +2.1 dB)" per stream brought to a target.
+func loudnessSummary(_ streams: [LoudnessStreamReport]?) -> String {
+    var s = ""
+    for l in streams ?? [] {
+        s += "; loudness of audio #\(l.plan.stream) \(fixed(l.plan.before.integratedLUFS, 1)) LUFS"
+        if let after = l.after { s += " → \(fixed(after.integratedLUFS, 1)) LUFS, true peak \(fixed(after.truePeakDBTP, 1)) dBTP" }
+        s += l.plan.mode == .linear ? " (linear gain " : " (limited, gain "
+        s += (l.plan.gainDB >= 0 ? "+" : "") + fixed(l.plan.gainDB, 1) + " dB)"
+    }
+    return s
 }
