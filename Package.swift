@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "Probe", dependencies: ["Media", "Sync"]),
         // The one writing path every verb shares: the mux session (staged output, muxer,
         // one timeline per track) and the track writers (copy, re-encode) behind one protocol.
-        .target(name: "Pipeline", dependencies: ["Media", "Sync"]),
+        .target(name: "Pipeline", dependencies: ["Media", "Sync", "Threads"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
         .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
         .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters"]),

@@ -25,9 +25,11 @@ public final class VideoReencoder: Reencoder {
     private var scalerFormat: String?
     private var frameTimes: FrameTimestamps
     private var rateConverter: FrameRateConverter?
-    private let frame: Frame, converted: Frame, held: Frame, filtered: Frame, encoded: Packet
-    /// Applied to every frame before it is converted and encoded.
+    private let frame: Frame, converted: Frame, held: Frame, encoded: Packet
+    /// Applied to every frame before it is converted and encoded, on a
+    /// thread of its own (`FilterStage`).
     public var filter: (any FrameFilter)?
+    private var stage: FilterStage?
     /// Each frame's RPU and HDR10+ metadata, carried to its encoded picture.
     public let metadata: PictureMetadataCarrier?
     public private(set) var framesDecoded = 0
@@ -69,7 +71,6 @@ public final class VideoReencoder: Reencoder {
         frame = try Frame()
         converted = try Frame()
         held = try Frame()
-        filtered = try Frame()
         encoded = try Packet()
         metadata = carrying.isEmpty ? nil : PictureMetadataCarrier(kinds: carrying)
     }
@@ -87,6 +88,7 @@ public final class VideoReencoder: Reencoder {
         try decoder.sendEnd()
         try drainDecoder(emit)
         if rateConverter != nil { try submitHeld(rateConverter!.finish(), emit) }
+        try stage?.flush { out throws(MediaError) in try encode(out, emit) }
         try encoder.sendEnd()
         try drainEncoder(emit)
     }
@@ -120,10 +122,8 @@ public final class VideoReencoder: Reencoder {
     private func submit(_ f: borrowing Frame, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
         if let metadata, let pts = f.pts { metadata.note(f, pts: pts) }
         guard let filter else { return try encode(f, emit) }
-        try filter.filter(f, into: filtered)
-        filtered.pts = f.pts
-        defer { filtered.unref() }
-        try encode(filtered, emit)
+        if stage == nil { stage = FilterStage(filter) }
+        try stage!.send(f) { out throws(MediaError) in try encode(out, emit) }
     }
 
     private func encode(_ f: borrowing Frame, _ emit: (borrowing Packet) throws(MediaError) -> Void) throws(MediaError) {
