@@ -43,7 +43,7 @@ public func repair(input inputPath: String, output outputPath: String, options: 
 }
 
 /// The reference's streams a rebuild can find in media data, and how.
-private struct ReferencePlan {
+struct ReferencePlan {
     var kept: [InputStream] = []
     var tracks = MediaDataScan.Tracks()
     var warnings: [String] = []
@@ -82,7 +82,7 @@ private struct ReferencePlan {
                     leftOut.append((s, container.isISOBMFF ? "its index lists no whole sample" : "\(container.name) cannot hold it"))
                 }
                 tracks.data.append(MediaDataScan.DataTrack(track: carried ? kept.count : nil, stream: s.index, shape: shape,
-                                                           sizes: Set(sizes)))
+                                                           sizes: Set(sizes), order: Self.sampleOrder(s)))
                 if !carried { continue }
             default:
                 leftOut.append((s, "its samples cannot be found in media data"))
@@ -97,14 +97,19 @@ private struct ReferencePlan {
         }
         tracks.follows = Self.follows(reference)
         // AAC frames are told by a decoder taking the bytes, which short runs
-        // of other bytes often pass: next to samples known only by their
-        // size, nothing proves which is which.
-        if let aac = tracks.audio {
-            for d in tracks.data where !d.shape.isStructured
-                && (tracks.follows[aac.stream]?.contains(d.stream) == true || tracks.follows[d.stream]?.contains(aac.stream) == true) {
+        // of other bytes often pass: beside samples known only by their size
+        // (a GoPro's `fdsc` and timecode), a frame must also start with an
+        // element the reference's frames start with.
+        // Where the reference keeps such samples in runs of their own (a file
+        // written again, not as the camera did), nothing says which lie among
+        // the AAC frames in the recording.
+        if let aac = tracks.audio, tracks.data.contains(where: { !$0.shape.isStructured }) {
+            tracks.audio?.firstElements = try Self.firstElements(reference.streams[aac.stream], in: reference.path)
+            for d in tracks.data where !d.shape.isStructured && d.order.count > 1
+                && tracks.follows[d.stream].map({ $0.subtracting([d.stream]).isEmpty }) != false {
                 let kind = reference.streams[d.stream].dataKind
                 throw MediaError.invalid("could not repair with reference", path: reference.path, stream: d.stream,
-                                         message: "its AAC frames lie next to samples of \(kind) known only by their size, which the walk cannot tell from AAC frames")
+                                         message: "its samples of \(kind), known only by their size, lie apart from its other tracks' rather than among its AAC frames as a camera writes them, so the walk cannot tell them from AAC frames: give a recording as the camera wrote it")
             }
         }
         guard tracks.video != nil || tracks.audio != nil || tracks.pcm != nil else {
@@ -126,6 +131,22 @@ private struct ReferencePlan {
             follows[a.stream, default: []].insert(b.stream)
         }
         return follows
+    }
+
+    /// The first element (syntax element id and instance tag: the first 7
+    /// bits) of each of an AAC stream's frames in the reference.
+    static func firstElements(_ s: InputStream, in path: String) throws(MediaError) -> Set<UInt8> {
+        let mapped = try MappedFile(path: path)
+        return mapped.withBytes { b in
+            Set((s.packetsInSampleTables ?? []).compactMap { p -> UInt8? in
+                p.size > 0 && p.position >= 0 && p.position < Int64(b.count) ? b[Int(p.position)] >> 1 : nil
+            })
+        }
+    }
+
+    /// The sizes of a stream's samples in the reference's index, in order.
+    static func sampleOrder(_ s: InputStream) -> [Int] {
+        (s.packetsInSampleTables ?? []).sorted { $0.position < $1.position }.map { Int($0.size) }
     }
 
     /// The sizes a stream's samples take in the reference's index, most used first.

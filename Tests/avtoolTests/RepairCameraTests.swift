@@ -166,18 +166,38 @@ struct RepairCameraTests {
         }
     }
 
-    /// The GoPro's media data puts a 16-byte `fdsc` sample (known only by
-    /// its size) between every two others, AAC frames among them; a decoder
-    /// takes such bytes for AAC frames, so the walk cannot prove which is
-    /// which: refused, naming the track, rather than rebuilt with samples
-    /// that were not recorded.
-    @Test func refusesWhatItCannotTellApart() throws {
+    /// The GoPro MAX's media data: H.264, AAC, a timecode sample (4 bytes),
+    /// GPMF, and an `fdsc` sample between every two others (620 and 152
+    /// bytes first, then 16 each): all but GPMF known only by their size,
+    /// and a decoder takes such bytes for AAC frames. The reference's pattern
+    /// (which track's sample follows which, each track's sizes in order) and
+    /// the first element of its AAC frames tell them apart: cut at four
+    /// points, every track comes back whole. The only GoPro recording here:
+    /// the reference is the recording itself, whole.
+    @Test(arguments: [15, 37, 64, 100])
+    func rebuildsGoProRecording(_ percent: Int) throws {
         let scratch = try Scratch()
         let source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
         let cut = scratch.path("cut.mp4")
+        let bytes = try Self.cutBeforeIndex(source, percent: percent, to: cut)
+        try Self.checkRebuild(whole: source, cut: cut, bytes: bytes, reference: source, out: scratch.path("out.mp4"),
+                              pcm: false, dataTracks: ["fdsc", "gpmd", "tmcd"])
+    }
+
+    /// A GoPro reference written again (`avtool cut`: its data tracks' samples
+    /// in runs of their own, apart from the AAC frames) does not say which
+    /// 16-byte samples lie among the recording's AAC frames: refused, naming
+    /// the track, rather than rebuilt with samples that were not recorded.
+    @Test func refusesWhatItCannotTellApart() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let reference = scratch.path("part.mp4")
+        let part = try Tool.avtool("cut", source, reference, "--to", "5")
+        try #require(part.status == 0, "\(part)")
+        let cut = scratch.path("cut.mp4")
         _ = try Self.cutBeforeIndex(source, percent: 55, to: cut)
         let out = scratch.path("out.mp4")
-        let run = try Tool.avtool("repair", cut, out, "--reference", source)
+        let run = try Tool.avtool("repair", cut, out, "--reference", reference)
         #expect(run.status == 1 && run.stderr.contains("fdsc") && run.stderr.contains("AAC"), "\(run)")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
