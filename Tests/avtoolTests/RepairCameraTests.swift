@@ -172,16 +172,25 @@ struct RepairCameraTests {
     /// and a decoder takes such bytes for AAC frames. The reference's pattern
     /// (which track's sample follows which, each track's sizes in order) and
     /// the first element of its AAC frames tell them apart: cut at four
-    /// points, every track comes back whole. The only GoPro recording here:
-    /// the reference is the recording itself, whole.
+    /// points, every track comes back whole. The only GoPro recording here,
+    /// so two references: the recording itself, whole, and the recording as
+    /// the camera would have written it had it stopped at 1.5 MB
+    /// (`ShorterRecording`), whose index lists none of the samples after.
     @Test(arguments: [15, 37, 64, 100])
     func rebuildsGoProRecording(_ percent: Int) throws {
         let scratch = try Scratch()
         let source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let shorter = scratch.path("shorter.mp4")
+        try ShorterRecording.make(source, keepingMediaBefore: 1_500_000, to: shorter)
+        let listed = try Self.samples(shorter).mapValues(\.count), all = try Self.samples(source).mapValues(\.count)
+        #expect(Set(listed.keys) == Set(all.keys) && listed["video:avc1:1"] ?? 0 < (all["video:avc1:1"] ?? 0) / 2, "\(listed) of \(all)")
         let cut = scratch.path("cut.mp4")
         let bytes = try Self.cutBeforeIndex(source, percent: percent, to: cut)
-        try Self.checkRebuild(whole: source, cut: cut, bytes: bytes, reference: source, out: scratch.path("out.mp4"),
-                              pcm: false, dataTracks: ["fdsc", "gpmd", "tmcd"])
+        for reference in [source, shorter] {
+            try Self.checkRebuild(whole: source, cut: cut, bytes: bytes, reference: reference, out: scratch.path("out.mp4"),
+                                  pcm: false, dataTracks: ["fdsc", "gpmd", "tmcd"])
+            try FileManager.default.removeItem(atPath: scratch.path("out.mp4"))
+        }
     }
 
     /// A GoPro reference written again (`avtool cut`: its data tracks' samples
