@@ -34,8 +34,8 @@ struct MediaDataScan {
     var skipped: [Int: Int] = [:]
     /// Samples that could be of more than one data track: left out, with the tracks.
     var ambiguous: [(range: Range<Int>, tracks: [Int])] = []
-    /// Samples of each data track found or passed over so far, by the reference's stream index.
-    private var dataCount: [Int: Int] = [:]
+    /// Samples of each track found or passed over so far, by the reference's stream index.
+    private var counted: [Int: Int] = [:]
 
     struct VideoTrack {
         var track: Int
@@ -145,14 +145,12 @@ struct MediaDataScan {
                 switch step(at: i, end: range.upperBound, open: open, after: previous) {
                 case .sample(let s, let stream):
                     samples.append(s)
-                    if s.track != tracks.video?.track && s.track != tracks.audio?.track && s.track != tracks.pcm?.track {
-                        dataCount[stream, default: 0] += 1
-                    }
+                    counted[stream, default: 0] += 1
                     i = s.offset + s.size
                     previous = stream
                 case .passed(let stream, let next):
                     skipped[stream, default: 0] += 1
-                    dataCount[stream, default: 0] += 1
+                    counted[stream, default: 0] += 1
                     i = next
                     previous = stream
                 case .ambiguous(let next, let candidates):
@@ -229,7 +227,17 @@ struct MediaDataScan {
            let s = offer(.sample(FoundSample(track: p.track, offset: i, size: length, keyframe: true), stream: p.stream)) {
             return s
         }
-        if let found = dataSample(at: i, end: end, open: open, structured: false, likely: likely), let s = offer(found) { return s }
+        if let found = dataSample(at: i, end: end, open: open, structured: false, likely: likely), let s = offer(found) {
+            // A sample known only by its size, where the reference would put
+            // one, does not displace a video sample or an AAC frame after
+            // which the next sample is proven.
+            if case .sample(let f, let stream)? = first, stream != s.stream,
+               stream == tracks.video?.stream || stream == tracks.audio?.stream,
+               proven(f.offset + f.size, end: end, open: open, depth: 2) {
+                return .sample(f, stream: stream)
+            }
+            return s
+        }
         return first ?? .nothing
     }
 
@@ -272,7 +280,7 @@ struct MediaDataScan {
         var m = matches
         if let likely, case let l = m.filter({ likely.contains($0.track.stream) }), !l.isEmpty { m = l }
         let placed = m.filter { c in
-            let n = dataCount[c.track.stream, default: 0]
+            let n = counted[c.track.stream, default: 0]
             return n < c.track.order.count && c.track.order[n] == c.end - i
         }
         return placed.isEmpty ? m : placed

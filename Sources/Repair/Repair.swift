@@ -99,10 +99,9 @@ struct ReferencePlan {
         // AAC frames are told by a decoder taking the bytes, which short runs
         // of other bytes often pass: beside samples known only by their size
         // (a GoPro's `fdsc` and timecode), a frame must also start with an
-        // element the reference's frames start with.
-        // Where the reference keeps such samples in runs of their own (a file
-        // written again, not as the camera did), nothing says which lie among
-        // the AAC frames in the recording.
+        // element the reference's frames start with. Where the reference
+        // keeps such samples in runs of their own (a file written again, not
+        // as the camera did), nothing says which lie among the AAC frames.
         if let aac = tracks.audio, tracks.data.contains(where: { !$0.shape.isStructured }) {
             tracks.audio?.firstElements = try Self.firstElements(reference.streams[aac.stream], in: reference.path)
             for d in tracks.data where !d.shape.isStructured && d.order.count > 1
@@ -144,9 +143,9 @@ struct ReferencePlan {
         }
     }
 
-    /// The sizes of a stream's samples in the reference's index, in order.
+    /// The sizes of a stream's samples in the reference's index, in its order.
     static func sampleOrder(_ s: InputStream) -> [Int] {
-        (s.packetsInSampleTables ?? []).sorted { $0.position < $1.position }.map { Int($0.size) }
+        (s.packetsInSampleTables ?? []).map { Int($0.size) }
     }
 
     /// The sizes a stream's samples take in the reference's index, most used first.
