@@ -193,21 +193,31 @@ struct RepairCameraTests {
         }
     }
 
-    /// A GoPro reference written again (`avtool cut`: its data tracks' samples
-    /// in runs of their own, apart from the AAC frames) does not say which
-    /// 16-byte samples lie among the recording's AAC frames: refused, naming
-    /// the track, rather than rebuilt with samples that were not recorded.
-    @Test func refusesWhatItCannotTellApart() throws {
+    /// A GoPro reference written again (`avtool cut`: its `fdsc` samples in
+    /// runs of their own, apart from the AAC frames) does not say which
+    /// sample known only by its size is which in the recording: those tracks
+    /// (`fdsc`, timecode) are passed over and named; video, AAC and GPMF come
+    /// back whole, and nothing that was not recorded.
+    @Test func leavesOutWhatItCannotTellApart() throws {
         let scratch = try Scratch()
         let source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
         let reference = scratch.path("part.mp4")
         let part = try Tool.avtool("cut", source, reference, "--to", "5")
         try #require(part.status == 0, "\(part)")
-        let cut = scratch.path("cut.mp4")
-        _ = try Self.cutBeforeIndex(source, percent: 55, to: cut)
-        let out = scratch.path("out.mp4")
-        let run = try Tool.avtool("repair", cut, out, "--reference", reference)
-        #expect(run.status == 1 && run.stderr.contains("fdsc") && run.stderr.contains("AAC"), "\(run)")
-        #expect(!FileManager.default.fileExists(atPath: out))
+        let cut = scratch.path("cut.mp4"), out = scratch.path("out.mp4")
+        let bytes = try Self.cutBeforeIndex(source, percent: 55, to: cut)
+        let run = try Tool.avtool("repair", cut, out, "--reference", reference, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let named = (report["left_out"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(named.contains { $0.hasPrefix("fdsc") } && named.contains { $0.hasPrefix("tmcd") }, "\(named)")
+        let tail = bytes - (report["unplaced_bytes"] as? Int ?? 0)
+        let original = try Self.samples(source, within: bytes), rebuilt = try Self.samples(out)
+        #expect(Set(rebuilt.keys) == ["video:avc1:1", "audio:mp4a:1", "data:gpmd:1"], "\(rebuilt.keys)")
+        for (key, got) in rebuilt {
+            let want = original[key] ?? []
+            #expect(got.map(\.bytes) == Array(want.prefix(got.count)).map(\.bytes), "\(key): not the recording's samples in order")
+            #expect(got.count >= want.filter { $0.end <= tail }.count, "\(key): \(got.count) of \(want.count)")
+        }
     }
 }
