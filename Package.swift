@@ -97,7 +97,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "avtool-fuzz", dependencies: ["Media", "Sync", "Pipeline", "Probe", "Remux", "Concat"]),
+        .executableTarget(name: "avtool-fuzz", dependencies: ["Media", "Sync", "Pipeline", "Probe", "Remux", "Concat", "Repair"]),
         .testTarget(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]

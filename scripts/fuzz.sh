@@ -3,7 +3,10 @@
 # (and LeakSanitizer): Sources/avtool-fuzz opens each input from memory,
 # probes every packet, then remuxes it, fills its audio gaps or joins it to
 # itself (concat) through the timestamp core into an in-memory muxer, and
-# lays out its index with every kind of tag edit (the bulk remux's). Seeds
+# lays out its index with every kind of tag edit (the bulk remux's); an input
+# that does not open (an MP4 without its index), and every third one, is walked
+# as `repair` rebuilds such a file, with fixed PCM and data-track references
+# (Tests/Fuzz/references, the GoPro and iPhone recordings). Seeds
 # are the test fixtures and the real recordings of .real-media (whole when
 # small, else their first 32 KiB) and
 # Tests/Fuzz; the growing corpus is kept in .fuzz/corpus between runs.

@@ -163,7 +163,11 @@ public struct CarriedTrack {
         entries.append((movieTicks(mediaDuration - hidden), hidden))
         put(UInt64(entries.count), 4, &elst)
         for (duration, time) in entries { put(UInt64(bitPattern: duration), 8, &elst); put(UInt64(bitPattern: time), 8, &elst); put(0x0001_0000, 4, &elst) }
-        children.insert(Box("edts", children: [Box("elst", payload: elst[...])]), at: 1)
+        // Samples that take no time (a GoPro's `fdsc`, all at 0) get no edit:
+        // an entry of no duration would hide all but the first from readers.
+        if lead > 0 || mediaDuration - hidden > 0 {
+            children.insert(Box("edts", children: [Box("elst", payload: elst[...])]), at: 1)
+        }
         let refs = references.filter { !$0.ids.isEmpty }
         if !refs.isEmpty {
             let boxes = refs.map { ref in

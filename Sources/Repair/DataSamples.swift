@@ -8,7 +8,8 @@ enum DataSampleShape: Equatable {
     /// Samples of the sizes the reference's take (a timecode track's 4 bytes).
     case sizes([Int])
     /// GoPro's GPMF (`gpmd`): KLV items, a four-character key, a type,
-    /// a structure size and a repeat count, the value padded to 4 bytes.
+    /// a structure size and a repeat count, the value padded to 4 bytes;
+    /// at the top level, nested items only (`DEVC`).
     case gpmf
     /// SMPTE KLV (Sony's `rtmd`): 16-byte universal labels (`06 0E 2B 34`)
     /// and BER lengths.
@@ -52,8 +53,9 @@ enum DataSampleShape: Equatable {
         case .sizes(let sizes):
             return sizes.map { i + $0 }.filter { $0 <= end }.sorted()
         case .gpmf:
+            // A payload is a run of nested items (`DEVC`), never a bare value.
             var p = i
-            while let n = Self.gpmfItem(r, at: p, end: end) {
+            while r.u8(at: p + 4) == 0, let n = Self.gpmfItem(r, at: p, end: end) {
                 p += n
                 out.append(p)
             }

@@ -34,6 +34,8 @@ struct MediaDataScan {
     var skipped: [Int: Int] = [:]
     /// Samples that could be of more than one data track: left out, with the tracks.
     var ambiguous: [(range: Range<Int>, tracks: [Int])] = []
+    /// Samples of each track found or passed over so far, by the reference's stream index.
+    private var counted: [Int: Int] = [:]
 
     struct VideoTrack {
         var track: Int
@@ -45,6 +47,9 @@ struct MediaDataScan {
         var track: Int
         var stream: Int
         var measure: AudioFrameMeasure
+        /// When set, a frame must start with one of these elements (its first
+        /// 7 bits: the syntax element's id and instance tag).
+        var firstElements: Set<UInt8>? = nil
     }
 
     /// PCM audio: the lengths in bytes its chunks take in the reference (shortest first).
@@ -62,6 +67,11 @@ struct MediaDataScan {
         var shape: DataSampleShape
         /// The sizes the reference's samples take, to tell apart tracks of one shape.
         var sizes: Set<Int>
+        /// The sizes of the reference's samples in its order: of samples known
+        /// only by their size, one of the size the reference's sample of that
+        /// place in the track takes is taken first (a GoPro's first `fdsc`
+        /// samples, 620 then 152 bytes).
+        var order: [Int] = []
     }
 
     struct Tracks {
@@ -108,6 +118,7 @@ struct MediaDataScan {
     private func audioFrame(_ a: AudioTrack, at p: Int, end: Int) -> Int? {
         memo.reset(end: end)
         if let r = memo.audio[p] { return r }
+        if let first = a.firstElements, p >= end || !first.contains(b[p] >> 1) { return nil }
         let r = a.measure.frameLength(UnsafeRawBufferPointer(rebasing: b[p..<end]))
         memo.audio[p] = r
         return r
@@ -134,10 +145,12 @@ struct MediaDataScan {
                 switch step(at: i, end: range.upperBound, open: open, after: previous) {
                 case .sample(let s, let stream):
                     samples.append(s)
+                    counted[stream, default: 0] += 1
                     i = s.offset + s.size
                     previous = stream
                 case .passed(let stream, let next):
                     skipped[stream, default: 0] += 1
+                    counted[stream, default: 0] += 1
                     i = next
                     previous = stream
                 case .ambiguous(let next, let candidates):
@@ -194,6 +207,11 @@ struct MediaDataScan {
                 if open && e == end { return .stop }
                 if let s = offer(.sample(FoundSample(track: v.track, offset: i, size: e - i, keyframe: keyframe), stream: v.stream)) { return s }
             case .cutShort:
+                // Only a data sample proven here says the long length was not a video sample's.
+                for structured in [true, false] {
+                    if let found = dataSample(at: i, end: end, open: open, structured: structured, likely: likely),
+                       found.stream != nil { return found }
+                }
                 return .stop
             case .none:
                 break
@@ -209,7 +227,17 @@ struct MediaDataScan {
            let s = offer(.sample(FoundSample(track: p.track, offset: i, size: length, keyframe: true), stream: p.stream)) {
             return s
         }
-        if let found = dataSample(at: i, end: end, open: open, structured: false), let s = offer(found) { return s }
+        if let found = dataSample(at: i, end: end, open: open, structured: false, likely: likely), let s = offer(found) {
+            // A sample known only by its size, where the reference would put
+            // one, does not displace a video sample or an AAC frame after
+            // which the next sample is proven.
+            if case .sample(let f, let stream)? = first, stream != s.stream,
+               stream == tracks.video?.stream || stream == tracks.audio?.stream,
+               proven(f.offset + f.size, end: end, open: open, depth: 2) {
+                return .sample(f, stream: stream)
+            }
+            return s
+        }
         return first ?? .nothing
     }
 
@@ -218,16 +246,17 @@ struct MediaDataScan {
     /// proven through the fewest samples of unstructured length win (a
     /// 16-byte sample followed by a video sample over four 4-byte ones),
     /// then the shortest; two tracks still tied leave the sample out.
-    private func dataSample(at i: Int, end: Int, open: Bool, structured: Bool) -> Step? {
+    private func dataSample(at i: Int, end: Int, open: Bool, structured: Bool, likely: Set<Int>? = nil) -> Step? {
         let candidates = tracks.data.filter { $0.shape.isStructured == structured }
         guard !candidates.isEmpty else { return nil }
         for depth in 0...2 {
             var matches: [(track: DataTrack, end: Int)] = []
             for d in candidates {
-                if let e = d.shape.ends(b, at: i, end: end).first(where: { proven($0, end: end, open: open, depth: depth) }) {
-                    matches.append((d, e))
-                }
+                let ends = d.shape.ends(b, at: i, end: end).filter { proven($0, end: end, open: open, depth: depth) }
+                // A structured sample ends at its nearest proven end; one known by size may take any.
+                for e in structured ? Array(ends.prefix(1)) : ends { matches.append((d, e)) }
             }
+            if !structured { matches = preferred(matches, at: i, likely: likely) }
             guard let shortest = matches.map(\.end).min() else { continue }
             matches = matches.filter { $0.end == shortest }
             if matches.count > 1 {
@@ -240,6 +269,21 @@ struct MediaDataScan {
             return .sample(FoundSample(track: track, offset: i, size: m.end - i, keyframe: true), stream: m.track.stream)
         }
         return nil
+    }
+
+    /// Of samples known only by their size that could each start at `i`:
+    /// those of a track the reference puts after the sample before
+    /// (`likely`), then those of the size the reference's sample of that
+    /// place in its track takes.
+    private func preferred(_ matches: [(track: DataTrack, end: Int)], at i: Int,
+                           likely: Set<Int>?) -> [(track: DataTrack, end: Int)] {
+        var m = matches
+        if let likely, case let l = m.filter({ likely.contains($0.track.stream) }), !l.isEmpty { m = l }
+        let placed = m.filter { c in
+            let n = counted[c.track.stream, default: 0]
+            return n < c.track.order.count && c.track.order[n] == c.end - i
+        }
+        return placed.isEmpty ? m : placed
     }
 
     /// Whether a sample is shown to start at `p` (see the type's summary);

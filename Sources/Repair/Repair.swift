@@ -43,7 +43,7 @@ public func repair(input inputPath: String, output outputPath: String, options: 
 }
 
 /// The reference's streams a rebuild can find in media data, and how.
-private struct ReferencePlan {
+struct ReferencePlan {
     var kept: [InputStream] = []
     var tracks = MediaDataScan.Tracks()
     var warnings: [String] = []
@@ -51,6 +51,8 @@ private struct ReferencePlan {
     var leftOut: [(stream: InputStream, why: String)] = []
 
     init(_ reference: InputFile, container: Container) throws(MediaError) {
+        tracks.follows = Self.follows(reference)
+        let apart = Self.sizeOnlyApart(reference, follows: tracks.follows)
         for s in reference.streams {
             switch s.mediaType {
             case .video where !s.isAttachedPicture && tracks.video == nil:
@@ -78,12 +80,16 @@ private struct ReferencePlan {
                 }
                 // Kept where the output can carry it, else only passed over.
                 let carried = container.isISOBMFF && CarriedTrack.carries(s) && s.indexedPackets?.isEmpty == false
+                let unsure = !shape.isStructured && !apart.isEmpty
                 if !carried {
                     leftOut.append((s, container.isISOBMFF ? "its index lists no whole sample" : "\(container.name) cannot hold it"))
+                } else if unsure {
+                    let kinds = apart.map { reference.streams[$0].dataKind }.joined(separator: ", ")
+                    leftOut.append((s, "its samples are known only by their size, and the reference keeps those of \(kinds) apart from its AAC frames (a file written again, not as the camera wrote it), so which such sample is which cannot be told"))
                 }
-                tracks.data.append(MediaDataScan.DataTrack(track: carried ? kept.count : nil, stream: s.index, shape: shape,
-                                                           sizes: Set(sizes)))
-                if !carried { continue }
+                tracks.data.append(MediaDataScan.DataTrack(track: carried && !unsure ? kept.count : nil, stream: s.index, shape: shape,
+                                                           sizes: Set(sizes), order: Self.sampleOrder(s)))
+                if !carried || unsure { continue }
             default:
                 leftOut.append((s, "its samples cannot be found in media data"))
                 continue
@@ -95,17 +101,12 @@ private struct ReferencePlan {
             }
             kept.append(s)
         }
-        tracks.follows = Self.follows(reference)
         // AAC frames are told by a decoder taking the bytes, which short runs
-        // of other bytes often pass: next to samples known only by their
-        // size, nothing proves which is which.
-        if let aac = tracks.audio {
-            for d in tracks.data where !d.shape.isStructured
-                && (tracks.follows[aac.stream]?.contains(d.stream) == true || tracks.follows[d.stream]?.contains(aac.stream) == true) {
-                let kind = reference.streams[d.stream].dataKind
-                throw MediaError.invalid("could not repair with reference", path: reference.path, stream: d.stream,
-                                         message: "its AAC frames lie next to samples of \(kind) known only by their size, which the walk cannot tell from AAC frames")
-            }
+        // of other bytes often pass: beside samples known only by their size
+        // (a GoPro's `fdsc` and timecode), a frame must also start with an
+        // element the reference's frames start with.
+        if let aac = tracks.audio, tracks.data.contains(where: { !$0.shape.isStructured }) {
+            tracks.audio?.firstElements = try Self.firstElements(reference.streams[aac.stream], in: reference.path)
         }
         guard tracks.video != nil || tracks.audio != nil || tracks.pcm != nil else {
             throw MediaError.invalid("could not repair with reference", path: reference.path,
@@ -126,6 +127,37 @@ private struct ReferencePlan {
             follows[a.stream, default: []].insert(b.stream)
         }
         return follows
+    }
+
+    /// The data streams of a reference with AAC whose samples are known only
+    /// by their size and lie in runs of their own, apart from the other
+    /// tracks' (a file written again, not as a camera writes): the reference
+    /// does not say where such samples lie among the AAC frames, so the
+    /// walk can only pass over every sample known by its size.
+    static func sizeOnlyApart(_ reference: InputFile, follows: [Int: Set<Int>]) -> [Int] {
+        guard reference.streams.contains(where: { $0.mediaType == .audio && $0.codecName == "aac" }) else { return [] }
+        return reference.streams.filter { s in
+            guard s.mediaType == .data || s.mediaType == .unknown, case let sizes = sampleSizes(s),
+                  let shape = DataSampleShape(track: reference.sourceIndex?.track(id: s.id), sizes: sizes),
+                  !shape.isStructured, (s.packetsInSampleTables?.count ?? 0) > 1 else { return false }
+            return follows[s.index].map { $0.subtracting([s.index]).isEmpty } ?? true
+        }.map(\.index)
+    }
+
+    /// The first element (syntax element id and instance tag: the first 7
+    /// bits) of each of an AAC stream's frames in the reference.
+    static func firstElements(_ s: InputStream, in path: String) throws(MediaError) -> Set<UInt8> {
+        let mapped = try MappedFile(path: path)
+        return mapped.withBytes { b in
+            Set((s.packetsInSampleTables ?? []).compactMap { p -> UInt8? in
+                p.size > 0 && p.position >= 0 && p.position < Int64(b.count) ? b[Int(p.position)] >> 1 : nil
+            })
+        }
+    }
+
+    /// The sizes of a stream's samples in the reference's index, in its order.
+    static func sampleOrder(_ s: InputStream) -> [Int] {
+        (s.packetsInSampleTables ?? []).map { Int($0.size) }
     }
 
     /// The sizes a stream's samples take in the reference's index, most used first.

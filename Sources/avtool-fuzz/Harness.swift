@@ -4,6 +4,7 @@ import Media
 import Pipeline
 import Probe
 import Remux
+import Repair
 import Sync
 
 // The fuzz target: one input, as bytes, through what avtool does with a file
@@ -13,7 +14,10 @@ import Sync
 // core's TrackTimeline), fill-silence (SyncPlan, AudioAssembler, silent
 // codec frames or re-encoding) or concat of the input with itself
 // (SplicePlan across a joint); and the bulk remux's index work (MovieLayout
-// with IndexEdits, the new index read back). Errors are the expected outcome for most
+// with IndexEdits, the new index read back). An input that does not open (as
+// an MP4 whose index was never written), and every third one that does, is
+// also walked as `repair` walks such a file (`RebuildScanner`), with one of
+// the fixed references below. Errors are the expected outcome for most
 // inputs; a crash, a trap, a hang or a leak is a bug.
 //
 // Two builds of the same file:
@@ -35,6 +39,39 @@ let fillOptions: AssemblyOptions = {
     return o
 }()
 
+/// The references the rebuild's walk uses, planned once: PCM (16-bit
+/// little-endian with a timecode track, 24-bit big-endian with HEVC) from
+/// Tests/Fuzz/references, and the device recordings with data tracks (a
+/// GoPro's timecode, GPMF and `fdsc` beside AAC; an iPhone's `mebx`).
+nonisolated(unsafe) let rebuildReferences: [(name: String, scanner: RebuildScanner)] = {
+    // The repository, from this file's place in it (Sources/avtool-fuzz/Harness.swift).
+    var root = #filePath
+    for _ in 0..<3 { root = String(root[..<(root.lastIndex(of: "/") ?? root.startIndex)]) }
+    let names = ["Tests/Fuzz/references/pcm_s16le_tmcd.mov", "Tests/Fuzz/references/pcm_s24be_hevc.mov",
+                 "Tests/Fixtures/devices/gopro_max_heromode_gpmd.mp4", "Tests/Fixtures/devices/iphone14pro_dv84_hlg_720p_mebx.MOV"]
+    return names.map { name in
+        do throws(MediaError) {
+            let reference = try InputFile(path: root + "/" + name)
+            return (name, try RebuildScanner(reference: reference, container: Container(named: "mov")!))
+        } catch {
+            fatalError("the rebuild's reference \(name): \(error)")
+        }
+    }
+}()
+
+/// The index-less rebuild's walk over the input with one of the references (by the input's length).
+func rebuildWalk(_ bytes: UnsafeRawBufferPointer) -> String {
+    let (name, scanner) = rebuildReferences[(bytes.count / 3) % rebuildReferences.count]
+    let reference = name.split(separator: "/").last ?? ""
+    do throws(MediaError) {
+        let r = try scanner.scan(bytes)
+        return "; rebuilt with \(reference): \(r.samples) samples, \(r.bytes) bytes, \(r.gaps) gaps, "
+            + "\(r.ambiguous) ambiguous, \(r.unplacedBytes) unplaced"
+    } catch {
+        return "; rebuilt with \(reference): \(error)"
+    }
+}
+
 /// Runs one input; returns a one-line outcome. The writing path and the
 /// container are chosen by the input's length, so mutated inputs reach all
 /// of them without running each input several times.
@@ -47,8 +84,10 @@ func runOne(_ bytes: UnsafeRawBufferPointer) -> String {
         _ = report.text
         outcome = "probe: \(report.streams.count) streams, \(report.streams.reduce(0) { $0 + $1.packets }) packets"
     } catch {
-        return "probe: \(error)"
+        // What does not open goes to the rebuild, as `repair` sends it.
+        return "probe: \(error)" + rebuildWalk(bytes)
     }
+    if data.count % 3 == 0 { outcome += rebuildWalk(bytes) }
     outcome += indexEdits(data)
     let container = targets[(data.count / 4) % targets.count]
     switch data.count % 4 {

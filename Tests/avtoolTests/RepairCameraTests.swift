@@ -166,19 +166,58 @@ struct RepairCameraTests {
         }
     }
 
-    /// The GoPro's media data puts a 16-byte `fdsc` sample (known only by
-    /// its size) between every two others, AAC frames among them; a decoder
-    /// takes such bytes for AAC frames, so the walk cannot prove which is
-    /// which: refused, naming the track, rather than rebuilt with samples
-    /// that were not recorded.
-    @Test func refusesWhatItCannotTellApart() throws {
+    /// The GoPro MAX's media data: H.264, AAC, a timecode sample (4 bytes),
+    /// GPMF, and an `fdsc` sample between every two others (620 and 152
+    /// bytes first, then 16 each): all but GPMF known only by their size,
+    /// and a decoder takes such bytes for AAC frames. The reference's pattern
+    /// (which track's sample follows which, each track's sizes in order) and
+    /// the first element of its AAC frames tell them apart: cut at four
+    /// points, every track comes back whole. The only GoPro recording here,
+    /// so two references: the recording itself, whole, and the recording as
+    /// the camera would have written it had it stopped at 1.5 MB
+    /// (`ShorterRecording`), whose index lists none of the samples after.
+    @Test(arguments: [15, 37, 64, 100])
+    func rebuildsGoProRecording(_ percent: Int) throws {
         let scratch = try Scratch()
         let source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let shorter = scratch.path("shorter.mp4")
+        try ShorterRecording.make(source, keepingMediaBefore: 1_500_000, to: shorter)
+        let listed = try Self.samples(shorter).mapValues(\.count), all = try Self.samples(source).mapValues(\.count)
+        #expect(Set(listed.keys) == Set(all.keys) && listed["video:avc1:1"] ?? 0 < (all["video:avc1:1"] ?? 0) / 2, "\(listed) of \(all)")
         let cut = scratch.path("cut.mp4")
-        _ = try Self.cutBeforeIndex(source, percent: 55, to: cut)
-        let out = scratch.path("out.mp4")
-        let run = try Tool.avtool("repair", cut, out, "--reference", source)
-        #expect(run.status == 1 && run.stderr.contains("fdsc") && run.stderr.contains("AAC"), "\(run)")
-        #expect(!FileManager.default.fileExists(atPath: out))
+        let bytes = try Self.cutBeforeIndex(source, percent: percent, to: cut)
+        for reference in [source, shorter] {
+            try Self.checkRebuild(whole: source, cut: cut, bytes: bytes, reference: reference, out: scratch.path("out.mp4"),
+                                  pcm: false, dataTracks: ["fdsc", "gpmd", "tmcd"])
+            try FileManager.default.removeItem(atPath: scratch.path("out.mp4"))
+        }
+    }
+
+    /// A GoPro reference written again (`avtool cut`: its `fdsc` samples in
+    /// runs of their own, apart from the AAC frames) does not say which
+    /// sample known only by its size is which in the recording: those tracks
+    /// (`fdsc`, timecode) are passed over and named; video, AAC and GPMF come
+    /// back whole, and nothing that was not recorded.
+    @Test func leavesOutWhatItCannotTellApart() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let reference = scratch.path("part.mp4")
+        let part = try Tool.avtool("cut", source, reference, "--to", "5")
+        try #require(part.status == 0, "\(part)")
+        let cut = scratch.path("cut.mp4"), out = scratch.path("out.mp4")
+        let bytes = try Self.cutBeforeIndex(source, percent: 55, to: cut)
+        let run = try Tool.avtool("repair", cut, out, "--reference", reference, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let named = (report["left_out"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(named.contains { $0.hasPrefix("fdsc") } && named.contains { $0.hasPrefix("tmcd") }, "\(named)")
+        let tail = bytes - (report["unplaced_bytes"] as? Int ?? 0)
+        let original = try Self.samples(source, within: bytes), rebuilt = try Self.samples(out)
+        #expect(Set(rebuilt.keys) == ["video:avc1:1", "audio:mp4a:1", "data:gpmd:1"], "\(rebuilt.keys)")
+        for (key, got) in rebuilt {
+            let want = original[key] ?? []
+            #expect(got.map(\.bytes) == Array(want.prefix(got.count)).map(\.bytes), "\(key): not the recording's samples in order")
+            #expect(got.count >= want.filter { $0.end <= tail }.count, "\(key): \(got.count) of \(want.count)")
+        }
     }
 }
