@@ -256,6 +256,19 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
     }
     let result = try session.finish()
 
+    var report = rebuiltReport(inputPath, to: outputPath, container: container, plan: plan, scan: scan, found: found,
+                               timelines: timelines, result: result, reference: reference)
+    report.outputBytes = result.outputBytes
+    report.elapsedSeconds = (ContinuousClock.now - began).seconds
+    return report
+}
+
+/// What the rebuild wrote: per stream its packets and seconds, what the
+/// walk left out, and the warnings that go with them.
+private func rebuiltReport(_ inputPath: String, to outputPath: String, container: Container, plan: ReferencePlan,
+                           scan: MediaDataScan, found: [Int], timelines: [RebuiltTimeline], result: MuxResult,
+                           reference: InputFile) -> RepairReport {
+    let referencePath = reference.path
     var report = RepairReport(input: inputPath, output: outputPath, container: container.name, method: .rebuilt,
                               streams: plan.kept.enumerated().map {
                                   RepairStreamReport(type: $1.mediaType, codec: $1.reportedCodec, packets: result.packets[$0],
@@ -289,8 +302,6 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
         report.warnings.append("\(what)\(place) left out: \(l.reason)\(count)")
     }
     report.warnings.append("timestamps rebuilt on the reference's frame and sample grid (the index that held them was never written)")
-    report.outputBytes = result.outputBytes
-    report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
 }
 
