@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One stream's loudness measured as FFmpeg's `ebur128=peak=true+sample`
+/// measures it, from its decoded samples (planar 32-bit floats): each
+/// channel K-weighted (`KWeightingFilter`) into the weighted power the
+/// gating integrates (`LoudnessGating`), and run through the true-peak
+/// filter (`TruePeakMeter`); the sample peak from the samples themselves.
+public struct LoudnessMeasurement: Sendable {
+    public let sampleRate: Int
+    public let channelCount: Int
+    private var filters: [KWeightingFilter]
+    private var gating: LoudnessGating
+    private var truePeak: TruePeakMeter
+    private var samplePeak: Float = 0
+    private var power: [Double]
+    /// Samples per channel measured so far.
+    public private(set) var samples = 0
+
+    /// Samples per channel the power is gathered in at a time.
+    static let chunk = 4096
+
+    /// `channelWeights`: each channel's weight (`LoudnessChannelWeight`).
+    public init(sampleRate: Int, channelWeights: [Double]) {
+        self.sampleRate = sampleRate
+        channelCount = channelWeights.count
+        let k = KWeighting(sampleRate: sampleRate)
+        filters = channelWeights.map { KWeightingFilter(weighting: k, channelWeight: $0) }
+        gating = LoudnessGating(sampleRate: sampleRate)
+        truePeak = TruePeakMeter(sampleRate: sampleRate, channels: channelWeights.count)
+        power = [Double](repeating: 0, count: Self.chunk)
+    }
+
+    /// Adds `count` samples of every channel: `channels[c]` is channel c's.
+    public mutating func add(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, count: Int) {
+        precondition(channels.count == channelCount)
+        var at = 0
+        while at < count {
+            let n = min(count - at, Self.chunk)
+            for c in 0..<channelCount { samplePeak = max(samplePeak, maxMagnitude(channels[c] + at, count: n)) }
+            power.withUnsafeMutableBufferPointer { p in
+                p.baseAddress!.update(repeating: 0, count: n)
+                for c in 0..<channelCount where filters[c].channelWeight != 0 {
+                    filters[c].run(channels[c] + at, count: n, addingTo: p.baseAddress!)
+                }
+                gating.add(UnsafePointer(p.baseAddress!), count: n)
+            }
+            for c in 0..<channelCount { truePeak.add(channel: c, channels[c] + at, count: n, floor: samplePeak) }
+            at += n
+        }
+        samples += count
+    }
+
+    /// The figures so far. The true peak is never under the sample peak
+    /// (the filter leaves the last half-window out).
+    public var figures: LoudnessFigures {
+        LoudnessFigures(integratedLUFS: gating.integratedLUFS, rangeLU: gating.rangeLU,
+                        truePeakDBTP: decibels(Double(max(truePeak.peak, samplePeak))),
+                        samplePeakDBFS: decibels(Double(samplePeak)))
+    }
+
+    /// Outputs of the true-peak filter computed and stepped over.
+    public var truePeakWork: (filtered: Int, skipped: Int) { (truePeak.filtered, truePeak.skipped) }
+}
+
+private func decibels(_ linear: Double) -> Double { linear > 0 ? 20 * log10(linear) : -.infinity }

@@ -1,0 +1,185 @@
+/// The true peak of a stream, as FFmpeg's `ebur128=peak=true` finds it:
+/// the largest magnitude libswresample's resampler to 192 kHz puts out
+/// (`TruePeakFilterBank`, run in 32-bit floats — the decoders' own
+/// precision — on a mirrored head, as libswresample starts; the last
+/// half-window is never put out, as the filter never flushes it).
+///
+/// A stretch whose largest sample times the bank's `gainBound` cannot
+/// reach the peak so far (or a floor the caller knows the result will be
+/// raised to anyway, the sample peak) is stepped over without filtering:
+/// exact, since no output can exceed that bound.
+public struct TruePeakMeter: Sendable {
+    public let bank: TruePeakFilterBank
+    /// Taps per phase as floats, each phase padded with zeros to `stride`.
+    private let taps: [Float]
+    private let stride: Int
+    private let gain: Float
+    private var channels: [Channel]
+    /// The largest output so far, linear, over every channel.
+    public private(set) var peak: Float = 0
+    /// Outputs filtered and outputs stepped over (for tests and tuning).
+    public private(set) var filtered = 0, skipped = 0
+
+    /// Input positions per stretch the bound is taken over.
+    static let stretch = 192
+
+    public init(sampleRate: Int, channels: Int) {
+        bank = TruePeakFilterBank(sampleRate: sampleRate)
+        stride = (bank.length + 7) / 8 * 8
+        var t = [Float](repeating: 0, count: bank.phaseCount * stride)
+        for ph in 0..<bank.phaseCount {
+            for i in 0..<bank.length { t[ph * stride + i] = Float(bank.coefficients[ph * bank.length + i]) }
+        }
+        taps = t
+        // Rounded up a little, so float rounding cannot make a skip inexact.
+        gain = Float(bank.gainBound) * 1.0001
+        self.channels = Array(repeating: Channel(length: bank.length, pad: stride), count: channels)
+    }
+
+    /// Adds `count` samples of channel `c`. `floor`: a level the caller
+    /// will raise the result to anyway (outputs under it need not be known).
+    public mutating func add(channel c: Int, _ samples: UnsafePointer<Float>, count: Int, floor: Float = 0) {
+        channels[c].append(samples, count: count, length: bank.length)
+        guard channels[c].started else { return }
+        let last = channels[c].count - bank.length
+        while channels[c].window <= last {
+            let end = min(channels[c].window + Self.stretch, last + 1)
+            run(channel: c, until: end, floor: floor)
+        }
+    }
+
+    /// Every output whose window starts before `end`: filtered, or stepped over.
+    private mutating func run(channel c: Int, until end: Int, floor: Float) {
+        var ch = channels[c]
+        let n = outputs(from: ch, until: end)
+        let top = ch.buffer.withUnsafeBufferPointer { b in maxMagnitude(b.baseAddress! + ch.window, count: end - 1 + bank.length - ch.window) }
+        if top * gain <= max(peak, floor) {
+            advance(&ch, by: n)
+            skipped += n
+        } else {
+            peak = max(peak, filter(&ch, outputs: n))
+            filtered += n
+        }
+        channels[c] = ch
+    }
+
+    /// How many outputs start their window before `end` (resample.c's `delta_n`).
+    private func outputs(from ch: Channel, until end: Int) -> Int {
+        let phases = (end - ch.window) * bank.phaseCount - ch.phase
+        let fraction = phases * bank.sourceIncrement - ch.fraction
+        let increment = bank.stepPhases * bank.sourceIncrement + bank.stepRemainder
+        return max((fraction + increment - 1) / increment, 0)
+    }
+
+    private func advance(_ ch: inout Channel, by n: Int) {
+        let fraction = ch.fraction + n * bank.stepRemainder
+        let phase = ch.phase + n * bank.stepPhases + fraction / bank.sourceIncrement
+        ch.fraction = fraction % bank.sourceIncrement
+        ch.window += phase / bank.phaseCount
+        ch.phase = phase % bank.phaseCount
+    }
+
+    /// `n` outputs from the channel's position on; their largest magnitude.
+    private func filter(_ ch: inout Channel, outputs n: Int) -> Float {
+        let pc = bank.phaseCount, src = bank.sourceIncrement, div = bank.stepPhases, mod = bank.stepRemainder
+        let passThrough = bank.phaseZeroIsSample, center = (bank.length - 1) / 2, stride = self.stride
+        var window = ch.window, phase = ch.phase, fraction = ch.fraction
+        var top: Float = 0
+        ch.buffer.withUnsafeBufferPointer { b in
+            taps.withUnsafeBufferPointer { t in
+                let x = b.baseAddress!, h = t.baseAddress!
+                for _ in 0..<n {
+                    if passThrough && phase == 0 {
+                        top = max(top, abs(x[window + center]))
+                    } else {
+                        top = max(top, abs(dot(x + window, h + phase * stride, count: stride)))
+                    }
+                    fraction += mod
+                    phase += div
+                    if fraction >= src {
+                        fraction -= src
+                        phase += 1
+                    }
+                    while phase >= pc {
+                        phase -= pc
+                        window += 1
+                    }
+                }
+            }
+        }
+        (ch.window, ch.phase, ch.fraction) = (window, phase, fraction)
+        return top
+    }
+
+    /// One channel's input: `length` mirrored samples, then the samples;
+    /// `window` is where the next output's taps start.
+    struct Channel: Sendable {
+        var buffer: [Float]
+        var count: Int
+        var started = false
+        var window = 0, phase = 0, fraction = 0
+        /// Zeros past the end the padded taps may read (times zero taps).
+        let pad: Int
+
+        init(length: Int, pad: Int) {
+            buffer = [Float](repeating: 0, count: 16384 + 4 * length + pad)
+            count = length
+            self.pad = pad
+        }
+
+        mutating func append(_ samples: UnsafePointer<Float>, count n: Int, length: Int) {
+            // What lies past `count` is read only times zero taps: old samples do.
+            if started && window > 0 && count + n + pad > buffer.count {
+                let keep = count - window, from = window
+                buffer.withUnsafeMutableBufferPointer { b in b.baseAddress!.update(from: b.baseAddress! + from, count: keep) }
+                count = keep
+                window = 0
+            }
+            if count + n + pad > buffer.count {
+                buffer.append(contentsOf: repeatElement(0, count: count + n + pad - buffer.count + buffer.count / 2))
+            }
+            let at = count
+            buffer.withUnsafeMutableBufferPointer { b in (b.baseAddress! + at).update(from: samples, count: n) }
+            count += n
+            // libswresample waits for one sample more than a window, then
+            // reflects the first `length` about the first sample.
+            if !started && count - length >= length + 1 {
+                for j in 0..<length { buffer[j] = buffer[length + length - j] }
+                started = true
+                window = length - (length - 1) / 2
+            }
+        }
+    }
+}
+
+/// The sum of `count` products (`count` a multiple of 8), in 8-wide vectors.
+@inline(__always)
+private func dot(_ x: UnsafePointer<Float>, _ h: UnsafePointer<Float>, count: Int) -> Float {
+    let rx = UnsafeRawPointer(x), rh = UnsafeRawPointer(h)
+    var acc = SIMD8<Float>()
+    var i = 0
+    while i < count {
+        acc += rx.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+            * rh.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        i += 8
+    }
+    return acc.sum()
+}
+
+/// The largest |sample| of `count` samples.
+public func maxMagnitude(_ x: UnsafePointer<Float>, count: Int) -> Float {
+    var top = SIMD8<Float>()
+    var i = 0
+    let raw = UnsafeRawPointer(x)
+    while i + 8 <= count {
+        let v = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        top = pointwiseMax(top, pointwiseMax(v, -v))
+        i += 8
+    }
+    var m = top.max()
+    while i < count {
+        m = max(m, abs(x[i]))
+        i += 1
+    }
+    return m
+}
