@@ -41,6 +41,7 @@ final class StreamMeter {
     private let decoder: Decoder
     private let decoded: Frame
     private var measurement: LoudnessMeasurement?
+    private var truePeak: TruePeakWorker?
     private let samples = PlanarSamples()
 
     init(stream: InputStream) throws(MediaError) {
@@ -58,11 +59,12 @@ final class StreamMeter {
     func finish() throws(MediaError) -> LoudnessFigures {
         try decoder.sendEnd()
         try drainDecoder()
+        let peaks = truePeak?.finish()
         guard let measurement, measurement.samples > 0 else {
             throw MediaError.invalid("could not measure the loudness of", path: stream.file.path, stream: stream.index,
                                      message: "the stream has no decodable audio")
         }
-        return measurement.figures
+        return measurement.figures(truePeak: peaks)
     }
 
     private func drainDecoder() throws(MediaError) {
@@ -72,7 +74,9 @@ final class StreamMeter {
             let rate = Int(f.pointee.sample_rate), channels = Int(f.pointee.ch_layout.nb_channels)
             if measurement == nil {
                 guard rate > 0, channels > 0 else { throw failure("the stream has no sample rate or no channels") }
-                measurement = LoudnessMeasurement(sampleRate: rate, channelWeights: channelWeights(f))
+                truePeak = TruePeakWorker(sampleRate: rate, channels: channels)
+                measurement = LoudnessMeasurement(sampleRate: rate, channelWeights: channelWeights(f),
+                                                  truePeak: truePeak == nil)
             }
             guard rate == measurement!.sampleRate, channels == measurement!.channelCount else {
                 throw failure("the stream changes its sample rate or channel count midway")
@@ -81,7 +85,10 @@ final class StreamMeter {
                 let name = av_get_sample_fmt_name(AVSampleFormat(f.pointee.format)).map { String(cString: $0) } ?? "?"
                 throw failure("the decoder gives samples as \(name), which the meter does not read")
             }
-            samples.withChannels { channels, count in measurement!.add(channels, count: count) }
+            samples.withChannels { channels, count in
+                truePeak?.send(channels, count: count)
+                measurement!.add(channels, count: count)
+            }
         }
     }
 

@@ -14,7 +14,8 @@ public struct LoudnessMeasurement: Sendable {
     public let channelCount: Int
     private var filters: [KWeightingFilter]
     private var gating: LoudnessGating
-    private var truePeak: TruePeakMeter
+    /// nil when the true peak is measured elsewhere (on a thread of its own).
+    private var truePeak: TruePeakMeter?
     private var samplePeak: Float = 0
     private var power: [Double]
     /// Samples per channel measured so far.
@@ -23,14 +24,15 @@ public struct LoudnessMeasurement: Sendable {
     /// Samples per channel the power is gathered in at a time.
     static let chunk = 4096
 
-    /// `channelWeights`: each channel's weight (`LoudnessChannelWeight`).
-    public init(sampleRate: Int, channelWeights: [Double]) {
+    /// `channelWeights`: each channel's weight (`LoudnessChannelWeight`);
+    /// `truePeak`: false when the caller runs a `TruePeakMeter` of its own.
+    public init(sampleRate: Int, channelWeights: [Double], truePeak: Bool = true) {
         self.sampleRate = sampleRate
         channelCount = channelWeights.count
         let k = KWeighting(sampleRate: sampleRate)
         filters = channelWeights.map { KWeightingFilter(weighting: k, channelWeight: $0) }
         gating = LoudnessGating(sampleRate: sampleRate)
-        truePeak = TruePeakMeter(sampleRate: sampleRate, channels: channelWeights.count)
+        self.truePeak = truePeak ? TruePeakMeter(sampleRate: sampleRate, channels: channelWeights.count) : nil
         power = [Double](repeating: 0, count: Self.chunk)
     }
 
@@ -40,7 +42,9 @@ public struct LoudnessMeasurement: Sendable {
         var at = 0
         while at < count {
             let n = min(count - at, Self.chunk)
-            for c in 0..<channelCount { samplePeak = max(samplePeak, maxMagnitude(channels[c] + at, count: n)) }
+            if truePeak == nil {
+                for c in 0..<channelCount { samplePeak = max(samplePeak, maxMagnitude(channels[c] + at, count: n)) }
+            }
             power.withUnsafeMutableBufferPointer { p in
                 p.baseAddress!.update(repeating: 0, count: n)
                 for c in 0..<channelCount where filters[c].channelWeight != 0 {
@@ -48,22 +52,24 @@ public struct LoudnessMeasurement: Sendable {
                 }
                 gating.add(UnsafePointer(p.baseAddress!), count: n)
             }
-            for c in 0..<channelCount { truePeak.add(channel: c, channels[c] + at, count: n, floor: samplePeak) }
+            if truePeak != nil {
+                let stretch = channels.map { $0 + at }
+                stretch.withUnsafeBufferPointer { truePeak!.add($0, count: n) }
+            }
             at += n
         }
         samples += count
     }
 
-    /// The figures so far. The true peak is never under the sample peak
-    /// (the filter leaves the last half-window out).
-    public var figures: LoudnessFigures {
-        LoudnessFigures(integratedLUFS: gating.integratedLUFS, rangeLU: gating.rangeLU,
-                        truePeakDBTP: decibels(Double(max(truePeak.peak, samplePeak))),
-                        samplePeakDBFS: decibels(Double(samplePeak)))
+    /// The figures so far, the peaks from `truePeak` when it was measured
+    /// elsewhere. The true peak is never under the sample peak (the filter
+    /// leaves the last half-window out).
+    public func figures(truePeak other: TruePeakMeter? = nil) -> LoudnessFigures {
+        let meter = other ?? truePeak
+        let sample = max(samplePeak, meter?.samplePeak ?? 0), peak = max(meter?.peak ?? 0, sample)
+        return LoudnessFigures(integratedLUFS: gating.integratedLUFS, rangeLU: gating.rangeLU,
+                               truePeakDBTP: decibels(Double(peak)), samplePeakDBFS: decibels(Double(sample)))
     }
-
-    /// Outputs of the true-peak filter computed and stepped over.
-    public var truePeakWork: (filtered: Int, skipped: Int) { (truePeak.filtered, truePeak.skipped) }
 }
 
 private func decibels(_ linear: Double) -> Double { linear > 0 ? 20 * log10(linear) : -.infinity }

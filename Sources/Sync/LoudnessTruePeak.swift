@@ -36,6 +36,17 @@ public struct TruePeakMeter: Sendable {
         self.channels = Array(repeating: Channel(length: bank.length, pad: stride), count: channels)
     }
 
+    /// The largest sample so far (what the caller raises the true peak to).
+    public private(set) var samplePeak: Float = 0
+
+    /// Adds `count` samples of every channel (`channels[c]` is channel c's),
+    /// stepping over what cannot reach the larger of the peak and the
+    /// sample peak so far.
+    public mutating func add(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, count: Int) {
+        for c in channels.indices { samplePeak = max(samplePeak, maxMagnitude(channels[c], count: count)) }
+        for c in channels.indices { add(channel: c, channels[c], count: count, floor: samplePeak) }
+    }
+
     /// Adds `count` samples of channel `c`. `floor`: a level the caller
     /// will raise the result to anyway (outputs under it need not be known).
     public mutating func add(channel c: Int, _ samples: UnsafePointer<Float>, count: Int, floor: Float = 0) {
@@ -166,20 +177,22 @@ private func dot(_ x: UnsafePointer<Float>, _ h: UnsafePointer<Float>, count: In
     return acc.sum()
 }
 
-/// The largest |sample| of `count` samples.
+/// The largest |sample| of `count` samples (as bit patterns with the sign
+/// cleared: their order as integers is the magnitudes' order).
 public func maxMagnitude(_ x: UnsafePointer<Float>, count: Int) -> Float {
-    var top = SIMD8<Float>()
+    let bits = UnsafeRawPointer(x).assumingMemoryBound(to: Int32.self)
+    var m0: Int32 = 0, m1: Int32 = 0, m2: Int32 = 0, m3: Int32 = 0
     var i = 0
-    let raw = UnsafeRawPointer(x)
-    while i + 8 <= count {
-        let v = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-        top = pointwiseMax(top, pointwiseMax(v, -v))
-        i += 8
+    while i + 4 <= count {
+        m0 = max(m0, bits[i] & 0x7fff_ffff)
+        m1 = max(m1, bits[i + 1] & 0x7fff_ffff)
+        m2 = max(m2, bits[i + 2] & 0x7fff_ffff)
+        m3 = max(m3, bits[i + 3] & 0x7fff_ffff)
+        i += 4
     }
-    var m = top.max()
     while i < count {
-        m = max(m, abs(x[i]))
+        m0 = max(m0, bits[i] & 0x7fff_ffff)
         i += 1
     }
-    return m
+    return Float(bitPattern: UInt32(max(max(m0, m1), max(m2, m3))))
 }
