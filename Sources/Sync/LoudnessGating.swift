@@ -13,16 +13,22 @@ import Darwin
 /// those blocks, and what passes it is read back from the bins — so the
 /// figures are FFmpeg's to its own rounding, not only to the standard's.
 public struct LoudnessGating: Sendable {
-    private var momentary: Window
-    private var shortTerm: Window
+    /// The last 3 s of powers; the momentary window is its last 400 ms.
+    private var ring: [Double]
+    private let momentaryLength: Int
+    private var position = 0
+    private var momentaryPosition: Int
+    private var momentarySum = 0.0, shortTermSum = 0.0
+    private var seen = 0
     private var integrated = LoudnessHistogram()
     private var range = LoudnessHistogram()
     private let hop: Int
     private var sinceBlock = 0
 
     public init(sampleRate: Int) {
-        momentary = Window(length: sampleRate * 4 / 10)
-        shortTerm = Window(length: sampleRate * 3)
+        momentaryLength = max(sampleRate * 4 / 10, 1)
+        ring = Array(repeating: 0, count: max(sampleRate * 3, momentaryLength))
+        momentaryPosition = ring.count - momentaryLength
         hop = max(sampleRate / 10, 1)
     }
 
@@ -31,8 +37,7 @@ public struct LoudnessGating: Sendable {
         var n = 0
         while n < count {
             let run = min(count - n, hop - sinceBlock)
-            momentary.add(power + n, count: run)
-            shortTerm.add(power + n, count: run)
+            slide(power + n, count: run)
             n += run
             sinceBlock += run
             if sinceBlock == hop {
@@ -42,8 +47,34 @@ public struct LoudnessGating: Sendable {
         }
     }
 
+    /// FFmpeg's running sums: each window's sum plus the new power less the
+    /// one that leaves it (the slot `length` samples back, zero at first).
+    private mutating func slide(_ power: UnsafePointer<Double>, count: Int) {
+        let length = ring.count
+        var p = position, q = momentaryPosition, m = momentarySum, s = shortTermSum
+        ring.withUnsafeMutableBufferPointer { r in
+            for i in 0..<count {
+                let v = power[i]
+                m = m + v - r[q]
+                s = s + v - r[p]
+                r[p] = v
+                p += 1
+                if p == length { p = 0 }
+                q += 1
+                if q == length { q = 0 }
+            }
+        }
+        (position, momentaryPosition, momentarySum, shortTermSum) = (p, q, m, s)
+        seen += count
+    }
+
+    /// The mean over a window; FFmpeg's 1e-12 floor (-120.7 LUFS) before it is full.
+    private func mean(_ sum: Double, length: Int) -> Double {
+        seen >= length ? (1e-12 + sum) / Double(length) : 1e-12
+    }
+
     private mutating func endBlock() {
-        let m = momentary.meanPower, s = shortTerm.meanPower
+        let m = mean(momentarySum, length: momentaryLength), s = mean(shortTermSum, length: ring.count)
         let lm = LoudnessHistogram.loudness(m), ls = LoudnessHistogram.loudness(s)
         if lm >= LoudnessHistogram.absoluteGate { integrated.add(power: m, loudness: lm) }
         if ls >= LoudnessHistogram.absoluteGate { range.add(power: s, loudness: ls) }
@@ -54,38 +85,6 @@ public struct LoudnessGating: Sendable {
 
     /// The loudness range, LU: 0 when no short-term block passed the absolute gate.
     public var rangeLU: Double { range.range(relativeGate: -20) ?? 0 }
-
-    /// The last `length` samples' powers (FFmpeg's cache: a ring and a running sum).
-    struct Window: Sendable {
-        private var ring: [Double]
-        private var position = 0
-        private var sum = 0.0
-        private var filled = false
-
-        init(length: Int) { ring = Array(repeating: 0, count: max(length, 1)) }
-
-        mutating func add(_ power: UnsafePointer<Double>, count: Int) {
-            let length = ring.count
-            var position = self.position, sum = self.sum
-            ring.withUnsafeMutableBufferPointer { r in
-                for n in 0..<count {
-                    let v = power[n]
-                    sum = sum + v - r[position]
-                    r[position] = v
-                    position += 1
-                    if position == length {
-                        position = 0
-                        filled = true
-                    }
-                }
-            }
-            self.position = position
-            self.sum = sum
-        }
-
-        /// The mean over the window; FFmpeg's 1e-12 floor (-120.7 LUFS) before it is full.
-        var meanPower: Double { filled ? (1e-12 + sum) / Double(ring.count) : 1e-12 }
-    }
 }
 
 /// Blocks' loudnesses in 0.01 LU bins from -70 to +10 LUFS, with the mean

@@ -65,6 +65,24 @@ public struct KWeightingFilter: Sendable {
         }
         (self.x1, self.x2, self.y1, self.y2, self.z1, self.z2) = (x1, x2, y1, y2, z1, z2)
     }
+
+    /// `run` for two channels at once (the same arithmetic, two lanes).
+    public static func run(_ a: inout KWeightingFilter, _ b: inout KWeightingFilter, _ u: UnsafePointer<Float>,
+                           _ v: UnsafePointer<Float>, count: Int, addingTo power: UnsafeMutablePointer<Double>) {
+        let p = a.weighting.pre, r = a.weighting.rlb, w = SIMD2(a.channelWeight, b.channelWeight)
+        var x1 = SIMD2(a.x1, b.x1), x2 = SIMD2(a.x2, b.x2), y1 = SIMD2(a.y1, b.y1)
+        var y2 = SIMD2(a.y2, b.y2), z1 = SIMD2(a.z1, b.z1), z2 = SIMD2(a.z2, b.z2)
+        for n in 0..<count {
+            let x0 = SIMD2(Double(u[n]), Double(v[n]))
+            let y0 = x0 * p.b0 + x1 * p.b1 + x2 * p.b2 - y1 * p.a1 - y2 * p.a2
+            let z0 = y0 * r.b0 + y1 * r.b1 + y2 * r.b2 - z1 * r.a1 - z2 * r.a2
+            x2 = x1; x1 = x0; y2 = y1; y1 = y0; z2 = z1; z1 = z0
+            let e = w * (z0 * z0)
+            power[n] += e[0] + e[1]
+        }
+        (a.x1, a.x2, a.y1, a.y2, a.z1, a.z2) = (x1[0], x2[0], y1[0], y2[0], z1[0], z2[0])
+        (b.x1, b.x2, b.y1, b.y2, b.z1, b.z2) = (x1[1], x2[1], y1[1], y2[1], z1[1], z2[1])
+    }
 }
 
 /// BS.1770's channel weights as FFmpeg's `ebur128` gives them, by

@@ -45,13 +45,15 @@ public struct LoudnessMeasurement: Sendable {
             if truePeak == nil {
                 for c in 0..<channelCount { samplePeak = max(samplePeak, maxMagnitude(channels[c] + at, count: n)) }
             }
+            // Moved out while filled (the filters are this value's too).
+            var power = self.power
+            self.power = []
             power.withUnsafeMutableBufferPointer { p in
                 p.baseAddress!.update(repeating: 0, count: n)
-                for c in 0..<channelCount where filters[c].channelWeight != 0 {
-                    filters[c].run(channels[c] + at, count: n, addingTo: p.baseAddress!)
-                }
+                kWeight(channels, from: at, count: n, addingTo: p.baseAddress!)
                 gating.add(UnsafePointer(p.baseAddress!), count: n)
             }
+            self.power = power
             if truePeak != nil {
                 let stretch = channels.map { $0 + at }
                 stretch.withUnsafeBufferPointer { truePeak!.add($0, count: n) }
@@ -59,6 +61,21 @@ public struct LoudnessMeasurement: Sendable {
             at += n
         }
         samples += count
+    }
+
+    /// The weighted channels two at a time, the odd one out alone.
+    private mutating func kWeight(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, from at: Int, count n: Int,
+                                  addingTo power: UnsafeMutablePointer<Double>) {
+        let weighted = (0..<channelCount).filter { filters[$0].channelWeight != 0 }
+        var i = 0
+        while i + 1 < weighted.count {
+            let c = weighted[i], d = weighted[i + 1]
+            var a = filters[c], b = filters[d]
+            KWeightingFilter.run(&a, &b, channels[c] + at, channels[d] + at, count: n, addingTo: power)
+            (filters[c], filters[d]) = (a, b)
+            i += 2
+        }
+        if i < weighted.count { filters[weighted[i]].run(channels[weighted[i]] + at, count: n, addingTo: power) }
     }
 
     /// The figures so far, the peaks from `truePeak` when it was measured

@@ -15,6 +15,10 @@ public struct TruePeakMeter: Sendable {
     private let stride: Int
     private let gain: Float
     private var channels: [Channel]
+    /// For 4 phases of 32 taps, one output per phase at every position
+    /// (48 kHz): phases 1–3's taps each as 8 equal lanes, so 8 positions are
+    /// filtered at once. Empty otherwise.
+    private let splats: [SIMD8<Float>]
     /// The largest output so far, linear, over every channel.
     public private(set) var peak: Float = 0
     /// Outputs filtered and outputs stepped over (for tests and tuning).
@@ -31,6 +35,9 @@ public struct TruePeakMeter: Sendable {
             for i in 0..<bank.length { t[ph * stride + i] = Float(bank.coefficients[ph * bank.length + i]) }
         }
         taps = t
+        let byPositions = bank.phaseCount == 4 && bank.length == 32 && bank.stepPhases == 1
+            && bank.stepRemainder == 0 && bank.phaseZeroIsSample
+        splats = byPositions ? (1..<4).flatMap { ph in (0..<32).map { SIMD8(repeating: t[ph * 32 + $0]) } } : []
         // Rounded up a little, so float rounding cannot make a skip inexact.
         gain = Float(bank.gainBound) * 1.0001
         self.channels = Array(repeating: Channel(length: bank.length, pad: stride), count: channels)
@@ -68,7 +75,7 @@ public struct TruePeakMeter: Sendable {
             advance(&ch, by: n)
             skipped += n
         } else {
-            peak = max(peak, filter(&ch, outputs: n))
+            peak = max(peak, splats.isEmpty ? filter(&ch, outputs: n) : filterByPositions(&ch, outputs: n))
             filtered += n
         }
         channels[c] = ch
@@ -122,6 +129,25 @@ public struct TruePeakMeter: Sendable {
         return top
     }
 
+    /// `n` outputs as `filter` gives them, the whole positions among them 8
+    /// at a time; phase 0's outputs (samples) left to the sample peak.
+    private func filterByPositions(_ ch: inout Channel, outputs n: Int) -> Float {
+        let head = min((4 - ch.phase) % 4, n)
+        var top = filter(&ch, outputs: head)
+        let blocks = (n - head) / 32
+        var window = ch.window
+        ch.buffer.withUnsafeBufferPointer { b in
+            splats.withUnsafeBufferPointer { h in
+                for _ in 0..<blocks {
+                    top = max(top, eightPositions(UnsafeRawPointer(b.baseAddress! + window), h.baseAddress!))
+                    window += 8
+                }
+            }
+        }
+        ch.window = window
+        return max(top, filter(&ch, outputs: n - head - blocks * 32))
+    }
+
     /// One channel's input: `length` mirrored samples, then the samples;
     /// `window` is where the next output's taps start.
     struct Channel: Sendable {
@@ -161,6 +187,22 @@ public struct TruePeakMeter: Sendable {
             }
         }
     }
+}
+
+/// The largest |output| of phases 1–3 at the 8 positions from `x`: lane j
+/// of each sum is position j's output, tap i times the sample i after it.
+@inline(__always)
+private func eightPositions(_ x: UnsafeRawPointer, _ h: UnsafePointer<SIMD8<Float>>) -> Float {
+    var a1 = SIMD8<Float>(), a2 = SIMD8<Float>(), a3 = SIMD8<Float>()
+    for i in 0..<32 {
+        let v = x.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+        a1 += h[i] * v
+        a2 += h[32 + i] * v
+        a3 += h[64 + i] * v
+    }
+    var top: Float = 0
+    for j in 0..<8 { top = max(top, abs(a1[j]), abs(a2[j]), abs(a3[j])) }
+    return top
 }
 
 /// The sum of `count` products (`count` a multiple of 8), in 8-wide vectors.
