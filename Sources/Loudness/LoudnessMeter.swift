@@ -34,14 +34,17 @@ public func measureLoudness(path: String, cancellation: Cancellation = .shared) 
     }
 }
 
-/// Decoder → `LoudnessMeasurement` for one stream, set up by the first
-/// decoded frame's rate and channel layout.
+/// Decoder → `LoudnessMeasurement` for one stream (on a thread of its own,
+/// `MeasurementWorker`), set up by the first decoded frame's rate and
+/// channel layout.
 final class StreamMeter {
     private let stream: InputStream
     private let decoder: Decoder
     private let decoded: Frame
+    /// Measured here when no thread could be started for it.
     private var measurement: LoudnessMeasurement?
-    private var truePeak: TruePeakWorker?
+    private var worker: MeasurementWorker?
+    private var format: (rate: Int, channels: Int)?
     private let samples = PlanarSamples()
 
     init(stream: InputStream) throws(MediaError) {
@@ -59,12 +62,13 @@ final class StreamMeter {
     func finish() throws(MediaError) -> LoudnessFigures {
         try decoder.sendEnd()
         try drainDecoder()
-        let peaks = truePeak?.finish()
+        if let worker { measurement = worker.finish() }
+        worker = nil
         guard let measurement, measurement.samples > 0 else {
             throw MediaError.invalid("could not measure the loudness of", path: stream.file.path, stream: stream.index,
                                      message: "the stream has no decodable audio")
         }
-        return measurement.figures(truePeak: peaks)
+        return measurement.figures
     }
 
     private func drainDecoder() throws(MediaError) {
@@ -72,13 +76,14 @@ final class StreamMeter {
             defer { decoded.unref() }
             let f = decoded.pointer
             let rate = Int(f.pointee.sample_rate), channels = Int(f.pointee.ch_layout.nb_channels)
-            if measurement == nil {
+            if format == nil {
                 guard rate > 0, channels > 0 else { throw failure("the stream has no sample rate or no channels") }
-                truePeak = TruePeakWorker(sampleRate: rate, channels: channels)
-                measurement = LoudnessMeasurement(sampleRate: rate, channelWeights: channelWeights(f),
-                                                  truePeak: truePeak == nil)
+                let m = LoudnessMeasurement(sampleRate: rate, channelWeights: channelWeights(f))
+                worker = MeasurementWorker(m)
+                if worker == nil { measurement = m }
+                format = (rate, channels)
             }
-            guard rate == measurement!.sampleRate, channels == measurement!.channelCount else {
+            guard rate == format!.rate, channels == format!.channels else {
                 throw failure("the stream changes its sample rate or channel count midway")
             }
             guard samples.load(f) else {
@@ -86,8 +91,7 @@ final class StreamMeter {
                 throw failure("the decoder gives samples as \(name), which the meter does not read")
             }
             samples.withChannels { channels, count in
-                truePeak?.send(channels, count: count)
-                measurement!.add(channels, count: count)
+                if let worker { worker.send(channels, count: count) } else { measurement!.add(channels, count: count) }
             }
         }
     }

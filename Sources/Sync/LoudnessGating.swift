@@ -48,15 +48,16 @@ public struct LoudnessGating: Sendable {
     }
 
     /// FFmpeg's running sums: each window's sum plus the new power less the
-    /// one that leaves it (the slot `length` samples back, zero at first).
+    /// one that leaves it (the slot `length` samples back, zero at first);
+    /// the difference first, so each sum waits on one addition a sample.
     private mutating func slide(_ power: UnsafePointer<Double>, count: Int) {
         let length = ring.count
         var p = position, q = momentaryPosition, m = momentarySum, s = shortTermSum
         ring.withUnsafeMutableBufferPointer { r in
             for i in 0..<count {
                 let v = power[i]
-                m = m + v - r[q]
-                s = s + v - r[p]
+                m += v - r[q]
+                s += v - r[p]
                 r[p] = v
                 p += 1
                 if p == length { p = 0 }

@@ -38,8 +38,9 @@ public struct KWeighting: Sendable, Equatable {
     }
 }
 
-/// One channel's K-weighting filter state (direct form I, FFmpeg's order
-/// of operations), and what it adds to the weighted power of each sample.
+/// One channel's K-weighting filter state (direct form I, as FFmpeg's;
+/// the previous output's term subtracted last, so each sample waits on one
+/// multiply and one subtraction), and what it adds to each sample's power.
 public struct KWeightingFilter: Sendable {
     public let weighting: KWeighting
     /// The channel's weight in the sum (BS.1770: 1, surround 1.41, LFE 0).
@@ -58,8 +59,8 @@ public struct KWeightingFilter: Sendable {
         var x1 = self.x1, x2 = self.x2, y1 = self.y1, y2 = self.y2, z1 = self.z1, z2 = self.z2
         for n in 0..<count {
             let x0 = Double(input[n])
-            let y0 = x0 * p.b0 + x1 * p.b1 + x2 * p.b2 - y1 * p.a1 - y2 * p.a2
-            let z0 = y0 * r.b0 + y1 * r.b1 + y2 * r.b2 - z1 * r.a1 - z2 * r.a2
+            let y0 = (x0 * p.b0 + x1 * p.b1 + x2 * p.b2 - y2 * p.a2) - y1 * p.a1
+            let z0 = (y0 * r.b0 + y1 * r.b1 + y2 * r.b2 - z2 * r.a2) - z1 * r.a1
             x2 = x1; x1 = x0; y2 = y1; y1 = y0; z2 = z1; z1 = z0
             power[n] += w * (z0 * z0)
         }
@@ -74,8 +75,8 @@ public struct KWeightingFilter: Sendable {
         var y2 = SIMD2(a.y2, b.y2), z1 = SIMD2(a.z1, b.z1), z2 = SIMD2(a.z2, b.z2)
         for n in 0..<count {
             let x0 = SIMD2(Double(u[n]), Double(v[n]))
-            let y0 = x0 * p.b0 + x1 * p.b1 + x2 * p.b2 - y1 * p.a1 - y2 * p.a2
-            let z0 = y0 * r.b0 + y1 * r.b1 + y2 * r.b2 - z1 * r.a1 - z2 * r.a2
+            let y0 = (x0 * p.b0 + x1 * p.b1 + x2 * p.b2 - y2 * p.a2) - y1 * p.a1
+            let z0 = (y0 * r.b0 + y1 * r.b1 + y2 * r.b2 - z2 * r.a2) - z1 * r.a1
             x2 = x1; x1 = x0; y2 = y1; y1 = y0; z2 = z1; z1 = z0
             let e = w * (z0 * z0)
             power[n] += e[0] + e[1]

@@ -14,9 +14,7 @@ public struct LoudnessMeasurement: Sendable {
     public let channelCount: Int
     private var filters: [KWeightingFilter]
     private var gating: LoudnessGating
-    /// nil when the true peak is measured elsewhere (on a thread of its own).
-    private var truePeak: TruePeakMeter?
-    private var samplePeak: Float = 0
+    private var truePeak: TruePeakMeter
     private var power: [Double]
     /// Samples per channel measured so far.
     public private(set) var samples = 0
@@ -24,15 +22,14 @@ public struct LoudnessMeasurement: Sendable {
     /// Samples per channel the power is gathered in at a time.
     static let chunk = 4096
 
-    /// `channelWeights`: each channel's weight (`LoudnessChannelWeight`);
-    /// `truePeak`: false when the caller runs a `TruePeakMeter` of its own.
-    public init(sampleRate: Int, channelWeights: [Double], truePeak: Bool = true) {
+    /// `channelWeights`: each channel's weight (`LoudnessChannelWeight`).
+    public init(sampleRate: Int, channelWeights: [Double]) {
         self.sampleRate = sampleRate
         channelCount = channelWeights.count
         let k = KWeighting(sampleRate: sampleRate)
         filters = channelWeights.map { KWeightingFilter(weighting: k, channelWeight: $0) }
         gating = LoudnessGating(sampleRate: sampleRate)
-        self.truePeak = truePeak ? TruePeakMeter(sampleRate: sampleRate, channels: channelWeights.count) : nil
+        truePeak = TruePeakMeter(sampleRate: sampleRate, channels: channelWeights.count)
         power = [Double](repeating: 0, count: Self.chunk)
     }
 
@@ -42,9 +39,6 @@ public struct LoudnessMeasurement: Sendable {
         var at = 0
         while at < count {
             let n = min(count - at, Self.chunk)
-            if truePeak == nil {
-                for c in 0..<channelCount { samplePeak = max(samplePeak, maxMagnitude(channels[c] + at, count: n)) }
-            }
             // Moved out while filled (the filters are this value's too).
             var power = self.power
             self.power = []
@@ -54,10 +48,8 @@ public struct LoudnessMeasurement: Sendable {
                 gating.add(UnsafePointer(p.baseAddress!), count: n)
             }
             self.power = power
-            if truePeak != nil {
-                let stretch = channels.map { $0 + at }
-                stretch.withUnsafeBufferPointer { truePeak!.add($0, count: n) }
-            }
+            let stretch = channels.map { $0 + at }
+            stretch.withUnsafeBufferPointer { truePeak.add($0, count: n) }
             at += n
         }
         samples += count
@@ -78,12 +70,11 @@ public struct LoudnessMeasurement: Sendable {
         if i < weighted.count { filters[weighted[i]].run(channels[weighted[i]] + at, count: n, addingTo: power) }
     }
 
-    /// The figures so far, the peaks from `truePeak` when it was measured
-    /// elsewhere. The true peak is never under the sample peak (the filter
-    /// leaves the last half-window out).
-    public func figures(truePeak other: TruePeakMeter? = nil) -> LoudnessFigures {
-        let meter = other ?? truePeak
-        let sample = max(samplePeak, meter?.samplePeak ?? 0), peak = max(meter?.peak ?? 0, sample)
+    /// The figures so far. The true peak is never under the sample peak
+    /// (the filter leaves the last half-window out, and at 44.1 kHz its
+    /// 192 kHz grid meets a sample only every 147).
+    public var figures: LoudnessFigures {
+        let sample = truePeak.samplePeak, peak = max(truePeak.peak, sample)
         return LoudnessFigures(integratedLUFS: gating.integratedLUFS, rangeLU: gating.rangeLU,
                                truePeakDBTP: decibels(Double(peak)), samplePeakDBFS: decibels(Double(sample)))
     }

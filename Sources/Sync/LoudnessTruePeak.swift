@@ -21,6 +21,8 @@ public struct TruePeakMeter: Sendable {
     private let splats: [SIMD8<Float>]
     /// The largest output so far, linear, over every channel.
     public private(set) var peak: Float = 0
+    /// The largest sample so far (what the caller raises the true peak to).
+    public private(set) var samplePeak: Float = 0
     /// Outputs filtered and outputs stepped over (for tests and tuning).
     public private(set) var filtered = 0, skipped = 0
 
@@ -42,9 +44,6 @@ public struct TruePeakMeter: Sendable {
         gain = Float(bank.gainBound) * 1.0001
         self.channels = Array(repeating: Channel(length: bank.length, pad: stride), count: channels)
     }
-
-    /// The largest sample so far (what the caller raises the true peak to).
-    public private(set) var samplePeak: Float = 0
 
     /// Adds `count` samples of every channel (`channels[c]` is channel c's),
     /// stepping over what cannot reach the larger of the peak and the
@@ -70,7 +69,8 @@ public struct TruePeakMeter: Sendable {
     private mutating func run(channel c: Int, until end: Int, floor: Float) {
         var ch = channels[c]
         let n = outputs(from: ch, until: end)
-        let top = ch.buffer.withUnsafeBufferPointer { b in maxMagnitude(b.baseAddress! + ch.window, count: end - 1 + bank.length - ch.window) }
+        let reach = end - 1 + bank.length - ch.window
+        let top = ch.buffer.withUnsafeBufferPointer { b in maxMagnitude(b.baseAddress! + ch.window, count: reach) }
         if top * gain <= max(peak, floor) {
             advance(&ch, by: n)
             skipped += n

@@ -56,7 +56,7 @@ struct LoudnessMeterTests {
     /// calibration: 0 dBFS reads -3.01), at 48 and 44.1 kHz; its range is 0.
     @Test(arguments: [48000, 44100])
     func sineReadsItsCalibratedLoudness(_ rate: Int) {
-        let m = Self.measure([Self.sine(1000, amplitude: 0.1, seconds: 10, rate: rate)], rate: rate).figures()
+        let m = Self.measure([Self.sine(1000, amplitude: 0.1, seconds: 10, rate: rate)], rate: rate).figures
         #expect(abs(m.integratedLUFS - -23.01) < 0.05, "\(m)")
         #expect(m.rangeLU < 0.05)
         #expect(abs(m.samplePeakDBFS - -20) < 0.01)
@@ -64,7 +64,7 @@ struct LoudnessMeterTests {
 
     /// Silence is gated out: -70 LUFS, no range, no peak.
     @Test func silenceIsGatedOut() {
-        let m = Self.measure([[Float](repeating: 0, count: 48000 * 3)], rate: 48000).figures()
+        let m = Self.measure([[Float](repeating: 0, count: 48000 * 3)], rate: 48000).figures
         #expect(m.isGatedOut && m.integratedLUFS == -70 && m.rangeLU == 0)
         #expect(m.truePeakDBTP == -.infinity && m.samplePeakDBFS == -.infinity)
     }
@@ -77,7 +77,7 @@ struct LoudnessMeterTests {
         let rate = 48000
         let loud = Self.sine(1000, amplitude: 0.1, seconds: 10, rate: rate)
         let quiet = Self.sine(1000, amplitude: 0.1 / 5.623, seconds: 10, rate: rate)
-        let m = Self.measure([loud + quiet], rate: rate).figures()
+        let m = Self.measure([loud + quiet], rate: rate).figures
         #expect(abs(m.integratedLUFS - -23.01) < 0.15, "\(m)")
         #expect(abs(m.rangeLU - 15) < 0.5, "\(m)")
     }
@@ -85,9 +85,9 @@ struct LoudnessMeterTests {
     /// Surround channels count 1.41 times, the LFE not at all.
     @Test func surroundAndLowFrequencyWeights() {
         let rate = 48000, s = Self.sine(1000, amplitude: 0.1, seconds: 5, rate: rate)
-        let front = Self.measure([s], rate: rate).figures().integratedLUFS
-        let back = Self.measure([s], rate: rate, weights: [1.41]).figures().integratedLUFS
-        let lfe = Self.measure([s, s], rate: rate, weights: [1, 0]).figures().integratedLUFS
+        let front = Self.measure([s], rate: rate).figures.integratedLUFS
+        let back = Self.measure([s], rate: rate, weights: [1.41]).figures.integratedLUFS
+        let lfe = Self.measure([s, s], rate: rate, weights: [1, 0]).figures.integratedLUFS
         #expect(abs(back - front - 10 * log10(1.41)) < 0.01)
         #expect(abs(lfe - front) < 0.01)
     }
@@ -118,7 +118,7 @@ struct LoudnessMeterTests {
     @Test func truePeakFindsTheInterSamplePeak() {
         var s = Self.sine(12000, amplitude: 0.5, seconds: 1, rate: 48000, phase: .pi / 4)
         for i in 0..<960 { s[i] *= Float(0.5 - 0.5 * cos(Double.pi * Double(i) / 960)) }
-        let m = Self.measure([s], rate: 48000).figures()
+        let m = Self.measure([s], rate: 48000).figures
         #expect(abs(m.samplePeakDBFS - (20 * log10(0.5) - 3.01)) < 0.01)
         #expect(abs(m.truePeakDBTP - 20 * log10(0.5)) < 0.05, "\(m)")
     }

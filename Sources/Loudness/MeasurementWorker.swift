@@ -1,32 +1,31 @@
 import Sync
 import Threads
 
-/// A stream's `TruePeakMeter` on a thread of its own: the oversampling
-/// filter is most of the meter's work, and runs beside the decoding and
-/// K-weighting (ffmpeg's own pipeline is one thread). Each decoded frame's
+/// A stream's `LoudnessMeasurement` on a thread of its own, beside the
+/// decoding (ffmpeg's own pipeline is one thread): each decoded frame's
 /// planes are copied and queued; `finish` waits for the last.
-final class TruePeakWorker {
+final class MeasurementWorker {
     private let queue = BatchQueue<Stretch, Never>(limit: 64)
-    private let meter: HandedOver<TruePeakMeter>
+    private let measurement: HandedOver<LoudnessMeasurement>
     private let thread: WorkerThread
     private var finished = false
 
     /// One frame's samples, channel after channel.
-    struct Stretch: @unchecked Sendable {
+    struct Stretch: Sendable {
         let samples: [Float]
         let count: Int
     }
 
     /// nil when no thread can be started (the caller measures inline).
-    init?(sampleRate: Int, channels: Int) {
-        let meter = HandedOver(TruePeakMeter(sampleRate: sampleRate, channels: channels))
-        let queue = self.queue
+    init?(_ measurement: LoudnessMeasurement) {
+        let handed = HandedOver(measurement)
+        let queue = self.queue, channels = measurement.channelCount
         guard let thread = try? WorkerThread({
             while let batch = queue.take() {
-                for stretch in batch { Self.measure(stretch, channels: channels, into: &meter.value) }
+                for stretch in batch { Self.measure(stretch, channels: channels, into: &handed.value) }
             }
         }) else { return nil }
-        self.meter = meter
+        self.measurement = handed
         self.thread = thread
     }
 
@@ -48,18 +47,18 @@ final class TruePeakWorker {
         _ = queue.put([Stretch(samples: samples, count: count)])
     }
 
-    /// Waits for every queued frame; the meter.
-    func finish() -> TruePeakMeter {
+    /// Waits for every queued frame; the measurement.
+    func finish() -> LoudnessMeasurement {
         finished = true
         queue.finish(throwing: nil)
         thread.join()
-        return meter.value
+        return measurement.value
     }
 
-    private static func measure(_ s: Stretch, channels: Int, into meter: inout TruePeakMeter) {
+    private static func measure(_ s: Stretch, channels: Int, into m: inout LoudnessMeasurement) {
         s.samples.withUnsafeBufferPointer { b in
             let planes = (0..<channels).map { b.baseAddress! + $0 * s.count }
-            planes.withUnsafeBufferPointer { meter.add($0, count: s.count) }
+            planes.withUnsafeBufferPointer { m.add($0, count: s.count) }
         }
     }
 }
