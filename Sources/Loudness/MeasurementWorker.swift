@@ -5,10 +5,15 @@ import Threads
 /// decoding (ffmpeg's own pipeline is one thread): each decoded frame's
 /// planes are copied and queued; `finish` waits for the last.
 final class MeasurementWorker {
-    private let queue = BatchQueue<Stretch, Never>(limit: 64)
+    private let queue = BatchQueue<Stretch, Never>(limit: 8)
     private let measurement: HandedOver<LoudnessMeasurement>
     private let thread: WorkerThread
     private var finished = false
+    /// Frames not yet queued: handed over some at a time, since every
+    /// hand-over may wake the thread.
+    private var pending: [Stretch] = []
+    private var pendingSamples = 0
+    static let batchSamples = 16384
 
     /// One frame's samples, channel after channel.
     struct Stretch: Sendable {
@@ -44,12 +49,21 @@ final class MeasurementWorker {
         samples.withUnsafeMutableBufferPointer { b in
             for c in channels.indices { (b.baseAddress! + c * count).update(from: channels[c], count: count) }
         }
-        _ = queue.put([Stretch(samples: samples, count: count)])
+        pending.append(Stretch(samples: samples, count: count))
+        pendingSamples += count
+        if pendingSamples >= Self.batchSamples { handOver() }
+    }
+
+    private func handOver() {
+        if !pending.isEmpty { _ = queue.put(pending) }
+        pending = []
+        pendingSamples = 0
     }
 
     /// Waits for every queued frame; the measurement.
     func finish() -> LoudnessMeasurement {
         finished = true
+        handOver()
         queue.finish(throwing: nil)
         thread.join()
         return measurement.value

@@ -19,6 +19,9 @@ public struct TruePeakMeter: Sendable {
     /// (48 kHz): phases 1–3's taps each as 8 equal lanes, so 8 positions are
     /// filtered at once. Empty otherwise.
     private let splats: [SIMD8<Float>]
+    /// For other exact ratios whose cycle of outputs is whole groups of 8
+    /// (44.1 kHz: 640 outputs a cycle, 147 phases a step). nil otherwise.
+    private let groups: OutputGroups?
     /// The largest output so far, linear, over every channel.
     public private(set) var peak: Float = 0
     /// The largest sample so far (what the caller raises the true peak to).
@@ -40,6 +43,7 @@ public struct TruePeakMeter: Sendable {
         let byPositions = bank.phaseCount == 4 && bank.length == 32 && bank.stepPhases == 1
             && bank.stepRemainder == 0 && bank.phaseZeroIsSample
         splats = byPositions ? (1..<4).flatMap { ph in (0..<32).map { SIMD8(repeating: t[ph * 32 + $0]) } } : []
+        groups = byPositions ? nil : OutputGroups(bank)
         // Rounded up a little, so float rounding cannot make a skip inexact.
         gain = Float(bank.gainBound) * 1.0001
         self.channels = Array(repeating: Channel(length: bank.length, pad: stride), count: channels)
@@ -75,7 +79,9 @@ public struct TruePeakMeter: Sendable {
             advance(&ch, by: n)
             skipped += n
         } else {
-            peak = max(peak, splats.isEmpty ? filter(&ch, outputs: n) : filterByPositions(&ch, outputs: n))
+            let top = !splats.isEmpty ? filterByPositions(&ch, outputs: n)
+                : groups.map { filterByGroups(&ch, outputs: n, $0) } ?? filter(&ch, outputs: n)
+            peak = max(peak, top)
             filtered += n
         }
         channels[c] = ch
@@ -148,6 +154,26 @@ public struct TruePeakMeter: Sendable {
         return max(top, filter(&ch, outputs: n - head - blocks * 32))
     }
 
+    /// `n` outputs as `filter` gives them, 8 at a time from a group's start.
+    private func filterByGroups(_ ch: inout Channel, outputs n: Int, _ g: OutputGroups) -> Float {
+        let head = min((8 - g.outputOfPhase[ch.phase] % 8) % 8, n)
+        var top = filter(&ch, outputs: head)
+        let count = (n - head) / 8
+        var window = ch.window, k = g.outputOfPhase[ch.phase]
+        ch.buffer.withUnsafeBufferPointer { b in
+            g.table.withUnsafeBufferPointer { t in
+                for _ in 0..<count {
+                    let group = k / 8
+                    top = max(top, eightOutputs(b.baseAddress! + window, t.baseAddress! + group * g.span, span: g.span))
+                    window += g.advance[group]
+                    k = (k + 8) % g.cycle
+                }
+            }
+        }
+        (ch.window, ch.phase) = (window, g.phaseOfOutput[k])
+        return max(top, filter(&ch, outputs: n - head - count * 8))
+    }
+
     /// One channel's input: `length` mirrored samples, then the samples;
     /// `window` is where the next output's taps start.
     struct Channel: Sendable {
@@ -205,6 +231,17 @@ private func eightPositions(_ x: UnsafeRawPointer, _ h: UnsafePointer<SIMD8<Floa
     return top
 }
 
+/// 8 outputs of a group: sample m of the span times the group's vector m
+/// (each lane's taps, shifted by its window's offset in the group).
+@inline(__always)
+private func eightOutputs(_ x: UnsafePointer<Float>, _ t: UnsafePointer<SIMD8<Float>>, span: Int) -> Float {
+    var acc = SIMD8<Float>()
+    for m in 0..<span { acc += t[m] * SIMD8(repeating: x[m]) }
+    var top: Float = 0
+    for j in 0..<8 { top = max(top, abs(acc[j])) }
+    return top
+}
+
 /// The sum of `count` products (`count` a multiple of 8), in 8-wide vectors.
 @inline(__always)
 private func dot(_ x: UnsafePointer<Float>, _ h: UnsafePointer<Float>, count: Int) -> Float {
@@ -237,4 +274,41 @@ public func maxMagnitude(_ x: UnsafePointer<Float>, count: Int) -> Float {
         i += 1
     }
     return Float(bitPattern: UInt32(max(max(m0, m1), max(m2, m3))))
+}
+
+/// A cycle of an exact ratio's outputs (from phase 0, window 0) in groups
+/// of 8: each group's taps as `span` vectors of 8 lanes, lane j holding
+/// output j's tap for the sample m of the group's span.
+struct OutputGroups: Sendable {
+    let cycle: Int
+    let span: Int
+    let table: [SIMD8<Float>]
+    /// Samples from a group's first window to the next group's.
+    let advance: [Int]
+    let outputOfPhase: [Int]
+    let phaseOfOutput: [Int]
+
+    init?(_ bank: TruePeakFilterBank) {
+        guard bank.stepRemainder == 0 else { return nil }
+        var a = bank.phaseCount, b = bank.stepPhases
+        while b != 0 { (a, b) = (b, a % b) }
+        cycle = bank.phaseCount / a
+        guard cycle % 8 == 0 else { return nil }
+        let position = (0...cycle).map { $0 * bank.stepPhases }
+        let window = position.map { $0 / bank.phaseCount }
+        phaseOfOutput = (0..<cycle).map { position[$0] % bank.phaseCount }
+        var ofPhase = [Int](repeating: 0, count: bank.phaseCount)
+        for k in 0..<cycle { ofPhase[phaseOfOutput[k]] = k }
+        outputOfPhase = ofPhase
+        advance = stride(from: 0, to: cycle, by: 8).map { window[$0 + 8] - window[$0] }
+        span = bank.length + (stride(from: 0, to: cycle, by: 8).map { window[$0 + 7] - window[$0] }.max() ?? 0)
+        var table = [SIMD8<Float>](repeating: SIMD8(), count: cycle / 8 * span)
+        for k in 0..<cycle {
+            let g = k / 8, d = window[k] - window[g * 8], ph = phaseOfOutput[k]
+            for i in 0..<bank.length {
+                table[g * span + d + i][k % 8] = Float(bank.coefficients[ph * bank.length + i])
+            }
+        }
+        self.table = table
+    }
 }
