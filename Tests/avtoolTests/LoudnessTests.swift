@@ -219,8 +219,8 @@ struct LoudnessTests {
         #expect(podcast.truePeak <= -1.4)
     }
 
-    /// libavfilter is loaded when a loudness is measured, not linked: the
-    /// program does not map it in runs that never filter.
+    /// libavfilter is not linked: the meter does without it (only the
+    /// limiter loads it), and runs that never filter do not map it.
     @Test func libavfilterIsLoadedOnlyWhenMeasuring() throws {
         let ldd = try Tool.run("ldd", [Tool.avtool])
         try #require(ldd.status == 0, "\(ldd)")
