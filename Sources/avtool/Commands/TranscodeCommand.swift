@@ -142,10 +142,7 @@ struct TranscodeCommand: WritingVerb {
         if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
             throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k or 96000")
         }
-        if let loudness, LoudnessTarget(loudness, truePeak: truePeak) == nil {
-            throw ValidationError("'--loudness' \(loudness) is not podcast, streaming, ebu or a loudness between -70 and 0 LUFS (with '--true-peak' at most 0 dBTP)")
-        }
-        if truePeak != nil && loudness == nil { throw ValidationError("'--true-peak' is for '--loudness'") }
+        _ = try LoudnessTargetOptions.target(loudness, truePeak: truePeak)
         if let bitrate, TranscodeOptions.parseBitRate(bitrate) == nil {
             throw ValidationError("'--bitrate' \(bitrate) is not a bit rate like 4M, 800k or 2500000")
         }
@@ -215,7 +212,7 @@ struct TranscodeCommand: WritingVerb {
         o.frameRate = fps.flatMap(TranscodeOptions.parseFrameRate)
         o.audio = audio
         o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
-        o.loudness = loudness.flatMap { LoudnessTarget($0, truePeak: truePeak) }
+        o.loudness = try? LoudnessTargetOptions.target(loudness, truePeak: truePeak)  // checked by validate()
         if let bpp { o.rate = .bitsPerPixel(bpp) }
         o.preset = (try? TranscodeOptions.preset(named: preset)) ?? o.preset  // checked by validate()
         o.tune = tune.flatMap { try? TranscodeOptions.tune(named: $0) }

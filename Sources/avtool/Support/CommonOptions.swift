@@ -132,14 +132,19 @@ struct LoudnessTargetOptions: ParsableArguments {
     @Option(help: "With --loudness: the true-peak ceiling in dBTP (default -1).")
     var truePeak: Double?
 
-    func validate() throws {
-        if let loudness, LoudnessTarget(loudness, truePeak: truePeak) == nil {
+    func validate() throws { _ = try Self.target(loudness, truePeak: truePeak) }
+
+    var target: LoudnessTarget? { try? Self.target(loudness, truePeak: truePeak) }
+
+    /// `--loudness` and `--true-peak` read together (transcode's too), or why they cannot be.
+    static func target(_ loudness: String?, truePeak: Double?) throws -> LoudnessTarget? {
+        if truePeak != nil && loudness == nil { throw ValidationError("'--true-peak' is for '--loudness'") }
+        guard let loudness else { return nil }
+        guard let target = LoudnessTarget(loudness, truePeak: truePeak) else {
             throw ValidationError("'--loudness' \(loudness) is not podcast, streaming, ebu or a loudness between -70 and 0 LUFS (with '--true-peak' at most 0 dBTP)")
         }
-        if truePeak != nil && loudness == nil { throw ValidationError("'--true-peak' is for '--loudness'") }
+        return target
     }
-
-    var target: LoudnessTarget? { loudness.flatMap { LoudnessTarget($0, truePeak: truePeak) } }
 }
 
 /// "; loudness -25.1 LUFS → -23.0 LUFS, true peak -6.9 dBTP (linear gain +2.1 dB)" per stream brought to a target.
