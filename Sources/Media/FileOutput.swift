@@ -17,6 +17,11 @@ import Threads
 ///   disk too small for it is found before the first packet. What the
 ///   reservation over-estimated is given back when the file is closed.
 ///
+/// With `payloads`, the context hands each payload over straight from its
+/// packet (`direct`), and a payload that names the input's bytes
+/// (`PayloadReferences`) is not written: its place in the file is noted
+/// there and left empty, for the caller to fill from the input.
+///
 /// A seek waits until every write given so far is done, so a muxer that
 /// reads its own output back (faststart's second pass reopens the file)
 /// finds it complete. A failed write is reported at the next write, seek
@@ -38,6 +43,8 @@ final class FileOutput {
     /// All the buffers, each filled by the muxer or written, in turn.
     private let buffers: [UnsafeMutablePointer<UInt8>]
     private var current = 0
+    /// Payloads that name the input's bytes: placed, not written.
+    private let payloads: PayloadReferences?
     /// Shared with the writer thread, under `changed`.
     private var pending: [(buffer: Int, count: Int, at: Int64)] = []
     private var busy: Set<Int> = []
@@ -48,8 +55,9 @@ final class FileOutput {
 
     /// Opens `path` for writing from an empty file (a file that is not empty
     /// is truncated) and reserves `expectedSize` bytes where given.
-    init(path: String, reportingAs name: String, expectedSize: Int64?) throws(MediaError) {
+    init(path: String, reportingAs name: String, expectedSize: Int64?, payloads: PayloadReferences? = nil) throws(MediaError) {
         self.path = name
+        self.payloads = payloads
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw MediaError.posix(errno, "could not create output", path: name) }
         var st = stat()
@@ -90,6 +98,8 @@ final class FileOutput {
         // flushes there once it holds `min_packet_size` bytes: 0 would be a
         // system call a packet.
         context.pointee.min_packet_size = Int32(Self.bufferSize)
+        // Payloads reach `write` as the packets hold them (their pointers say which they are).
+        if payloads != nil { context.pointee.direct = 1 }
     }
 
     deinit {
@@ -192,6 +202,13 @@ final class FileOutput {
 
     private func write(_ buffer: UnsafeMutablePointer<UInt8>, _ size: Int) -> Int32 {
         let at = position
+        if let payloads, payloads.holds(buffer) {
+            // A named payload: its place noted, nothing written.
+            guard payloads.place(buffer, count: size, at: at) else { return AVTOOL_AVERROR_EINVAL }
+            position += Int64(size)
+            end = max(end, position)
+            return Int32(size)
+        }
         position += Int64(size)
         end = max(end, position)
         // Written behind when it is the buffer being filled (libavformat

@@ -107,7 +107,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A POSIX `errno` as an FFmpeg-style error.
-    static func posix(_ errnoValue: Int32, _ operation: String, path: String?, hint: String? = nil) -> MediaError {
+    package static func posix(_ errnoValue: Int32, _ operation: String, path: String?, hint: String? = nil) -> MediaError {
         MediaError(code: avtool_averror(errnoValue), operation: operation, path: path, hint: hint)
     }
 }

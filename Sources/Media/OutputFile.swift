@@ -50,14 +50,16 @@ public final class OutputFile {
     /// `options` (muxer private options such as `movflags`). Errors name
     /// `name` (default: `path`).
     /// `expectedSize`, an estimate of the finished file's size, is reserved
-    /// on the disk before the header (see `FileOutput`).
+    /// on the disk before the header (see `FileOutput`). Packets whose
+    /// payloads are references (`PayloadReferences.refer`) must be written
+    /// with `payloads`: their bytes are copied from the input.
     public convenience init(path: String, reportingAs name: String? = nil, container: Container,
                             streams: [OutputStreamSource], metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(),
-                            options: [(String, String)] = [], expectedSize: Int64? = nil,
+                            options: [(String, String)] = [], expectedSize: Int64? = nil, payloads: PayloadReferences? = nil,
                             cancellation: Cancellation = .shared) throws(MediaError) {
         try self.init(path: path, name: name ?? path, memory: nil, container: container, streams: streams,
                       metadataSource: metadataSource, edits: edits, options: options, expectedSize: expectedSize,
-                      cancellation: cancellation)
+                      payloads: payloads, cancellation: cancellation)
     }
 
     /// The same into memory (`MemoryOutput`): nothing touches the filesystem.
@@ -67,12 +69,13 @@ public final class OutputFile {
                             cancellation: Cancellation = Cancellation()) throws(MediaError) {
         try self.init(path: name, name: name, memory: memory, container: container, streams: streams,
                       metadataSource: metadataSource, edits: edits, options: options, expectedSize: nil,
-                      cancellation: cancellation)
+                      payloads: nil, cancellation: cancellation)
     }
 
     private init(path: String, name: String, memory: MemoryOutput?, container: Container,
                  streams: [OutputStreamSource], metadataSource: InputFile?, edits: MetadataEdits,
-                 options: [(String, String)], expectedSize: Int64?, cancellation: Cancellation) throws(MediaError) {
+                 options: [(String, String)], expectedSize: Int64?, payloads: PayloadReferences?,
+                 cancellation: Cancellation) throws(MediaError) {
         self.path = path
         self.name = name
         self.memory = memory
@@ -105,7 +108,7 @@ public final class OutputFile {
             ctx.pointee.pb = memory.context
             ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         } else if ctx.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
-            let file = try FileOutput(path: path, reportingAs: name, expectedSize: expectedSize)
+            let file = try FileOutput(path: path, reportingAs: name, expectedSize: expectedSize, payloads: payloads)
             self.file = file
             ctx.pointee.pb = file.context
             ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO

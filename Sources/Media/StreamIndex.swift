@@ -42,6 +42,18 @@ extension InputStream {
         return entries
     }
 
+    /// Whether the demuxer's index lists packets and every one of them lies
+    /// within the file (an MP4/MOV's, whose sample tables it is), found
+    /// without copying it out; the count need not be the header's (PCM's
+    /// packets are whole chunks).
+    public var indexLiesInFile: Bool {
+        guard let fileSize = file.size, let c = indexCount(wholeOnly: false, within: fileSize) else { return false }
+        return c.listed == c.present
+    }
+
+    /// The entries of the demuxer's index (0 without one).
+    public var indexEntryCount: Int { Int(max(avformat_index_get_entries_count(stream), 0)) }
+
     /// Whether `indexedPackets` would be given, found without copying the
     /// index out (an entry per packet).
     public var hasWholeIndex: Bool {

@@ -121,11 +121,13 @@ public final class MuxSession {
     /// `metadataSource`; for MP4/MOV, faststart when asked and a movie
     /// timescale of `audioSampleRate`, see `muxerOptions`). `expectedBytes`,
     /// an estimate of the output's size (a stream copy's: its input's), is
-    /// reserved on the disk up front.
+    /// reserved on the disk up front. Packets whose payloads are references
+    /// to their input's bytes (`PayloadReferences`) need `payloads` and a
+    /// file destination.
     public init(_ destination: MuxDestination, container: Container, streams: [OutputStreamSource],
                 metadataSource: InputFile?, edits: MetadataEdits = MetadataEdits(), faststart: Bool = true,
                 audioSampleRate: Int32? = nil, reservedIndex: Int? = nil, expectedBytes: Int64? = nil,
-                cancellation: Cancellation) throws(MediaError) {
+                payloads: PayloadReferences? = nil, cancellation: Cancellation) throws(MediaError) {
         name = destination.name
         self.container = container
         self.cancellation = cancellation
@@ -176,7 +178,7 @@ public final class MuxSession {
                                     streams: streams, metadataSource: metadataSource, edits: edits,
                                     options: muxerOptions(container, faststart: faststart, audioSampleRate: audioSampleRate,
                                                           metadataKeys: keys, reservedIndex: reservedIndex),
-                                    expectedSize: expectedBytes, cancellation: cancellation)
+                                    expectedSize: expectedBytes, payloads: payloads, cancellation: cancellation)
         } else {
             output = try OutputFile(memory: memory!, name: name, container: container, streams: streams,
                                     metadataSource: metadataSource, edits: edits,

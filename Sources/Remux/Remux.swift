@@ -20,6 +20,10 @@ public struct RemuxOptions: Sendable, Equatable {
     /// Added to the index's reservation (tests: a negative one forces the
     /// fallback to a second pass).
     package var indexReservationAdjustment = 0
+    /// MP4/MOV into MP4/MOV with faststart: the payloads named by their
+    /// place in the input and copied from there, not read and written
+    /// (`ReferencedPackets`); tests turn it off to compare the two ways.
+    package var payloadsByReference = true
     /// An MP4/MOV/M4A into the same kind of file with nothing else asked:
     /// the media data copied as it is and the index moved in front
     /// (`bulkRemux`); false always writes through libavformat.
@@ -130,6 +134,10 @@ public func remux(input inputPath: String, output outputPath: String, options: R
     }
     let input = try InputFile(path: inputPath, cancellation: cancellation)
     let destination = MuxDestination.file(outputPath, overwrite: options.overwrite, inputs: [inputPath])
+    if let report = try remuxByReference(input, output: outputPath, container: container, options: options,
+                                         cancellation: cancellation, progress: progress) {
+        return report
+    }
     var reservation: Int?
     // (Encoded audio's packets are not known before: its index is moved to the front after.)
     if options.faststart && container.isISOBMFF && !options.encodeAudioToAAC {
@@ -159,6 +167,37 @@ public func remux(input inputPath: String, output outputPath: String, options: R
         report.indexPlacement = "moved to the front in a second pass (the \(reserved) bytes reserved for it were too few)"
         return report
     }
+}
+
+/// The remux of `input` into `outputPath` through `ReferencedPackets`, where
+/// it can be made: an MP4/MOV into MP4/MOV with the index in front, every
+/// payload nameable, nothing encoded or salvaged; nil otherwise.
+private func remuxByReference(_ input: InputFile, output outputPath: String, container: Container, options: RemuxOptions,
+                              cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport? {
+    guard options.payloadsByReference, options.faststart, container.isISOBMFF, !options.encodeAudioToAAC, !options.salvage,
+          options.indexReservationAdjustment == 0 else { return nil }
+    let began = ContinuousClock.now
+    // The streams the remux keeps (as it plans them: nothing is encoded here).
+    let plan = try planStreams(input, container: container, selection: options.streams, audioRemedy: .encodeAudioOrDrop)
+    guard let referenced = ReferencedPackets(input, kept: plan.kept, cancellation: cancellation) else { return nil }
+    let target = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [input.path])
+    // What the muxer writes, payloads left out: never named.
+    let written = try StagedOutput(target: outputPath, overwrite: true, inputs: [input.path], counted: false)
+    defer { written.discard() }
+    var muxing = options
+    muxing.faststart = false
+    var report = try remux(input, to: .part(written), container: container, options: muxing, referenced: referenced,
+                           cancellation: cancellation, progress: nil)
+    let composed = try referenced.compose(written, into: target, duration: input.duration?.seconds, cancellation: cancellation,
+                                          progress: progress)
+    // The input must be the file whose index was read.
+    if let changed = input.changedError() { throw changed }
+    try target.commit()
+    report.outputBytes = composed.bytes
+    report.elapsedSeconds = (ContinuousClock.now - began).seconds
+    report.indexPlacement = "written in front: the media data copied from the input by its place in the file"
+        + (composed.layout.widened > 0 ? " (\(composed.layout.widened) offset table(s) widened to 64 bits)" : "")
+    return report
 }
 
 /// The exact size of the index (`moov`) the remux of `input` will write,
@@ -259,7 +298,7 @@ private func writeShapes(of source: PacketSource, to session: MuxSession, zeros:
 /// (it converts Annex B H.264/HEVC, merges E-AC-3 frames, reads MPEG-2 and
 /// VC-1 headers, takes DNxHD's header from the first packet): for them a
 /// trial write of the packets' sizes and timing alone gives the real index.
-private func payloadBlind(_ s: InputStream) -> Bool {
+func payloadBlind(_ s: InputStream) -> Bool {
     if s.isAttachedPicture { return true }
     switch s.codecName {
     case "h264", "hevc":
@@ -285,7 +324,7 @@ public func remux(_ input: InputFile, into memory: MemoryOutput, container: Cont
 /// remux.c's shape: plan the streams, open the output with exactly those,
 /// copy every packet, finish.
 private func remux(_ input: InputFile, to destination: MuxDestination, container: Container, options: RemuxOptions,
-                   reservedIndex: Int? = nil,
+                   reservedIndex: Int? = nil, referenced: ReferencedPackets? = nil,
                    cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport {
     let encodings = options.encodeAudioToAAC
         ? try audioEncodings(input, container: container, selection: options.streams, bitRate: options.audioBitRate,
@@ -295,7 +334,9 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
     let plan = try planStreams(input, container: container, selection: options.streams, audioRemedy: .encodeAudioOrDrop) {
         encodings[$0.index] != nil
     }
-    var source = try PacketSource(input, kept: plan.kept, salvage: options.salvage, operation: "could not remux")
+    let packets = referenced?.input ?? input
+    var source = try PacketSource(packets, kept: plan.kept.map { packets.streams[$0.index] }, salvage: options.salvage,
+                                  operation: "could not remux")
     var audio: [Int: AudioReencoder] = [:]
     for (index, settings) in encodings {
         audio[index] = try AudioReencoder(settings: settings, source: input.streams[index])
@@ -307,16 +348,19 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                                  audioSampleRate: plan.kept.first { $0.mediaType == .audio }
                                     .map { audio[$0.index]?.encoder.sampleRate ?? $0.sampleRate },
                                  reservedIndex: reservedIndex.map { $0 + options.indexReservationAdjustment },
-                                 expectedBytes: input.size, cancellation: cancellation)
+                                 // (The payloads' room is not taken in a file that leaves them out.)
+                                 expectedBytes: referenced == nil ? input.size : nil, payloads: referenced?.payloads,
+                                 cancellation: cancellation)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair,
                                retimed: audio.mapValues { $0.encoder.timeBase })
     let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
         if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
+        if let referenced { return referenced.writer(track: j, of: s, container: container, session: session) }
         return CopyWriter(track: j, session: session)
     }
     let duration = input.duration.map(\.seconds), inputSize = input.size
     try runTracks(&source, into: writers, cancellation: cancellation, progress: progress.map { progress in
-        { progress(RemuxProgress(bytesRead: input.bytesRead, inputSize: inputSize, position: session.position, duration: duration)) }
+        { progress(RemuxProgress(bytesRead: packets.bytesRead, inputSize: inputSize, position: session.position, duration: duration)) }
     })
     let result = try session.finish()
 

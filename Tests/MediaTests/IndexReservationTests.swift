@@ -61,6 +61,7 @@ struct IndexReservationTests {
         defer { unlink(one); unlink(two) }
         var options = RemuxOptions()
         options.bulk = false  // the muxer's way (same-container copies are bulk copies otherwise)
+        options.payloadsByReference = false  // the payloads read and written (see ReferencedRemuxTests)
         let report = try remux(input: input, output: one, options: options)
         #expect(report.indexPlacement?.hasPrefix("written in front in one pass") == true, "\(report.indexPlacement ?? "")")
         options.faststart = false
