@@ -10,20 +10,43 @@ public struct PacketShape: Sendable {
     var duration: Int64
     var size: Int32
     var flags: Int32
+    /// Where the payload is in the input file (-1: unknown).
+    public var position: Int64
     var sideData: [(type: UInt32, bytes: [UInt8])]
+    /// The payload itself, where it was kept (`Packet.shape(track:keepingPayload:)`).
+    public var payload: [UInt8]?
+
+    /// Gives the empty `p` this shape's timing, size, flags, place and side
+    /// data (its payload is the caller's).
+    func apply(to p: UnsafeMutablePointer<AVPacket>) throws(MediaError) {
+        p.pointee.size = size
+        p.pointee.pts = pts
+        p.pointee.dts = dts
+        p.pointee.duration = duration
+        p.pointee.flags = flags
+        p.pointee.pos = position
+        p.pointee.stream_index = Int32(track)
+        for sd in sideData {
+            guard let data = av_packet_new_side_data(p, AVPacketSideDataType(rawValue: sd.type), sd.bytes.count) else {
+                throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not allocate a packet")
+            }
+            data.update(from: sd.bytes, count: sd.bytes.count)
+        }
+    }
 }
 
 extension Packet {
-    /// This packet's shape, bound for `track`.
-    public func shape(track: Int) -> PacketShape {
+    /// This packet's shape, bound for `track`; its payload's bytes too with `keepingPayload`.
+    public func shape(track: Int, keepingPayload: Bool = false) -> PacketShape {
         let p = pointer.pointee
         var side: [(type: UInt32, bytes: [UInt8])] = []
         for i in 0..<Int(p.side_data_elems) {
             let sd = p.side_data[i]
             side.append((sd.type.rawValue, Array(UnsafeBufferPointer(start: sd.data, count: sd.size))))
         }
+        let payload = keepingPayload && p.size > 0 && p.data != nil ? Array(UnsafeBufferPointer(start: p.data, count: Int(p.size))) : nil
         return PacketShape(track: track, pts: p.pts, dts: p.dts, duration: p.duration, size: p.size, flags: p.flags,
-                           sideData: side)
+                           position: p.pos, sideData: side, payload: payload)
     }
 }
 
@@ -66,17 +89,6 @@ public final class ZeroPayload {
         }
         p.pointee.buf = buf
         p.pointee.data = buf.pointee.data
-        p.pointee.size = shape.size
-        p.pointee.pts = shape.pts
-        p.pointee.dts = shape.dts
-        p.pointee.duration = shape.duration
-        p.pointee.flags = shape.flags
-        p.pointee.stream_index = Int32(shape.track)
-        for sd in shape.sideData {
-            guard let data = av_packet_new_side_data(p, AVPacketSideDataType(rawValue: sd.type), sd.bytes.count) else {
-                throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not allocate a packet")
-            }
-            data.update(from: sd.bytes, count: sd.bytes.count)
-        }
+        try shape.apply(to: p)
     }
 }

@@ -51,9 +51,6 @@ extension InputStream {
         return c.listed == c.present
     }
 
-    /// The entries of the demuxer's index (0 without one).
-    public var indexEntryCount: Int { Int(max(avformat_index_get_entries_count(stream), 0)) }
-
     /// Whether `indexedPackets` would be given, found without copying the
     /// index out (an entry per packet).
     public var hasWholeIndex: Bool {

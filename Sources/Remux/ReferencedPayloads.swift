@@ -16,9 +16,15 @@ import Pipeline
 /// pass to move the index. The muxer is given the packets as the index
 /// lists them, so the output keeps the input's sample tables as they are.
 struct ReferencedPackets {
-    /// The input read from its index alone.
-    let input: InputFile
+    /// The input read from its index alone (nil once the muxer has written).
+    let input: InputFile?
     let payloads: PayloadReferences
+
+    /// What is left after the muxer has written: the payloads' places.
+    init(payloads: PayloadReferences) {
+        input = nil
+        self.payloads = payloads
+    }
 
     /// `input` read again without its media data; nil where a stream's
     /// payloads cannot be named (the muxer looks into them, or the index
@@ -30,61 +36,67 @@ struct ReferencedPackets {
               let hollow = try? HollowFileInput(path: input.path, holes: boxes.mediaData.map { Int64($0.lowerBound)..<Int64($0.upperBound) }),
               let read = try? InputFile(hollow: hollow, name: input.path, format: "mov", cancellation: cancellation),
               read.streams.count == input.streams.count,
-              let payloads = try? PayloadReferences(path: input.path,
-                                                    packets: kept.reduce(0) { $0 + read.streams[$1.index].indexEntryCount })
+              let payloads = try? PayloadReferences(path: input.path)
         else { return nil }
         self.input = read
         self.payloads = payloads
     }
 
-    /// The writer of output track `track` from input stream `stream`: the
-    /// payloads named; read where the session keeps them itself (a track
-    /// carried past the muxer); cover art comes with the index, read.
-    func writer(track: Int, of stream: InputStream, container: Container, session: MuxSession) -> any TrackWriter {
-        let carried = container.isISOBMFF && CarriedTrack.carries(stream)
-        return ReferencingWriter(track: track, session: session, payloads: payloads,
-                                 read: carried ? .fill : stream.isAttachedPicture ? .asRead : .refer)
-    }
-
-    /// Writes `target`'s temporary from `written` (what the muxer wrote,
-    /// payloads left empty): its index in front, the media data with the
-    /// input's bytes in place. The bytes written.
-    func compose(_ written: StagedOutput, into target: StagedOutput, duration: Double?, cancellation: Cancellation,
-                 progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> (bytes: Int64, layout: MovieLayout) {
-        let name = target.target
-        let scratch = open(written.temporary, O_RDONLY | O_CLOEXEC)
-        guard scratch >= 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
-        defer { close(scratch) }
-        var st = stat()
-        guard fstat(scratch, &st) == 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
-        let layout: MovieLayout
-        do {
-            layout = try MovieLayout(fileSize: Int64(st.st_size)) { FileBytes.read(scratch, $0, $1) }
-        } catch {
-            throw MediaError.invalid("could not write output", path: name, message: "its index could not be moved in front (\(error))")
-        }
-        let out = try FileBytes.create(target.temporary, reportingAs: name)
-        defer { close(out) }
-        let total = layout.pieces.reduce(Int64(0)) { sum, piece in
-            if case .input(_, let count) = piece { sum + count } else { sum + Int64(layout.index.count) }
-        }
-        _ = avtool_reserve_blocks(out, 0, total)
-        var writer = ComposedOutput(out: out, name: name, input: payloads.source, inputPath: payloads.path, scratch: scratch,
-                                    cancellation: cancellation) { n in
-            progress?(RemuxProgress(bytesRead: n, inputSize: total, position: (duration ?? 0) * Double(n) / Double(max(total, 1)),
-                                    duration: duration))
-        }
-        let placed = payloads.placements
-        for piece in layout.pieces {
-            switch piece {
-            case .index:
-                try writer.bytes(layout.index)
-            case .input(let start, let count):
-                try writer.compose(start..<(start + count), placed: placed)
+    /// The packets of `source` (reading the kept streams of `input`), each
+    /// payload named; read where the session keeps it itself (a track carried
+    /// past the muxer), cover art as it came with the index.
+    func feed(_ source: PacketSource, kept: [InputStream], container: Container) -> ShapeFeed {
+        let filled = Set(kept.indices.filter { container.isISOBMFF && CarriedTrack.carries(kept[$0]) })
+        let pictures = Set(kept.indices.filter { kept[$0].isAttachedPicture })
+        let payloads = payloads
+        return ShapeFeed(source, keeping: pictures) { (packet, shape) throws(MediaError) in
+            if filled.contains(shape.track) || pictures.contains(shape.track) {
+                try payloads.fill(packet, as: shape)
+            } else {
+                try payloads.refer(packet, as: shape)
             }
         }
-        return (writer.written, layout)
     }
+}
+
+/// Writes `target`'s temporary from `written` (what the muxer wrote,
+/// payloads left empty, their places in `payloads`): its index in front,
+/// the media data with the input's bytes in place. The bytes written.
+func compose(_ written: StagedOutput, with payloads: PayloadReferences, into target: StagedOutput, duration: Double?,
+             cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> (bytes: Int64, layout: MovieLayout) {
+    let name = target.target
+    let scratch = open(written.temporary, O_RDONLY | O_CLOEXEC)
+    guard scratch >= 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
+    defer { close(scratch) }
+    var st = stat()
+    guard fstat(scratch, &st) == 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
+    let layout: MovieLayout
+    do {
+        layout = try MovieLayout(fileSize: Int64(st.st_size)) { FileBytes.read(scratch, $0, $1) }
+    } catch {
+        throw MediaError.invalid("could not write output", path: name, message: "its index could not be moved in front (\(error))")
+    }
+    let out = try FileBytes.create(target.temporary, reportingAs: name)
+    defer { close(out) }
+    let total = layout.pieces.reduce(Int64(0)) { sum, piece in
+        if case .input(_, let count) = piece { sum + count } else { sum + Int64(layout.index.count) }
+    }
+    _ = avtool_reserve_blocks(out, 0, total)
+    var writer = ComposedOutput(out: out, name: name, input: payloads.source, inputPath: payloads.path, scratch: scratch,
+                                cancellation: cancellation) { n in
+        progress?(RemuxProgress(bytesRead: n, inputSize: total, position: (duration ?? 0) * Double(n) / Double(max(total, 1)),
+                                duration: duration))
+    }
+    let placed = payloads.placements
+    for piece in layout.pieces {
+        switch piece {
+        case .index:
+            try writer.bytes(layout.index)
+        case .input(let start, let count):
+            try writer.compose(start..<(start + count), placed: placed)
+        }
+    }
+    return (writer.written, layout)
 }
 
 /// The output's bytes in order, from three places: bytes given, the
@@ -156,32 +168,4 @@ private struct ComposedOutput {
             copied(written)
         }
     }
-}
-
-/// A stream copy whose packets' payloads are named (or read) before they
-/// go to the session.
-private final class ReferencingWriter: TrackWriter {
-    enum Payload { case refer, fill, asRead }
-    let track: Int
-    private let session: MuxSession
-    private let payloads: PayloadReferences
-    private let payload: Payload
-
-    init(track: Int, session: MuxSession, payloads: PayloadReferences, read payload: Payload) {
-        self.track = track
-        self.session = session
-        self.payloads = payloads
-        self.payload = payload
-    }
-
-    func send(_ packet: borrowing Packet) throws(MediaError) {
-        switch payload {
-        case .refer: try payloads.refer(packet)
-        case .fill: try payloads.fill(packet)
-        case .asRead: break
-        }
-        try session.write(packet, track: track)
-    }
-
-    func finish() {}
 }

@@ -177,9 +177,11 @@ private func remuxByReference(_ input: InputFile, output outputPath: String, con
     guard options.payloadsByReference, options.faststart, container.isISOBMFF, !options.encodeAudioToAAC, !options.salvage,
           options.indexReservationAdjustment == 0 else { return nil }
     let began = ContinuousClock.now
+    // What probing the input took and let go, back to the system before the indexes grow.
+    releaseFreedMemory()
     // The streams the remux keeps (as it plans them: nothing is encoded here).
     let plan = try planStreams(input, container: container, selection: options.streams, audioRemedy: .encodeAudioOrDrop)
-    guard let referenced = ReferencedPackets(input, kept: plan.kept, cancellation: cancellation) else { return nil }
+    guard var referenced = ReferencedPackets(input, kept: plan.kept, cancellation: cancellation) else { return nil }
     let target = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [input.path])
     // What the muxer writes, payloads left out: never named.
     let written = try StagedOutput(target: outputPath, overwrite: true, inputs: [input.path], counted: false)
@@ -188,7 +190,11 @@ private func remuxByReference(_ input: InputFile, output outputPath: String, con
     muxing.faststart = false
     var report = try remux(input, to: .part(written), container: container, options: muxing, referenced: referenced,
                            cancellation: cancellation, progress: nil)
-    let composed = try referenced.compose(written, into: target, duration: input.duration?.seconds, cancellation: cancellation,
+    // The index read without media data goes before the output's is laid out.
+    let payloads = referenced.payloads
+    referenced = ReferencedPackets(payloads: payloads)
+    releaseFreedMemory()
+    let composed = try compose(written, with: payloads, into: target, duration: input.duration?.seconds, cancellation: cancellation,
                                           progress: progress)
     // The input must be the file whose index was read.
     if let changed = input.changedError() { throw changed }
@@ -248,49 +254,14 @@ package func indexReservation(_ input: InputFile, container: Container, options:
     return index + 8
 }
 
-/// The trial's packets into `session`: the hollow input is demuxed on a
-/// thread of its own, which hands over each packet's shape (timing, size,
-/// flags, side data) in batches and frees the packet itself; the packets
-/// the muxer gets point to `zeros`, which must outlive the session's
-/// end (packets wait in its interleaving queue until then). The two halves of the
-/// trial run on two cores, and no packet's memory crosses threads. Where no
-/// thread can be started, the same on this one.
+/// The trial's packets into `session`, read on a thread of their own
+/// (`ShapeFeed`); the packets the muxer gets point to `zeros`, which must
+/// outlive the session's end (packets wait in its interleaving queue until then).
 private func writeShapes(of source: PacketSource, to session: MuxSession, zeros: ZeroPayload) throws(MediaError) {
-    let shapes = BatchQueue<PacketShape, MediaError>()
-    let handed = HandedOver(source)
-    let reader = try? WorkerThread {
-        var batch: [PacketShape] = []
-        do throws(MediaError) {
-            try handed.value.readWhile { (packet, j) -> Bool in
-                batch.append(packet.shape(track: j))
-                guard batch.count == 512 else { return true }
-                let more = shapes.put(batch)
-                batch.removeAll(keepingCapacity: true)
-                return more
-            }
-            if !batch.isEmpty { _ = shapes.put(batch) }
-            shapes.finish(throwing: nil)
-        } catch {
-            shapes.finish(throwing: error)
-        }
-    }
-    let packet = try Packet()
-    guard let reader else {
-        try handed.value.run { (p, j) throws(MediaError) in
-            try zeros.fill(packet, as: p.shape(track: j))
-            try session.write(packet, track: j)
-        }
-        return
-    }
-    defer {
-        shapes.close()
-        reader.join()
-    }
-    while let batch = try shapes.take() {
-        for shape in batch {
-            try zeros.fill(packet, as: shape)
-            try session.write(packet, track: shape.track)
-        }
+    var feed = ShapeFeed(source) { (packet, shape) throws(MediaError) in try zeros.fill(packet, as: shape) }
+    try feed.readWhile { (packet, j) throws(MediaError) -> Bool in
+        try session.write(packet, track: j)
+        return true
     }
 }
 
@@ -355,13 +326,18 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                                retimed: audio.mapValues { $0.encoder.timeBase })
     let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
         if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
-        if let referenced { return referenced.writer(track: j, of: s, container: container, session: session) }
         return CopyWriter(track: j, session: session)
     }
     let duration = input.duration.map(\.seconds), inputSize = input.size
-    try runTracks(&source, into: writers, cancellation: cancellation, progress: progress.map { progress in
+    let tick = progress.map { progress in
         { progress(RemuxProgress(bytesRead: packets.bytesRead, inputSize: inputSize, position: session.position, duration: duration)) }
-    })
+    }
+    if let referenced {
+        var feed = referenced.feed(source, kept: plan.kept, container: container)
+        try runTracks(&feed, into: writers, cancellation: cancellation, progress: tick)
+    } else {
+        try runTracks(&source, into: writers, cancellation: cancellation, progress: tick)
+    }
     let result = try session.finish()
 
     var report = RemuxReport(
