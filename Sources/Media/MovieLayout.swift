@@ -24,9 +24,9 @@ public struct MovieLayout: Sendable {
     /// Each track's samples (`trak` boxes, in order) as its sample tables
     /// list them; nil when a track's tables are missing or do not agree.
     public let tracks: [TrackSamples]?
-    /// The input's index and the new one, parsed (for `hollowIndex`).
-    private let original: Box
-    private let rewritten: Box
+    /// The input's index and the new one, parsed (for `hollowIndex` and `holdsEdits`).
+    let original: Box
+    let rewritten: Box
 
     public enum Piece: Sendable, Equatable {
         /// Bytes of the input, copied as they are.

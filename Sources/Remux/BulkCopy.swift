@@ -16,9 +16,11 @@ import Threads
 /// is left to the muxer's way, which refuses it), and libavformat reads
 /// only the index with its sample tables emptied (`MovieLayout.hollowIndex`:
 /// the streams, their tags and matrices, no entry per packet), so the
-/// memory taken grows with the tables alone. Edits are only kept this way when the new index, read back by
-/// libavformat the same way, holds exactly the tags and display matrices the muxer's way
-/// would be given (`MetadataEdits.applied`). Taken only when the options ask
+/// memory taken grows with the tables alone. Edits are only kept this way when the new index
+/// holds exactly the tags and display matrices the muxer's way would be given
+/// (`MetadataEdits.applied`): read from its boxes as libavformat's demuxer
+/// reads them (`MovieLayout.holdsEdits`), or where they cannot tell, read
+/// back by libavformat the same way. Taken only when the options ask
 /// for nothing else; any other remux goes through libavformat (nil).
 func bulkRemux(path: String, output outputPath: String, container: Container, options: RemuxOptions,
                cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport? {
@@ -129,10 +131,11 @@ private struct BulkPlan {
     let duration: Double?
     var check: (thread: WorkerThread, holds: Locked<Bool>)?
 
-    /// The streams named from the boxes; an edited index read back by
-    /// libavformat (loaded for it) on a thread of its own while the media
-    /// data is copied — the copy is kept only if it holds the edits. Where
-    /// no thread can be started, here.
+    /// The streams named from the boxes; an edited index checked on its
+    /// boxes (`MovieLayout.holdsEdits`) or, where they cannot tell, read
+    /// back by libavformat (loaded for it) on a thread of its own while the
+    /// media data is copied — the copy is kept only if it holds the edits.
+    /// Where no thread can be started, here.
     init?(boxes plain: MovieLayout, named: [(type: MediaType, codec: String)], tracks: [TrackSamples], size: Int64, head: [UInt8], path: String,
           edits metadata: MetadataEdits, quickTime: Bool, read: @escaping (Int64, Int) -> [UInt8]?) throws(MediaError) {
         duration = plain.movieDuration
@@ -148,6 +151,8 @@ private struct BulkPlan {
         }
         guard let edited = try? MovieLayout(fileSize: size, alignment: 4096, edits: edits, read: read) else { return nil }
         layout = edited
+        // Read from the boxes as the demuxer reads them, where they tell: libavformat is not loaded.
+        if edited.holdsEdits(metadata, streams: kinds, head: head) { return }
         let old = plain.hollowIndex(rewritten: false, head: head), new = edited.hollowIndex(rewritten: true, head: head)
         let holds = Locked(false)
         let verdict: @Sendable () -> Void = {
