@@ -12,10 +12,12 @@ struct IndexTagsTests {
     /// sample description, a timecode sample), never edited in the index.
     static let unreadStreamKeys: Set<String> = ["vendor_id", "encoder", "timecode", "reel_name"]
 
-    /// A file's layout, its `ftyp` and its track kinds, or nil when the bulk copy would not take it.
+    /// A file's layout and its `ftyp`, or nil when the bulk copy would not take it.
     func layout(_ path: String, edits: IndexEdits? = nil) throws -> (MovieLayout, head: [UInt8])? {
-        let data = try #require(FileManager.default.contents(atPath: path))
-        let bytes = [UInt8](data)
+        try layout(bytes: [UInt8](try #require(FileManager.default.contents(atPath: path))), edits: edits)
+    }
+
+    func layout(bytes: [UInt8], edits: IndexEdits? = nil) throws -> (MovieLayout, head: [UInt8])? {
         let read: (Int64, Int) -> [UInt8]? = { at, n in
             at >= 0 && Int(at) + n <= bytes.count ? Array(bytes[Int(at)..<(Int(at) + n)]) : nil
         }
@@ -133,5 +135,43 @@ struct IndexTagsTests {
         } else {
             #expect(approved == 0)
         }
+    }
+
+    /// A file whose index (last in it) has a second user data list holding `extra`.
+    static func withUserData(_ bytes: [UInt8], _ extra: [UInt8]) throws -> [UInt8] {
+        var at = 0, moov: Int?
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
+            if bytes[(at + 4)..<(at + 8)].elementsEqual("moov".utf8) { moov = at }
+            try #require(size >= 8)
+            at += size
+        }
+        let m = try #require(moov)
+        let size = bytes.count - m + 8 + extra.count
+        return Array(bytes[..<m]) + MovieLayoutTests.be(UInt64(size), 4) + Array(bytes[(m + 4)...])
+            + MovieLayoutTests.box("udta", extra)
+    }
+
+    /// A user data string in an old Macintosh language (French, code 1):
+    /// the key the demuxer adds for its language is not read here, so the
+    /// check is left to libavformat, which approves the edit.
+    @Test func aStringInAnOldMacintoshLanguageIsLeftToLibavformat() throws {
+        let path = try #require(StreamIndexTests.files.first { name($0) == "android_tags.mp4" })
+        let text = Array("Bonjour".utf8)
+        let comment = MovieLayoutTests.be(UInt64(8 + 4 + text.count), 4) + [0xa9, 0x63, 0x6d, 0x74]
+            + MovieLayoutTests.be(UInt64(text.count), 2) + [0, 1] + text
+        let bytes = try Self.withUserData([UInt8](try #require(FileManager.default.contents(atPath: path))), comment)
+        var metadata = MetadataEdits(), edits = IndexEdits(family: .iso)
+        metadata.tags = [MetadataEdits.Tag(key: "title", value: "X")]
+        edits.fileTags = [("title", "X")]
+        let (plain, head) = try #require(try layout(bytes: bytes))
+        let (edited, _) = try #require(try layout(bytes: bytes, edits: edits))
+        #expect(IndexTags(moov: plain.original, isom: true) == nil)
+        #expect(!edited.holdsEdits(metadata, streams: [.video, .audio], head: head))
+        let old = try demuxed(plain.hollowIndex(rewritten: false, head: head))
+        let new = try demuxed(edited.hollowIndex(rewritten: true, head: head))
+        #expect(old.tags.format.contains { $0.key == "comment" && $0.value == "Bonjour" })
+        let wanted = try metadata.applied(to: old.tags, streams: [.video, .audio])
+        #expect(TagCheck.sameTags(new.tags.format, wanted.format), "\(new.tags.format)")
     }
 }
