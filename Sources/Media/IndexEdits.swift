@@ -4,7 +4,8 @@
 /// where libavformat's MP4/MOV demuxer reads it. Every other box stays as
 /// it was, byte for byte. What cannot be placed is refused (the remux then
 /// takes the muxer's way); what was placed is checked by reading the new
-/// index back (the bulk remux does).
+/// index back, from its boxes (`MovieLayout.holdsEdits`) or by libavformat
+/// (the bulk remux does).
 public struct IndexEdits: Sendable {
     /// Where a file tag goes that the file does not hold yet: a MOV's
     /// QuickTime user data strings (`udta/©nam`), an MP4's or M4A's iTunes
