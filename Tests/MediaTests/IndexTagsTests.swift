@@ -33,12 +33,21 @@ struct IndexTagsTests {
 
     func name(_ path: String) -> String { (path as NSString).lastPathComponent }
 
+    /// The fixtures, the real media and the device recordings (an iPhone's MOV, a GoPro's MP4…).
+    static var files: [String] {
+        let devices = MemoryIOTests.fixtures.deletingLastPathComponent().appendingPathComponent("Tests/Fixtures/devices")
+        let recorded = ((try? FileManager.default.contentsOfDirectory(atPath: devices.path)) ?? [])
+            .filter { ["mp4", "mov"].contains(($0 as NSString).pathExtension.lowercased()) }
+            .sorted().map { devices.appendingPathComponent($0).path }
+        return StreamIndexTests.files + recorded
+    }
+
     /// Every key and value read from the boxes is libavformat's, but for
     /// values kept as bytes (whose keys must still be there) and the keys
     /// it takes from elsewhere.
     @Test func readsWhatTheDemuxerReads() throws {
         var read: [String] = []
-        for path in StreamIndexTests.files {
+        for path in Self.files {
             guard let (layout, head) = try layout(path) else { continue }
             let isom = head.count >= 12 && Array(head[8..<12]) != Array("qt  ".utf8)
             guard let tags = IndexTags(moov: layout.original, isom: isom) else { continue }
@@ -64,7 +73,8 @@ struct IndexTagsTests {
             read.append(name(path))
         }
         for f in ["iphone_tags.mov", "android_tags.mp4", "timecode.mov", "aac44_mono.m4a", "rotated90.mp4",
-                  "h264_bframes_2997_aac48_stereo.mp4", "birds_handbrake_bframes.mp4"] {
+                  "h264_bframes_2997_aac48_stereo.mp4", "birds_handbrake_bframes.mp4",
+                  "iphone14pro_dv84_hlg_720p_mebx.MOV", "gopro_max_heromode_gpmd.mp4"] {
             #expect(read.contains(f), "\(f) is not read from its boxes")
         }
         // Cover art and `----` items are left to libavformat.
@@ -79,9 +89,10 @@ struct IndexTagsTests {
         ("h264_bframes_2997_aac48_stereo.mp4", true),
         ("iphone_tags.mov", true), ("android_tags.mp4", true), ("timecode.mov", true), ("aac44_mono.m4a", true),
         ("rotated90.mp4", true), ("birds_handbrake_bframes.mp4", true), ("itunes_tags_cover.m4a", false),
+        ("iphone14pro_dv84_hlg_720p_mebx.MOV", true), ("gopro_max_heromode_gpmd.mp4", true),
     ])
     func editsAreCheckedOnTheBoxes(file: String, readable: Bool) throws {
-        let path = try #require(StreamIndexTests.files.first { name($0) == file })
+        let path = try #require(Self.files.first { name($0) == file })
         guard let (plain, head) = try layout(path) else { Issue.record("\(file) is not laid out"); return }
         let kinds: [EditedStream] = plain.sourceIndex.tracks.map {
             $0.knownStream.map { EditedStream($0.type, attachedPicture: false) } ?? .other

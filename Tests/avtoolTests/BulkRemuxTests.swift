@@ -137,6 +137,25 @@ struct BulkRemuxTests {
         #expect(gst.ok, "\(gst.output.prefix(300))")
     }
 
+    /// Device recordings (an iPhone's MOV with its metadata tracks and keys,
+    /// a GoPro's MP4 with its firmware string and place): edits made in the
+    /// index hold what ffprobe reads as the input's tags with the edits made.
+    @Test(arguments: [
+        ("iphone14pro_dv84_hlg_720p_mebx.MOV", "mov", ["--metadata", "title=T", "--metadata", "com.apple.quicktime.make=Foo",
+            "--metadata", "s:v:handler_name=Camera", "--rotate", "90", "--creation-time", "2025-01-01T00:00:00.000000Z"]),
+        ("gopro_max_heromode_gpmd.mp4", "mp4", ["--metadata", "title=Ride", "--metadata", "s:a:language=fra",
+            "--creation-time", "2024-06-07T08:09:10.000000Z"]),
+    ])
+    func deviceRecordingsAreEditedInTheIndex(name: String, ext: String, edits: [String]) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.device(name), out = scratch.path("out.\(ext)")
+        let run = try Tool.avtool(["remux", input, out, "--json"] + edits)
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("the media data copied as it is") && run.stdout.contains("edited in the index"), "\(run.stdout)")
+        #expect(try tags(out) == edited(try tags(input), edits, probe: try FFprobe(input)))
+        #expect(try packets(out) == packets(input))
+    }
+
     /// An index holding what the check on its boxes does not read (a user
     /// data string in an old Macintosh language, code 1) is checked by
     /// libavformat reading the new one back: still copied as it is, the
