@@ -78,8 +78,13 @@ struct IndexTags {
                     case "mdhd": try readMediaHeader(m.payload, track: s)
                     case "hdlr": try readHandler(m.payload, track: s)
                     case "minf":
+                        // (The sample tables' tags, the codec's, are never edited.)
                         for h in m.children ?? [] where h.type != "stbl" {
-                            if h.type == "hdlr" { try readHandler(h.payload, track: s) } else if Self.unmodelled.contains(h.type) { throw Uncertain() }
+                            if h.type == "hdlr" {
+                                try readHandler(h.payload, track: s)
+                            } else if Self.unmodelled.contains(h.type) {
+                                throw Uncertain()
+                            }
                         }
                     default: guard !Self.unmodelled.contains(m.type) else { throw Uncertain() }
                     }
@@ -185,8 +190,11 @@ struct IndexTags {
             guard r.fourCC(at: 4) == "data", let size = r.length(at: 0, size: 4), size >= 16, size <= item.payload.count,
                   let type = r.u32(at: 8) else { continue }
             let bytes = r.bytes(in: 16..<size)
-            if known?.kind == .parsed || known?.kind == .raw || [21, 22, 23].contains(type) {
-                // Numbers, flags and genres as the demuxer prints them (a short float is skipped).
+            if known?.kind == .parsed || known?.kind == .raw {
+                // Numbers, flags and genres as the demuxer prints them.
+                Self.set(&format, key, Self.opaque(item.payload))
+            } else if [21, 22, 23].contains(type) {
+                // Numbers by their type (a float of under four bytes is skipped).
                 if type != 23 || bytes.count >= 4 { Self.set(&format, key, Self.opaque(item.payload)) }
             } else if type == 0 || type == 3 {
                 Self.set(&format, key, Self.macText(bytes))
