@@ -42,6 +42,15 @@ struct IndexTagsTests {
         return StreamIndexTests.files + recorded
     }
 
+    /// Whether tags read from the boxes are those libavformat read (values
+    /// kept as bytes match any value), but for the keys it takes from elsewhere.
+    func agree(_ mine: IndexTags.Tags, _ theirs: [(key: String, value: String)], unread: Set<String>) -> Bool {
+        let kept = theirs.filter { !unread.contains($0.key.lowercased()) }
+        return mine.count == kept.count && mine.allSatisfy { m in
+            kept.contains { $0.key == m.key && (m.value.hasPrefix("\u{0}") || $0.value == m.value) }
+        }
+    }
+
     /// Every key and value read from the boxes is libavformat's, but for
     /// values kept as bytes (whose keys must still be there) and the keys
     /// it takes from elsewhere.
@@ -53,12 +62,6 @@ struct IndexTagsTests {
             guard let tags = IndexTags(moov: layout.original, isom: isom) else { continue }
             let input = try demuxed(layout.hollowIndex(rewritten: false, head: head))
             let theirs = input.tags
-            func agree(_ mine: IndexTags.Tags, _ theirs: [(key: String, value: String)], unread: Set<String>) -> Bool {
-                let kept = theirs.filter { !unread.contains($0.key.lowercased()) }
-                return mine.count == kept.count && mine.allSatisfy { m in
-                    kept.contains { $0.key == m.key && (m.value.hasPrefix("\u{0}") || $0.value == m.value) }
-                }
-            }
             #expect(agree(tags.format, theirs.format, unread: IndexTags.unreadFileKeys),
                     "\(name(path)): \(tags.format) vs \(theirs.format)")
             #expect(tags.streams.count == theirs.streams.count, "\(name(path))")
@@ -184,5 +187,39 @@ struct IndexTagsTests {
         #expect(old.tags.format.contains { $0.key == "comment" && $0.value == "Bonjour" })
         let wanted = try metadata.applied(to: old.tags, streams: [.video, .audio])
         #expect(TagCheck.sameTags(new.tags.format, wanted.format), "\(new.tags.format)")
+    }
+
+    /// User data strings and items read each the demuxer's way, as
+    /// libavformat reads them: an old Macintosh English string (also keyed
+    /// with "-eng"), one of no language, a raw firmware string, a length past
+    /// its box (the whole box is the text), parsed items (track number,
+    /// season), text and number items, an item of a type skipped.
+    @Test func userDataIsReadTheDemuxersWay() throws {
+        typealias L = MovieLayoutTests
+        func string(_ type: [UInt8], _ text: String, language: UInt64, length: Int? = nil) -> [UInt8] {
+            let payload = L.be(UInt64(length ?? text.utf8.count), 2) + L.be(language, 2) + Array(text.utf8)
+            return L.be(UInt64(payload.count + 8), 4) + type + payload
+        }
+        func item(_ type: [UInt8], _ value: [UInt8], dataType: UInt64) -> [UInt8] {
+            let data = L.box("data", L.be(dataType, 4) + [0, 0, 0, 0] + value)
+            return L.be(UInt64(data.count + 8), 4) + type + data
+        }
+        let c: UInt8 = 0xa9
+        let items = item(Array("trkn".utf8), [0, 0, 0, 3, 0, 9, 0, 0], dataType: 0) + item(Array("tvsn".utf8), [0, 0, 0, 2], dataType: 21)
+            + item([c] + Array("gen".utf8), Array("Jazz".utf8), dataType: 1) + item([c] + Array("too".utf8), [1, 2], dataType: 2)
+            + item([c] + Array("cmt".utf8), [0, 7], dataType: 22) + item(Array("desc".utf8), Array("Plain".utf8), dataType: 0)
+        let meta = L.box("meta", [0, 0, 0, 0] + IndexEditsTests.hdlr("mdir") + L.box("ilst", items))
+        let extra = string([c] + Array("day".utf8), "2024", language: 0) + string([c] + Array("enc".utf8), "x", language: 0x7fff)
+            + IndexEditsTests.raw(Array("FIRM".utf8), Array("HD9.01".utf8))
+            + string([c] + Array("nam".utf8), "Long", language: 0x15c7, length: 300) + meta
+        let path = try #require(StreamIndexTests.files.first { name($0) == "android_tags.mp4" })
+        let bytes = try Self.withUserData([UInt8](try #require(FileManager.default.contents(atPath: path))), extra)
+        let (layout, head) = try #require(try layout(bytes: bytes))
+        let tags = try #require(IndexTags(moov: layout.original, isom: true))
+        let theirs = try demuxed(layout.hollowIndex(rewritten: false, head: head)).tags
+        #expect(agree(tags.format, theirs.format, unread: IndexTags.unreadFileKeys), "\(tags.format) vs \(theirs.format)")
+        for key in ["date", "date-eng", "encoder", "firmware", "title", "track", "season_number", "genre", "comment", "description"] {
+            #expect(tags.format.contains { $0.key == key }, "\(key)")
+        }
     }
 }
