@@ -4,7 +4,8 @@
 /// where libavformat's MP4/MOV demuxer reads it. Every other box stays as
 /// it was, byte for byte. What cannot be placed is refused (the remux then
 /// takes the muxer's way); what was placed is checked by reading the new
-/// index back (the bulk remux does).
+/// index back, from its boxes (`MovieLayout.holdsEdits`) or by libavformat
+/// (the bulk remux does).
 public struct IndexEdits: Sendable {
     /// Where a file tag goes that the file does not hold yet: a MOV's
     /// QuickTime user data strings (`udta/©nam`), an MP4's or M4A's iTunes
@@ -133,19 +134,38 @@ extension Box {
 
 // MARK: the file's tags
 
+/// How the demuxer reads a user data string or an iTunes item: as text,
+/// as a number or flag it prints (`trkn`, `gnre`, `stik`, …), or as the
+/// box's bytes whole.
+enum ItemKind { case text, parsed, raw }
+
 /// The keys libavformat's MP4/MOV demuxer gives the user data strings and
-/// iTunes items it reads as plain text (`mov_read_udta_string`); those it
-/// parses as numbers or flags (`trkn`, `disk`, `gnre`, `stik`, …) are not here.
-let textItemKeys: [FourCC: String] = [
-    "©nam": "title", "©aut": "artist", "©ART": "artist", "aART": "album_artist",
-    "©wrt": "composer", "©com": "composer", "cprt": "copyright", "©cpy": "copyright",
-    "©grp": "grouping", "©lyr": "lyrics", "©cmt": "comment", "©inf": "comment",
-    "©alb": "album", "©day": "date", "©gen": "genre", "©too": "encoder", "©swr": "encoder",
-    "©enc": "encoder", "©xyz": "location", "desc": "description", "ldes": "synopsis",
-    "tvsh": "show", "tven": "episode_id", "tvnn": "network", "keyw": "keywords",
-    "©mak": "make", "©mod": "model", "©dir": "director", "©PRD": "producer", "©prd": "producer",
-    "©st3": "subtitle",
+/// iTunes items it reads (`mov_read_udta_string`), and how it reads each.
+let demuxerItemKeys: [FourCC: (key: String, kind: ItemKind)] = [
+    "@PRM": ("premiere_version", .raw), "@PRQ": ("quicktime_version", .raw), "FIRM": ("firmware", .raw),
+    "aART": ("album_artist", .text), "akID": ("account_type", .parsed), "apID": ("account_id", .text),
+    "catg": ("category", .text), "cpil": ("compilation", .parsed), "cprt": ("copyright", .text),
+    "desc": ("description", .text), "disk": ("disc", .parsed), "egid": ("episode_uid", .parsed),
+    "gnre": ("genre", .parsed), "hdvd": ("hd_video", .parsed), "keyw": ("keywords", .text), "ldes": ("synopsis", .text),
+    "manu": ("make", .text), "modl": ("model", .text), "pcst": ("podcast", .parsed), "pgap": ("gapless_playback", .parsed),
+    "purd": ("purchase_date", .text), "rtng": ("rating", .parsed), "soaa": ("sort_album_artist", .text),
+    "soal": ("sort_album", .text), "soar": ("sort_artist", .text), "soco": ("sort_composer", .text),
+    "sonm": ("sort_name", .text), "sosn": ("sort_show", .text), "stik": ("media_type", .parsed), "trkn": ("track", .parsed),
+    "tven": ("episode_id", .text), "tves": ("episode_sort", .parsed), "tvnn": ("network", .text), "tvsh": ("show", .text),
+    "tvsn": ("season_number", .parsed), "©ART": ("artist", .text), "©PRD": ("producer", .text), "©alb": ("album", .text),
+    "©aut": ("artist", .text), "©chp": ("chapter", .text), "©cmt": ("comment", .text), "©com": ("composer", .text),
+    "©cpy": ("copyright", .text), "©day": ("date", .text), "©dir": ("director", .text), "©dis": ("disclaimer", .text),
+    "©ed1": ("edit_date", .text), "©enc": ("encoder", .text), "©fmt": ("original_format", .text), "©gen": ("genre", .text),
+    "©grp": ("grouping", .text), "©hst": ("host_computer", .text), "©inf": ("comment", .text), "©lyr": ("lyrics", .text),
+    "©mak": ("make", .text), "©mod": ("model", .text), "©nam": ("title", .text), "©ope": ("original_artist", .text),
+    "©prd": ("producer", .text), "©prf": ("performers", .text), "©req": ("playback_requirements", .text),
+    "©src": ("original_source", .text), "©st3": ("subtitle", .text), "©swr": ("encoder", .text), "©too": ("encoder", .text),
+    "©trk": ("track", .text), "©url": ("URL", .text), "©wrn": ("warning", .text), "©wrt": ("composer", .text),
+    "©xyz": ("location", .text),
 ]
+
+/// The keys of those read as plain text (in lower case): the boxes a file tag's edit rewrites.
+let textItemKeys: [FourCC: String] = demuxerItemKeys.filter { $0.value.kind == .text }.mapValues { $0.key.lowercased() }
 
 /// The item written for a key an MP4/M4A does not hold yet (as libavformat's MP4 muxer writes it).
 private let isoItemForKey: [String: FourCC] = [
@@ -164,7 +184,7 @@ private let quickTimeStringForKey: [String: FourCC] = [
 
 /// The boxes in a box's payload after `prefix` bytes (a full box's version
 /// and flags), with what follows the last of them.
-private struct BoxList {
+struct BoxList {
     var prefix: [UInt8]
     var boxes: [Box]
     var tail: ArraySlice<UInt8>
@@ -236,7 +256,7 @@ extension Box {
             switch list.handler {
             case "mdta":
                 guard let k = list.boxes.firstIndex(where: { $0.type == "keys" }) else { return }
-                let names = try Self.keyNames(list.boxes[k]).names.map { $0.lowercased() }
+                let names = try Self.keyNames(list.boxes[k]).names.map { $0?.lowercased() }
                 name = { item in
                     let n = Int(item.type.rawValue)
                     return n >= 1 && n <= names.count ? names[n - 1] : nil
@@ -367,19 +387,20 @@ extension Box {
         }
     }
 
-    /// The names of a `keys` box, in order (item N is named by the Nth),
-    /// and where in its payload the last entry ends.
-    static func keyNames(_ keys: Box) throws(MovieLayout.Refusal) -> (names: [String], end: Int) {
+    /// The names of a `keys` box, in order (item N is named by the Nth; nil
+    /// for a key not of the `mdta` kind, which names nothing), and where in
+    /// its payload the last entry ends.
+    static func keyNames(_ keys: Box) throws(MovieLayout.Refusal) -> (names: [String?], end: Int) {
         let p = BigEndianReader(keys.payload)
         guard let count = p.u32(at: 4) else { throw MovieLayout.Refusal(description: "a metadata key list is cut short") }
-        var names: [String] = []
+        var names: [String?] = []
         var at = 8
         for _ in 0..<count {
             guard at + 8 <= p.count, let size = p.length(at: at, size: 4) else {
                 throw MovieLayout.Refusal(description: "a metadata key list is cut short")
             }
             guard size >= 8, at + size <= p.count else { throw MovieLayout.Refusal(description: "a metadata key runs past its list") }
-            names.append(String(decoding: p.bytes(in: (at + 8)..<(at + size)), as: UTF8.self))
+            names.append(p.fourCC(at: at + 4) == "mdta" ? String(decoding: p.bytes(in: (at + 8)..<(at + size)), as: UTF8.self) : nil)
             at += size
         }
         return (names, at)

@@ -21,12 +21,14 @@ public struct MovieLayout: Sendable {
     public let pieces: [Piece]
     /// `stco` boxes widened to `co64`.
     public let widened: Int
+    /// The page size the media data is aligned to (`init`).
+    let alignment: Int64
     /// Each track's samples (`trak` boxes, in order) as its sample tables
     /// list them; nil when a track's tables are missing or do not agree.
     public let tracks: [TrackSamples]?
-    /// The input's index and the new one, parsed (for `hollowIndex`).
-    private let original: Box
-    private let rewritten: Box
+    /// The input's index and the new one, parsed (for `hollowIndex` and `holdsEdits`).
+    let original: Box
+    let rewritten: Box
 
     public enum Piece: Sendable, Equatable {
         /// Bytes of the input, copied as they are.
@@ -51,8 +53,16 @@ public struct MovieLayout: Sendable {
     /// `edits` are made in the index's boxes (`IndexEdits`).
     public init(fileSize: Int64, alignment: Int64 = 1, edits: IndexEdits? = nil,
                 read: (Int64, Int) -> [UInt8]?) throws(Refusal) {
+        self = try Self.parsed(fileSize: fileSize, alignment: alignment, read: read).laidOut(edits)
+    }
+
+    /// The input's index read and parsed, refused as `init` refuses a file
+    /// it cannot read, but not laid out yet (`index` and `pieces` empty):
+    /// for a caller that lays it out once, with or without edits, when it
+    /// knows which (`laidOut`).
+    public static func parsed(fileSize: Int64, alignment: Int64 = 1,
+                              read: (Int64, Int) -> [UInt8]?) throws(Refusal) -> MovieLayout {
         let boxes = try Self.topLevelBoxes(fileSize: fileSize, read: read)
-        self.boxes = boxes
         if let f = boxes.first(where: { ["moof", "mfra", "sidx"].contains($0.type) }) {
             throw Refusal(description: "it is fragmented ('\(f.type)')")
         }
@@ -62,13 +72,23 @@ public struct MovieLayout: Sendable {
         guard moov.size <= 256 << 20, let bytes = read(moov.start, Int(moov.size)), bytes.count == Int(moov.size) else {
             throw Refusal(description: "its index cannot be read whole")
         }
-        var tree = try Box.parse(bytes[...])
-        guard tree.count == 1 else { throw Refusal(description: "its index does not parse") }
-        var parsed = tree.removeFirst()
-        original = parsed
-        let traks = (parsed.children ?? []).filter { $0.type == "trak" }
+        let tree = try Box.parse(bytes[...])
+        guard tree.count == 1, let original = tree.first else { throw Refusal(description: "its index does not parse") }
+        let traks = (original.children ?? []).filter { $0.type == "trak" }
         let samples = traks.compactMap { TrackSamples(trak: $0) }
-        tracks = samples.count == traks.count ? samples : nil
+        return MovieLayout(boxes: boxes, alignment: alignment, tracks: samples.count == traks.count ? samples : nil,
+                           original: original, rewritten: original, index: [], pieces: [], widened: 0)
+    }
+
+    private init(boxes: [TopBox], alignment: Int64, tracks: [TrackSamples]?, original: Box, rewritten: Box,
+                 index: [UInt8], pieces: [Piece], widened: Int) {
+        (self.boxes, self.alignment, self.tracks, self.original, self.rewritten) = (boxes, alignment, tracks, original, rewritten)
+        (self.index, self.pieces, self.widened) = (index, pieces, widened)
+    }
+
+    /// This input laid out, `edits` made in its index's boxes (refused as `init` refuses them).
+    public func laidOut(_ edits: IndexEdits? = nil) throws(Refusal) -> MovieLayout {
+        var parsed = original
         if let edits, !edits.isEmpty { try parsed.apply(edits) }
         if let bad = parsed.find(["iloc", "saio"]) { throw Refusal(description: "its index holds '\(bad)' offsets") }
 
@@ -104,14 +124,11 @@ public struct MovieLayout: Sendable {
             base = base.widenedLike(moved)
         }
         guard let result else { throw Refusal(description: "its chunk offsets do not settle") }
-        rewritten = result
         var index = result.encoded()
         if padding > 0 {
             put(UInt64(padding), 4, &index)
             index += Array("free".utf8) + [UInt8](repeating: 0, count: Int(padding) - 8)
         }
-        self.index = index
-        widened = parsed.count("stco") - result.count("stco")
         var pieces: [Piece] = []
         if let ftyp { pieces.append(.input(start: ftyp.start, count: ftyp.size)) }
         pieces.append(.index)
@@ -123,7 +140,8 @@ public struct MovieLayout: Sendable {
                 pieces.append(.input(start: b.start, count: b.size))
             }
         }
-        self.pieces = pieces
+        return MovieLayout(boxes: boxes, alignment: alignment, tracks: tracks, original: original, rewritten: result,
+                           index: index, pieces: pieces, widened: parsed.count("stco") - result.count("stco"))
     }
 
     /// The top-level boxes of a file of `fileSize` bytes read by

@@ -16,9 +16,11 @@ import Threads
 /// is left to the muxer's way, which refuses it), and libavformat reads
 /// only the index with its sample tables emptied (`MovieLayout.hollowIndex`:
 /// the streams, their tags and matrices, no entry per packet), so the
-/// memory taken grows with the tables alone. Edits are only kept this way when the new index, read back by
-/// libavformat the same way, holds exactly the tags and display matrices the muxer's way
-/// would be given (`MetadataEdits.applied`). Taken only when the options ask
+/// memory taken grows with the tables alone. Edits are only kept this way when the new index
+/// holds exactly the tags and display matrices the muxer's way would be given
+/// (`MetadataEdits.applied`): read from its boxes as libavformat's demuxer
+/// reads them (`MovieLayout.holdsEdits`), or where they cannot tell, read
+/// back by libavformat the same way. Taken only when the options ask
 /// for nothing else; any other remux goes through libavformat (nil).
 func bulkRemux(path: String, output outputPath: String, container: Container, options: RemuxOptions,
                cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport? {
@@ -35,9 +37,10 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     let ftyp = top.first { $0.type == "ftyp" }
     let brand = ftyp.map { FileBytes.read(fd, $0.start + 8, 4) ?? [] } ?? Array("qt  ".utf8)
     guard family(brand: brand) == container.muxer else { return nil }
+    // Laid out once it is known with which edits (`BulkPlan`).
     let plain: MovieLayout
     do {
-        plain = try MovieLayout(fileSize: size, alignment: 4096) { FileBytes.read(fd, $0, $1) }
+        plain = try MovieLayout.parsed(fileSize: size, alignment: 4096) { FileBytes.read(fd, $0, $1) }
     } catch {
         return nil
     }
@@ -45,7 +48,6 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     guard let tracks = plain.tracks, tracks.allSatisfy({ $0.samples > 0 && $0.lies(within: size) }) else { return nil }
     let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
     let edits = options.edits, mov = container.muxer == "mov"
-    let read: (Int64, Int) -> [UInt8]? = { FileBytes.read(fd, $0, $1) }
     // The streams (for the report and the edits' targets): named from the boxes, without
     // loading libavformat, where every track's is known there and no cover art or chapter
     // track can make another; else as libavformat makes them of the index alone.
@@ -53,11 +55,10 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     let planned: BulkPlan?
     if named.count == tracks.count, plain.sourceIndex.tracks.count == tracks.count, !plain.mayHoldCoverArt,
        !plain.sourceIndex.tracks.contains(where: { $0.references.contains { $0.type == "chap" } }) {
-        planned = try BulkPlan(boxes: plain, named: named, tracks: tracks, size: size, head: head, path: path, edits: edits,
-                               quickTime: mov, read: read)
+        planned = try BulkPlan(boxes: plain, named: named, tracks: tracks, head: head, path: path, edits: edits, quickTime: mov)
     } else {
-        planned = try BulkPlan(index: plain, tracks: tracks, size: size, head: head, path: path, identity: identity, edits: edits,
-                               quickTime: mov, read: read)
+        planned = try BulkPlan(index: plain, tracks: tracks, head: head, path: path, identity: identity, edits: edits,
+                               quickTime: mov)
     }
     guard let planned else { return nil }
     let (layout, streams, duration, check) = (planned.layout, planned.streams, planned.duration, planned.check)
@@ -129,25 +130,24 @@ private struct BulkPlan {
     let duration: Double?
     var check: (thread: WorkerThread, holds: Locked<Bool>)?
 
-    /// The streams named from the boxes; an edited index read back by
-    /// libavformat (loaded for it) on a thread of its own while the media
-    /// data is copied — the copy is kept only if it holds the edits. Where
-    /// no thread can be started, here.
-    init?(boxes plain: MovieLayout, named: [(type: MediaType, codec: String)], tracks: [TrackSamples], size: Int64, head: [UInt8], path: String,
-          edits metadata: MetadataEdits, quickTime: Bool, read: @escaping (Int64, Int) -> [UInt8]?) throws(MediaError) {
+    /// The streams named from the boxes; an edited index checked on its
+    /// boxes (`MovieLayout.holdsEdits`) or, where they cannot tell, read
+    /// back by libavformat (loaded for it) on a thread of its own while the
+    /// media data is copied — the copy is kept only if it holds the edits.
+    /// Where no thread can be started, here.
+    init?(boxes plain: MovieLayout, named: [(type: MediaType, codec: String)], tracks: [TrackSamples], head: [UInt8], path: String,
+          edits metadata: MetadataEdits, quickTime: Bool) throws(MediaError) {
         duration = plain.movieDuration
         streams = zip(named, tracks).enumerated().map { j, pair in
             RemuxStreamReport(inputIndex: j, outputIndex: j, type: pair.0.type, codec: pair.0.codec,
                               packets: pair.1.samples, bytes: pair.1.bytes)
         }
         let kinds = named.map { EditedStream($0.type, attachedPicture: false) }
-        guard let edits = try indexEdits(metadata, kinds: kinds, quickTime: quickTime) else { return nil }
-        if edits.isEmpty {
-            layout = plain
-            return
-        }
-        guard let edited = try? MovieLayout(fileSize: size, alignment: 4096, edits: edits, read: read) else { return nil }
+        guard let edits = try indexEdits(metadata, kinds: kinds, quickTime: quickTime),
+              let edited = try? plain.laidOut(edits) else { return nil }
         layout = edited
+        // Read from the boxes as the demuxer reads them, where they tell: libavformat is not loaded.
+        if edits.isEmpty || edited.holdsEdits(metadata, streams: kinds, head: head) { return }
         let old = plain.hollowIndex(rewritten: false, head: head), new = edited.hollowIndex(rewritten: true, head: head)
         let holds = Locked(false)
         let verdict: @Sendable () -> Void = {
@@ -166,21 +166,17 @@ private struct BulkPlan {
 
     /// The streams as libavformat makes them of the index alone (its
     /// sample tables emptied), an edited index checked by it here.
-    init?(index plain: MovieLayout, tracks: [TrackSamples], size: Int64, head: [UInt8], path: String, identity: FileIdentity,
-          edits metadata: MetadataEdits, quickTime: Bool, read: (Int64, Int) -> [UInt8]?) throws(MediaError) {
+    init?(index plain: MovieLayout, tracks: [TrackSamples], head: [UInt8], path: String, identity: FileIdentity,
+          edits metadata: MetadataEdits, quickTime: Bool) throws(MediaError) {
         guard let memory = try? MemoryInput(plain.hollowIndex(rewritten: false, head: head)),
               let opened = try? InputFile(index: memory, of: path, identity: identity, sourceIndex: plain.sourceIndex) else { return nil }
         // A stream of each track, in order, and one of each cover picture (an item of the index, not a track).
         guard opened.streams.filter({ !$0.isAttachedPicture }).count == tracks.count else { return nil }
         guard let edits = try indexEdits(metadata, kinds: opened.streams.map(\.edited), quickTime: quickTime) else { return nil }
-        if edits.isEmpty {
-            layout = plain
-        } else {
-            guard let edited = try? MovieLayout(fileSize: size, alignment: 4096, edits: edits, read: read),
-                  holdsEdits(edited.hollowIndex(rewritten: true, head: head), before: opened, name: path, edits: metadata)
-            else { return nil }
-            layout = edited
-        }
+        guard let edited = try? plain.laidOut(edits),
+              edits.isEmpty || holdsEdits(edited.hollowIndex(rewritten: true, head: head), before: opened, name: path, edits: metadata)
+        else { return nil }
+        layout = edited
         var reports: [RemuxStreamReport] = []
         var track = 0
         for s in opened.streams {

@@ -137,6 +137,51 @@ struct BulkRemuxTests {
         #expect(gst.ok, "\(gst.output.prefix(300))")
     }
 
+    /// Device recordings (an iPhone's MOV with its metadata tracks and keys,
+    /// a GoPro's MP4 with its firmware string and place): edits made in the
+    /// index hold what ffprobe reads as the input's tags with the edits made.
+    @Test(arguments: [
+        ("iphone14pro_dv84_hlg_720p_mebx.MOV", "mov", ["--metadata", "title=T", "--metadata", "com.apple.quicktime.make=Foo",
+            "--metadata", "s:v:handler_name=Camera", "--rotate", "90", "--creation-time", "2025-01-01T00:00:00.000000Z"]),
+        ("gopro_max_heromode_gpmd.mp4", "mp4", ["--metadata", "title=Ride", "--metadata", "s:a:language=fra",
+            "--creation-time", "2024-06-07T08:09:10.000000Z"]),
+    ])
+    func deviceRecordingsAreEditedInTheIndex(name: String, ext: String, edits: [String]) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.device(name), out = scratch.path("out.\(ext)")
+        let run = try Tool.avtool(["remux", input, out, "--json"] + edits)
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("the media data copied as it is") && run.stdout.contains("edited in the index"), "\(run.stdout)")
+        #expect(try tags(out) == edited(try tags(input), edits, probe: try FFprobe(input)))
+        #expect(try packets(out) == packets(input))
+    }
+
+    /// An index holding what the check on its boxes does not read (a user
+    /// data string in an old Macintosh language, code 1) is checked by
+    /// libavformat reading the new one back: still copied as it is, the
+    /// edits made in the index.
+    @Test func anIndexTheBoxesCannotTellIsReadBackByLibavformat() throws {
+        let scratch = try Scratch()
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: try Fixtures.path("android_tags.mp4"))))
+        let moov = try #require(try placedBoxes(try Fixtures.path("android_tags.mp4")).last)
+        try #require(moov.type == "moov" && moov.at + moov.size == bytes.count)
+        func be(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+        let text = Array("Bonjour".utf8)
+        let comment = be(12 + text.count, 4) + [0xa9, 0x63, 0x6d, 0x74] + be(text.count, 2) + [0, 1] + text
+        let udta = be(8 + comment.count, 4) + Array("udta".utf8) + comment
+        let crafted = Array(bytes[..<moov.at]) + be(moov.size + udta.count, 4) + Array(bytes[(moov.at + 4)...]) + udta
+        let input = scratch.path("in.mp4"), out = scratch.path("out.mp4")
+        try Data(crafted).write(to: URL(fileURLWithPath: input))
+        let edits = ["--metadata", "title=X", "--metadata", "s:a:language=fra"]
+        let run = try Tool.avtool(["remux", input, out, "--json"] + edits)
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("the media data copied as it is") && run.stdout.contains("edited in the index"), "\(run.stdout)")
+        let before = try tags(input)
+        #expect(before[0]["comment"] == "Bonjour")
+        #expect(try tags(out) == edited(before, edits, probe: try FFprobe(input)))
+        #expect(try packets(out) == packets(input))
+    }
+
     /// An edit that names a stream the file lacks is the same error either way.
     @Test func anEditNamingAMissingStreamFails() throws {
         let scratch = try Scratch()
