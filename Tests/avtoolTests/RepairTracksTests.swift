@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// `avtool repair` on recordings with several audio or video tracks, as
+/// cameras and recorders write them: every track rebuilt, each chunk told
+/// apart from the others' by its own bytes where they differ and by the
+/// reference's interleave where they look alike. Each recording is cut
+/// before its index at three points and rebuilt with another take of the
+/// same kind; every sample wholly inside the cut file comes back
+/// byte-identical, in its own track and order (`RepairCameraTests.checkRebuild`).
+@Suite("repair several tracks")
+struct RepairTracksTests {
+    struct Kind: Sendable, CustomStringConvertible {
+        var name: String
+        var videos: [(codec: String, size: String)]
+        var audios: [(codec: String, channels: Int)]
+        var timecode = false
+        var description: String { name }
+    }
+
+    static let kinds: [Kind] = [
+        // Two mono PCM tracks of one format (alike: only the interleave tells them apart) and a stereo one.
+        Kind(name: "h264 + 2 x s16le mono + s24be stereo", videos: [("libx264", "320x240")],
+             audios: [("pcm_s16le", 1), ("pcm_s16le", 1), ("pcm_s24be", 2)]),
+        Kind(name: "hevc + aac stereo + s16be stereo", videos: [("libx265", "320x240")],
+             audios: [("aac", 2), ("pcm_s16be", 2)]),
+        Kind(name: "h264 + aac stereo + aac mono", videos: [("libx264", "320x240")], audios: [("aac", 2), ("aac", 1)]),
+        // A main and a proxy video track.
+        Kind(name: "2 x h264 (320x240, 160x120) + aac + tmcd", videos: [("libx264", "320x240"), ("libx264", "160x120")],
+             audios: [("aac", 2)], timecode: true),
+        // Two HEVC tracks of one size (a 360 camera's two lenses) with PCM.
+        Kind(name: "2 x hevc 320x240 + s16le stereo", videos: [("libx265", "320x240"), ("libx265", "320x240")],
+             audios: [("pcm_s16le", 2)]),
+    ]
+
+    @Test(arguments: kinds.indices)
+    func rebuildsEveryTrack(_ k: Int) throws {
+        let kind = Self.kinds[k]
+        let scratch = try Scratch()
+        let whole = scratch.path("take1.mov"), reference = scratch.path("take2.mov")
+        try RepairCameraTests.recording(whole, videos: kind.videos, audios: kind.audios, timecode: kind.timecode, take: 1)
+        try RepairCameraTests.recording(reference, videos: kind.videos, audios: kind.audios, timecode: kind.timecode, take: 2)
+        let tracks = kind.videos.count + kind.audios.count + (kind.timecode ? 1 : 0)
+        for percent in [23, 58, 91] {
+            let cut = scratch.path("cut\(percent).mov"), out = scratch.path("out\(percent).mov")
+            let bytes = try RepairCameraTests.cutBeforeIndex(whole, percent: percent, to: cut)
+            try RepairCameraTests.checkRebuild(whole: whole, cut: cut, bytes: bytes, reference: reference, out: out,
+                                               pcm: true, dataTracks: kind.timecode ? ["tmcd"] : [])
+            // Every track of the reference rebuilt, as its own stream, none named as left out.
+            let probe = try Tool.run("ffprobe", ["-v", "error", "-of", "csv=p=0", "-show_entries", "stream=index", out])
+            #expect(probe.stdout.split(separator: "\n").count == tracks, "\(kind): \(probe.stdout)")
+        }
+    }
+}
