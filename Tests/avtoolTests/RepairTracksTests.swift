@@ -40,15 +40,20 @@ struct RepairTracksTests {
         let whole = scratch.path("take1.mov"), reference = scratch.path("take2.mov")
         try RepairCameraTests.recording(whole, videos: kind.videos, audios: kind.audios, timecode: kind.timecode, take: 1)
         try RepairCameraTests.recording(reference, videos: kind.videos, audios: kind.audios, timecode: kind.timecode, take: 2)
-        let tracks = kind.videos.count + kind.audios.count + (kind.timecode ? 1 : 0)
+        func streams(_ path: String) throws -> Int {
+            let probe = try Tool.run("ffprobe", ["-v", "error", "-of", "csv=p=0", "-show_entries", "stream=index", path])
+            return probe.stdout.split(separator: "\n").count
+        }
+        // (ffmpeg writes a timecode track per video track.)
+        let tracks = try streams(whole)
+        #expect(tracks >= kind.videos.count + kind.audios.count)
         for percent in [23, 58, 91] {
             let cut = scratch.path("cut\(percent).mov"), out = scratch.path("out\(percent).mov")
             let bytes = try RepairCameraTests.cutBeforeIndex(whole, percent: percent, to: cut)
             try RepairCameraTests.checkRebuild(whole: whole, cut: cut, bytes: bytes, reference: reference, out: out,
                                                pcm: true, dataTracks: kind.timecode ? ["tmcd"] : [])
             // Every track of the reference rebuilt, as its own stream, none named as left out.
-            let probe = try Tool.run("ffprobe", ["-v", "error", "-of", "csv=p=0", "-show_entries", "stream=index", out])
-            #expect(probe.stdout.split(separator: "\n").count == tracks, "\(kind): \(probe.stdout)")
+            #expect(try streams(out) == tracks, "\(kind)")
         }
     }
 }
