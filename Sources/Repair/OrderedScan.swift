@@ -34,7 +34,7 @@ extension MediaDataScan {
                 break
             }
         }
-        if let s = dataSample(at: i, end: end, open: open, structured: true, likely: next), s.stream.map(allowed) ?? false { return s }
+        if let s = dataSample(at: i, end: end, open: open, structured: true, likely: next), s.stream.map(allowed) ?? true { return s }
         for (a, t) in tracks.audio.enumerated() where allowed(t.stream) {
             if let length = audioFrame(a, at: i, end: end),
                leads(i + length, after: t.stream, end: end, open: open, depth: tracks.chainDepth) {
@@ -46,7 +46,7 @@ extension MediaDataScan {
                 return found(t.track, t.stream, length)
             }
         }
-        if let s = dataSample(at: i, end: end, open: open, structured: false, likely: next), s.stream.map(allowed) ?? false { return s }
+        if let s = dataSample(at: i, end: end, open: open, structured: false, likely: next), s.stream.map(allowed) ?? true { return s }
         return cutShort ? .stop : .nothing
     }
 
