@@ -22,6 +22,10 @@ struct RepairTracksTests {
         // Two mono PCM tracks of one format (alike: only the interleave tells them apart) and a stereo one.
         Kind(name: "h264 + 2 x s16le mono + s24be stereo", videos: [("libx264", "320x240")],
              audios: [("pcm_s16le", 1), ("pcm_s16le", 1), ("pcm_s24be", 2)]),
+        // Four mono PCM tracks of one format, as a recorder's inputs.
+        Kind(name: "h264 + 4 x s24le mono", videos: [("libx264", "320x240")],
+             audios: [("pcm_s24le", 1), ("pcm_s24le", 1), ("pcm_s24le", 1), ("pcm_s24le", 1)]),
+        Kind(name: "h264 + 2 x aac stereo", videos: [("libx264", "320x240")], audios: [("aac", 2), ("aac", 2)]),
         Kind(name: "hevc + aac stereo + s16be stereo", videos: [("libx265", "320x240")],
              audios: [("aac", 2), ("pcm_s16be", 2)]),
         Kind(name: "h264 + aac stereo + aac mono", videos: [("libx264", "320x240")], audios: [("aac", 2), ("aac", 1)]),
