@@ -366,14 +366,17 @@ struct MediaDataScan {
     }
 
     /// The next place after `i` where a video sample starts and the sample
-    /// after it is proven too; nil when there is none (or no video track).
+    /// after it is proven too (with several tracks, one the reference puts
+    /// after a sample of that video track); nil when there is none (or no
+    /// video track).
     private func resync(after i: Int, end: Int, open: Bool) -> Int? {
         guard !tracks.video.isEmpty else { return nil }
         var p = i + 1
         while p < end {
-            for v in tracks.video.indices where videoScanner[v] == v {
-                if case .sample(let e, _) = tracks.video[v].scanner.sample(b, at: p, end: end), e < end || !open,
-                   proven(e, end: end, open: open, depth: tracks.chainDepth) {
+            for (v, t) in tracks.video.enumerated() where tracks.ordered || videoScanner[v] == v {
+                if case .sample(let e, _) = t.scanner.sample(b, at: p, end: end), e < end || !open,
+                   tracks.ordered ? leads(e, after: t.stream, end: end, open: open, depth: tracks.chainDepth)
+                                  : proven(e, end: end, open: open, depth: tracks.chainDepth) {
                     return p
                 }
             }
