@@ -34,6 +34,9 @@ struct MediaDataScan {
     var skipped: [Int: Int] = [:]
     /// Samples that could be of more than one data track: left out, with the tracks.
     var ambiguous: [(range: Range<Int>, tracks: [Int])] = []
+    /// Of those, the samples of tracks that look alike (see `alike`), by
+    /// their place in `ambiguous`: decided afterwards from the sample after.
+    var alikeLeft: [(index: Int, sample: FoundSample, tracks: [Int])] = []
     /// Samples of each track found or passed over so far, by the reference's stream index.
     private var counted: [Int: Int] = [:]
 
@@ -188,7 +191,8 @@ struct MediaDataScan {
                     counted[stream, default: 0] += 1
                     i = next
                     previous = stream
-                case .ambiguous(let next, let candidates):
+                case .ambiguous(let next, let candidates, let sample):
+                    if let sample { alikeLeft.append((ambiguous.count, sample, candidates)) }
                     ambiguous.append((i..<next, candidates))
                     i = next
                     previous = nil
@@ -206,12 +210,14 @@ struct MediaDataScan {
                 if stoppedAt == nil { stoppedAt = i }
             }
         }
+        decideAlikeBackward()
     }
 
     enum Step {
         case sample(FoundSample, stream: Int)
         case passed(stream: Int, next: Int)
-        case ambiguous(next: Int, tracks: [Int])
+        /// `sample`: of tracks that look alike, the sample as found.
+        case ambiguous(next: Int, tracks: [Int], sample: FoundSample? = nil)
         /// A sample runs into the end of a cut file: nothing after it is whole.
         case stop
         case nothing

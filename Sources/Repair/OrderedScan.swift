@@ -119,10 +119,41 @@ extension MediaDataScan {
         guard candidates.count > 1 else { return s }
         let order = previous.flatMap { tracks.chunkFollows[$0] } ?? []
         let placed = candidates.filter { order.contains($0.stream) }
-        guard placed.count == 1 else { return .ambiguous(next: i + f.size, tracks: candidates.map(\.stream)) }
+        guard placed.count == 1 else { return .ambiguous(next: i + f.size, tracks: candidates.map(\.stream), sample: f) }
         var g = f
         g.track = placed[0].track
         return .sample(g, stream: placed[0].stream)
     }
 
+
+    /// Samples of tracks that look alike left out where the chunk before
+    /// was not known (after lost bytes), decided from the sample after
+    /// instead, last first: the one track of them the reference puts before
+    /// a chunk of that sample's track. Those still undecided stay left out.
+    mutating func decideAlikeBackward() {
+        guard !alikeLeft.isEmpty else { return }
+        var trackOf: [Int: Int] = [:], streamOf: [Int: Int] = [:]
+        for (track, stream) in tracks.video.map({ ($0.track, $0.stream) }) + tracks.audio.map({ ($0.track, $0.stream) })
+            + tracks.pcm.map({ ($0.track, $0.stream) }) {
+            trackOf[stream] = track
+            streamOf[track] = stream
+        }
+        var startsAt: [Int: Int] = [:]
+        for s in samples { if let stream = streamOf[s.track] { startsAt[s.offset] = stream } }
+        var decided: Set<Int> = []
+        for left in alikeLeft.reversed() {
+            guard let after = startsAt[left.sample.offset + left.sample.size] else { continue }
+            let before = left.tracks.filter { tracks.chunkFollows[$0]?.contains(after) == true }
+            guard before.count == 1, let track = trackOf[before[0]] else { continue }
+            var s = left.sample
+            s.track = track
+            samples.append(s)
+            startsAt[s.offset] = before[0]
+            decided.insert(left.index)
+        }
+        guard !decided.isEmpty else { return }
+        samples.sort { $0.offset < $1.offset }
+        ambiguous = ambiguous.enumerated().filter { !decided.contains($0.offset) }.map(\.element)
+        alikeLeft = alikeLeft.filter { !decided.contains($0.index) }
+    }
 }

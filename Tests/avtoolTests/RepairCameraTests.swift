@@ -19,12 +19,13 @@ struct RepairCameraTests {
     /// A camera-like MOV made by ffmpeg with several tracks: a test pattern
     /// per video track (codec, size), a tone per audio track (codec,
     /// channels; its pitch from `take` and the track's place), a timecode
-    /// track when asked.
+    /// track when asked; each video track at 30000/1001 fps unless `rates` names another.
     static func recording(_ path: String, videos: [(codec: String, size: String)], audios: [(codec: String, channels: Int)],
-                          timecode: Bool, take: Int) throws {
+                          timecode: Bool, take: Int, rates: [String] = []) throws {
         var args = ["-v", "error", "-y"], maps: [String] = [], codecs: [String] = []
         for (j, v) in videos.enumerated() {
-            args += ["-f", "lavfi", "-i", "testsrc2=size=\(v.size):rate=30000/1001:duration=5"]
+            let rate = j < rates.count ? rates[j] : "30000/1001"
+            args += ["-f", "lavfi", "-i", "testsrc2=size=\(v.size):rate=\(rate):duration=5"]
             maps += ["-map", "\(j):v"]
             codecs += ["-c:v:\(j)", v.codec]
         }
