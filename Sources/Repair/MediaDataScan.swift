@@ -98,6 +98,10 @@ struct MediaDataScan {
         /// when it puts more than one there, or the chunk before is not
         /// known, the sample is left out.
         var chunkFollows: [Int: Set<Int>] = [:]
+        /// The same after two chunks (`[a, b]`: a chunk of `a`, then one of
+        /// `b`), where one chunk does not say which of alike tracks is next
+        /// (a 30 fps and a 15 fps track: after a chunk of the first, either).
+        var chunkFollowsTwo: [[Int]: Set<Int>] = [:]
         /// How many samples of unstructured length (PCM chunks, data
         /// samples known by their size) may lead to a proven sample: a round
         /// of several PCM tracks' chunks is one longer than there are tracks.
@@ -171,7 +175,7 @@ struct MediaDataScan {
             // Only the last box can have been cut off.
             let open = boxes.cutShort && n == boxes.mediaData.count - 1
             var i = range.lowerBound
-            var previous: Int? = n == 0 ? Tracks.start : nil
+            var previous: Int? = n == 0 ? Tracks.start : nil, twoBack: Int?
             walk: while i < range.upperBound {
                 sinceCheck += 1
                 if sinceCheck >= 256 {
@@ -180,29 +184,29 @@ struct MediaDataScan {
                     progress?(i)
                     memo.forget(before: i)
                 }
-                switch step(at: i, end: range.upperBound, open: open, after: previous) {
+                switch step(at: i, end: range.upperBound, open: open, after: previous, twoBack: twoBack) {
                 case .sample(let s, let stream):
                     samples.append(s)
                     counted[stream, default: 0] += 1
                     i = s.offset + s.size
-                    previous = stream
+                    (twoBack, previous) = (previous, stream)
                 case .passed(let stream, let next):
                     skipped[stream, default: 0] += 1
                     counted[stream, default: 0] += 1
                     i = next
-                    previous = stream
+                    (twoBack, previous) = (previous, stream)
                 case .ambiguous(let next, let candidates, let sample):
                     if let sample { alikeLeft.append((ambiguous.count, sample, candidates)) }
                     ambiguous.append((i..<next, candidates))
                     i = next
-                    previous = nil
+                    (twoBack, previous) = (nil, nil)
                 case .stop:
                     break walk
                 case .nothing:
                     guard let next = resync(after: i, end: range.upperBound, open: open) else { break walk }
                     gaps.append(i..<next)
                     i = next
-                    previous = nil
+                    (twoBack, previous) = (nil, nil)
                 }
             }
             if i < range.upperBound {
@@ -234,8 +238,8 @@ struct MediaDataScan {
     /// of the type's summary, the first of a track the reference puts after
     /// the sample before (`after`, its stream), else the first; of tracks
     /// whose samples look alike, as `alike` decides.
-    private func step(at i: Int, end: Int, open: Bool, after previous: Int?) -> Step {
-        if tracks.ordered { return orderedStep(at: i, end: end, open: open, after: previous) }
+    private func step(at i: Int, end: Int, open: Bool, after previous: Int?, twoBack: Int?) -> Step {
+        if tracks.ordered { return orderedStep(at: i, end: end, open: open, after: previous, twoBack: twoBack) }
         var first: Step?
         let likely = previous.flatMap { tracks.follows[$0] }
         func offer(_ s: Step) -> Step? {
@@ -243,7 +247,7 @@ struct MediaDataScan {
             guard let likely, !likely.isEmpty, let stream = s.stream else { return s }
             return likely.contains(stream) ? s : nil
         }
-        func taken(_ s: Step) -> Step { alike(s, at: i, end: end, after: previous) }
+        func taken(_ s: Step) -> Step { alike(s, at: i, end: end, after: previous, twoBack: twoBack) }
         func found(_ track: Int, _ stream: Int, _ size: Int, _ keyframe: Bool = true) -> Step {
             .sample(FoundSample(track: track, offset: i, size: size, keyframe: keyframe), stream: stream)
         }

@@ -10,12 +10,12 @@ extension MediaDataScan {
     /// known), after which a chunk the reference puts there is proven to
     /// start (`leads`). Video first, then structured data, AAC, PCM, data
     /// known by its size; of tracks that look alike, as `alike` decides.
-    func orderedStep(at i: Int, end: Int, open: Bool, after previous: Int?) -> Step {
+    func orderedStep(at i: Int, end: Int, open: Bool, after previous: Int?, twoBack: Int?) -> Step {
         let next = previous.flatMap { tracks.chunkFollows[$0] }
         func allowed(_ stream: Int) -> Bool { next?.contains(stream) ?? true }
         func found(_ track: Int, _ stream: Int, _ size: Int, _ keyframe: Bool = true) -> Step {
             alike(.sample(FoundSample(track: track, offset: i, size: size, keyframe: keyframe), stream: stream),
-                  at: i, end: end, after: previous)
+                  at: i, end: end, after: previous, twoBack: twoBack)
         }
         var cutShort = false
         for (v, t) in tracks.video.enumerated() where allowed(t.stream) {
@@ -96,10 +96,12 @@ extension MediaDataScan {
     /// here (video tracks whose scanners find the same sample, AAC tracks
     /// whose decoders take the same frame, PCM tracks that both take
     /// chunks of its length): of those tracks, the one the reference puts
-    /// after the chunk before (`previous`, its stream); when it puts none
-    /// or more than one of them there, or the chunk before is not known,
-    /// the sample is left out with the tracks it could be of.
-    func alike(_ s: Step, at i: Int, end: Int, after previous: Int?) -> Step {
+    /// after the chunk before (`previous`, its stream), or where it puts
+    /// more than one there, after the two before (`twoBack`, `previous`);
+    /// when it puts none or more than one of them there, or the chunk
+    /// before is not known, the sample is left out with the tracks it could
+    /// be of.
+    func alike(_ s: Step, at i: Int, end: Int, after previous: Int?, twoBack: Int?) -> Step {
         guard case .sample(let f, let stream) = s else { return s }
         var candidates: [(track: Int, stream: Int)] = []
         if let v = tracks.video.firstIndex(where: { $0.stream == stream }) {
@@ -118,7 +120,11 @@ extension MediaDataScan {
         }
         guard candidates.count > 1 else { return s }
         let order = previous.flatMap { tracks.chunkFollows[$0] } ?? []
-        let placed = candidates.filter { order.contains($0.stream) }
+        var placed = candidates.filter { order.contains($0.stream) }
+        // Where one chunk before does not decide, two may (as the reference has them).
+        if placed.count > 1, let previous, let twoBack, let two = tracks.chunkFollowsTwo[[twoBack, previous]] {
+            placed = placed.filter { two.contains($0.stream) }
+        }
         guard placed.count == 1 else { return .ambiguous(next: i + f.size, tracks: candidates.map(\.stream), sample: f) }
         var g = f
         g.track = placed[0].track

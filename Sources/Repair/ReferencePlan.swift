@@ -98,6 +98,9 @@ struct ReferencePlan {
     private mutating func planOrder(_ reference: InputFile) throws(MediaError) {
         let order = Self.chunkOrder(reference, runs: Set(tracks.pcm.map(\.stream)))
         tracks.chunkFollows = order.follows
+        for (a, (b, c)) in zip(order.chunks, zip(order.chunks.dropFirst(), order.chunks.dropFirst(2))) {
+            tracks.chunkFollowsTwo[[a, b], default: []].insert(c)
+        }
         if let first = order.first { tracks.chunkFollows[MediaDataScan.Tracks.start] = [first] }
         let otherAudio = tracks.audio.count + tracks.pcm.count > 1
         if otherAudio || tracks.data.contains(where: { !$0.shape.isStructured }) {
