@@ -21,6 +21,8 @@ struct FoundSample: Equatable {
 /// (and was not cut). Where nothing fits, the bytes up to the next place
 /// where two samples in a row are proven are left out (named by byte
 /// range), and the walk goes on; bytes after the last sample are unplaced.
+/// With several audio or video tracks the walk also keeps to the
+/// reference's order of chunks (`orderedStep`).
 struct MediaDataScan {
     var samples: [FoundSample] = []
     /// Bytes of media data after the last sample found.
@@ -103,8 +105,9 @@ struct MediaDataScan {
         /// (a 30 fps and a 15 fps track: after a chunk of the first, either).
         var chunkFollowsTwo: [[Int]: Set<Int>] = [:]
         /// How many samples of unstructured length (PCM chunks, data
-        /// samples known by their size) may lead to a proven sample: a round
-        /// of several PCM tracks' chunks is one longer than there are tracks.
+        /// samples known by their size) may lead to a proven sample: 2, and
+        /// with several tracks one more than the reference has in a row (two
+        /// rounds of three PCM tracks' chunks between video samples: 7).
         var chainDepth = 2
         /// Several audio or video tracks: each sample is one of a track the
         /// reference puts after the chunk before, and leads to one the
