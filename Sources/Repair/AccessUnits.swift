@@ -6,7 +6,7 @@ import Media
 /// holding at least one coded slice; it ends where a NAL unit that can
 /// only begin a new access unit follows a slice (a parameter set, an
 /// access unit delimiter, an SEI, or a slice flagged as a picture's first).
-struct AccessUnitScanner {
+struct AccessUnitScanner: Equatable {
     enum Codec { case h264, hevc }
 
     enum Result: Equatable {
@@ -88,6 +88,21 @@ struct AccessUnitScanner {
             default: return nil
             }
         }
+    }
+
+    /// The ends of the NAL units of the sample from `start` to `end` (as
+    /// `sample` found it) after its first slice: where it could end instead,
+    /// were the units after taken from other bytes.
+    func unitEnds(_ b: UnsafeRawBufferPointer, at start: Int, end: Int) -> [Int] {
+        let r = BigEndianReader(b)
+        var i = start, sawSlice = false, out: [Int] = []
+        while i + lengthSize + headerSize + 1 <= end {
+            guard let n = r.length(at: i, size: lengthSize), let u = unit(b, at: i + lengthSize) else { break }
+            sawSlice = sawSlice || u.slice
+            i += lengthSize + n
+            if sawSlice && i <= end { out.append(i) }
+        }
+        return out
     }
 
     /// The sample starting at `start`, the data ending at `end`.

@@ -21,6 +21,8 @@ struct FoundSample: Equatable {
 /// (and was not cut). Where nothing fits, the bytes up to the next place
 /// where two samples in a row are proven are left out (named by byte
 /// range), and the walk goes on; bytes after the last sample are unplaced.
+/// With several audio or video tracks the walk also keeps to the
+/// reference's order of chunks (`orderedStep`).
 struct MediaDataScan {
     var samples: [FoundSample] = []
     /// Bytes of media data after the last sample found.
@@ -34,6 +36,9 @@ struct MediaDataScan {
     var skipped: [Int: Int] = [:]
     /// Samples that could be of more than one data track: left out, with the tracks.
     var ambiguous: [(range: Range<Int>, tracks: [Int])] = []
+    /// Of those, the samples of tracks that look alike (see `alike`), by
+    /// their place in `ambiguous`: decided afterwards from the sample after.
+    var alikeLeft: [(index: Int, sample: FoundSample, tracks: [Int])] = []
     /// Samples of each track found or passed over so far, by the reference's stream index.
     private var counted: [Int: Int] = [:]
 
@@ -57,6 +62,10 @@ struct MediaDataScan {
         var track: Int
         var stream: Int
         var chunkBytes: [Int]
+        /// The same, most used first: where the chunks of several tracks
+        /// must follow in the reference's order, a chain of the lengths the
+        /// reference's chunks take (a round's) over one of a last chunk's.
+        var byUse: [Int] = []
     }
 
     /// A data track: `track` its place among the rebuilt tracks, nil when
@@ -75,52 +84,87 @@ struct MediaDataScan {
     }
 
     struct Tracks {
-        var video: VideoTrack?
-        var audio: AudioTrack?
-        var pcm: PCMTrack?
+        var video: [VideoTrack] = []
+        var audio: [AudioTrack] = []
+        var pcm: [PCMTrack] = []
         var data: [DataTrack] = []
         /// Which of the reference's streams a sample of each is followed by
         /// in its media data (`follows[a]` holds `b` when a sample of `a` ends
         /// where one of `b` starts): of samples that could each be next, one
         /// of a track the reference puts there is taken first.
         var follows: [Int: Set<Int>] = [:]
+        /// The same of chunks (a PCM track's run of samples counted once),
+        /// with what starts the media data under `start`: of tracks whose
+        /// samples look alike (two video tracks of one codec, PCM tracks of
+        /// one format), the one the reference puts after the chunk before;
+        /// when it puts more than one there, or the chunk before is not
+        /// known, the sample is left out.
+        var chunkFollows: [Int: Set<Int>] = [:]
+        /// The same after two chunks (`[a, b]`: a chunk of `a`, then one of
+        /// `b`), where one chunk does not say which of alike tracks is next
+        /// (a 30 fps and a 15 fps track: after a chunk of the first, either).
+        var chunkFollowsTwo: [[Int]: Set<Int>] = [:]
+        /// How many samples of unstructured length (PCM chunks, data
+        /// samples known by their size) may lead to a proven sample: 2, and
+        /// with several tracks one more than the reference has in a row (two
+        /// rounds of three PCM tracks' chunks between video samples: 7).
+        var chainDepth = 2
+        /// Several audio or video tracks: each sample is one of a track the
+        /// reference puts after the chunk before, and leads to one the
+        /// reference puts after it (`orderedStep`).
+        var ordered = false
+
+        /// Stands for the sample before the first in the media data.
+        static let start = -1
     }
 
-    private let b: UnsafeRawBufferPointer
-    private let tracks: Tracks
-    private let memo = Memo()
+    let b: UnsafeRawBufferPointer
+    let tracks: Tracks
+    let memo = Memo()
+
+    /// Of each video track, the first track whose scanner is the same
+    /// (tracks of one codec and length prefix find the same samples).
+    private let videoScanner: [Int]
 
     /// What was found at a place, kept: the same places are asked about
     /// again and again as candidates' ends, and an AAC frame is measured
-    /// by decoding.
-    private final class Memo {
-        var video: [Int: AccessUnitScanner.Result] = [:]
-        var audio: [Int: Int?] = [:]
+    /// by decoding. Video by scanner, AAC by track, proofs by place and depth.
+    final class Memo {
+        var video: [Int: [Int: AccessUnitScanner.Result]] = [:]
+        var audio: [Int: [Int: Int?]] = [:]
+        var proven: [Int: Bool] = [:]
+        var leads: [Int: Bool] = [:]
         var end = -1
         func reset(end e: Int) {
-            if e != end { video = [:]; audio = [:]; end = e }
+            if e != end { video = [:]; audio = [:]; proven = [:]; leads = [:]; end = e }
         }
         /// Places behind the walk are not asked about again.
         func forget(before p: Int) {
-            if video.count > 4096 { video = video.filter { $0.key >= p } }
-            if audio.count > 4096 { audio = audio.filter { $0.key >= p } }
+            for (k, m) in video where m.count > 4096 { video[k] = m.filter { $0.key >= p } }
+            for (k, m) in audio where m.count > 4096 { audio[k] = m.filter { $0.key >= p } }
+            if proven.count > 4096 { proven = proven.filter { $0.key >> 4 >= p } }
+            if leads.count > 4096 { leads = leads.filter { $0.key >> 12 >= p } }
         }
     }
 
-    private func video(_ v: VideoTrack, at p: Int, end: Int) -> AccessUnitScanner.Result {
+    /// What the scanner of video track `v` (its place in `tracks.video`) finds at `p`.
+    func video(_ v: Int, at p: Int, end: Int) -> AccessUnitScanner.Result {
         memo.reset(end: end)
-        if let r = memo.video[p] { return r }
-        let r = v.scanner.sample(b, at: p, end: end)
-        memo.video[p] = r
+        let k = videoScanner[v]
+        if let r = memo.video[k]?[p] { return r }
+        let r = tracks.video[k].scanner.sample(b, at: p, end: end)
+        memo.video[k, default: [:]][p] = r
         return r
     }
 
-    private func audioFrame(_ a: AudioTrack, at p: Int, end: Int) -> Int? {
+    /// The length of an AAC frame of track `a` (its place in `tracks.audio`) at `p`.
+    func audioFrame(_ a: Int, at p: Int, end: Int) -> Int? {
         memo.reset(end: end)
-        if let r = memo.audio[p] { return r }
-        if let first = a.firstElements, p >= end || !first.contains(b[p] >> 1) { return nil }
-        let r = a.measure.frameLength(UnsafeRawBufferPointer(rebasing: b[p..<end]))
-        memo.audio[p] = r
+        if let r = memo.audio[a]?[p] { return r }
+        let t = tracks.audio[a]
+        if let first = t.firstElements, p >= end || !first.contains(b[p] >> 1) { return nil }
+        let r = t.measure.frameLength(UnsafeRawBufferPointer(rebasing: b[p..<end]))
+        memo.audio[a, default: [:]][p] = r
         return r
     }
 
@@ -128,12 +172,13 @@ struct MediaDataScan {
          cancellation: Cancellation, progress: ((Int) -> Void)? = nil) throws(MediaError) {
         self.b = b
         self.tracks = tracks
+        videoScanner = tracks.video.map { v in tracks.video.firstIndex { $0.scanner == v.scanner } ?? 0 }
         var sinceCheck = 0
         for (n, range) in boxes.mediaData.enumerated() {
             // Only the last box can have been cut off.
             let open = boxes.cutShort && n == boxes.mediaData.count - 1
             var i = range.lowerBound
-            var previous: Int?
+            var previous: Int? = n == 0 ? Tracks.start : nil, twoBack: Int?
             walk: while i < range.upperBound {
                 sinceCheck += 1
                 if sinceCheck >= 256 {
@@ -142,28 +187,29 @@ struct MediaDataScan {
                     progress?(i)
                     memo.forget(before: i)
                 }
-                switch step(at: i, end: range.upperBound, open: open, after: previous) {
+                switch step(at: i, end: range.upperBound, open: open, after: previous, twoBack: twoBack) {
                 case .sample(let s, let stream):
                     samples.append(s)
                     counted[stream, default: 0] += 1
                     i = s.offset + s.size
-                    previous = stream
+                    (twoBack, previous) = (previous, stream)
                 case .passed(let stream, let next):
                     skipped[stream, default: 0] += 1
                     counted[stream, default: 0] += 1
                     i = next
-                    previous = stream
-                case .ambiguous(let next, let candidates):
+                    (twoBack, previous) = (previous, stream)
+                case .ambiguous(let next, let candidates, let sample):
+                    if let sample { alikeLeft.append((ambiguous.count, sample, candidates)) }
                     ambiguous.append((i..<next, candidates))
                     i = next
-                    previous = nil
+                    (twoBack, previous) = (nil, nil)
                 case .stop:
                     break walk
                 case .nothing:
                     guard let next = resync(after: i, end: range.upperBound, open: open) else { break walk }
                     gaps.append(i..<next)
                     i = next
-                    previous = nil
+                    (twoBack, previous) = (nil, nil)
                 }
             }
             if i < range.upperBound {
@@ -171,12 +217,14 @@ struct MediaDataScan {
                 if stoppedAt == nil { stoppedAt = i }
             }
         }
+        decideAlikeBackward()
     }
 
-    private enum Step {
+    enum Step {
         case sample(FoundSample, stream: Int)
         case passed(stream: Int, next: Int)
-        case ambiguous(next: Int, tracks: [Int])
+        /// `sample`: of tracks that look alike, the sample as found.
+        case ambiguous(next: Int, tracks: [Int], sample: FoundSample? = nil)
         /// A sample runs into the end of a cut file: nothing after it is whole.
         case stop
         case nothing
@@ -191,8 +239,10 @@ struct MediaDataScan {
 
     /// What starts at `i`: of the kinds of sample that could, in the order
     /// of the type's summary, the first of a track the reference puts after
-    /// the sample before (`after`, its stream), else the first.
-    private func step(at i: Int, end: Int, open: Bool, after previous: Int?) -> Step {
+    /// the sample before (`after`, its stream), else the first; of tracks
+    /// whose samples look alike, as `alike` decides.
+    private func step(at i: Int, end: Int, open: Bool, after previous: Int?, twoBack: Int?) -> Step {
+        if tracks.ordered { return orderedStep(at: i, end: end, open: open, after: previous, twoBack: twoBack) }
         var first: Step?
         let likely = previous.flatMap { tracks.follows[$0] }
         func offer(_ s: Step) -> Step? {
@@ -200,45 +250,56 @@ struct MediaDataScan {
             guard let likely, !likely.isEmpty, let stream = s.stream else { return s }
             return likely.contains(stream) ? s : nil
         }
-        if let v = tracks.video {
+        func taken(_ s: Step) -> Step { alike(s, at: i, end: end, after: previous, twoBack: twoBack) }
+        func found(_ track: Int, _ stream: Int, _ size: Int, _ keyframe: Bool = true) -> Step {
+            .sample(FoundSample(track: track, offset: i, size: size, keyframe: keyframe), stream: stream)
+        }
+        var cutShort = false
+        for (v, t) in tracks.video.enumerated() {
             switch video(v, at: i, end: end) {
             case .sample(let e, let keyframe):
                 // A sample that ends exactly where a cut file does may have lost its last slices.
                 if open && e == end { return .stop }
-                if let s = offer(.sample(FoundSample(track: v.track, offset: i, size: e - i, keyframe: keyframe), stream: v.stream)) { return s }
+                if let s = offer(found(t.track, t.stream, e - i, keyframe)) { return taken(s) }
             case .cutShort:
-                // Only a data sample proven here says the long length was not a video sample's.
-                for structured in [true, false] {
-                    if let found = dataSample(at: i, end: end, open: open, structured: structured, likely: likely),
-                       found.stream != nil { return found }
-                }
-                return .stop
+                cutShort = true
             case .none:
                 break
             }
         }
-        if let found = dataSample(at: i, end: end, open: open, structured: true), let s = offer(found) { return s }
-        if let a = tracks.audio, let length = audioFrame(a, at: i, end: end),
-           let s = offer(.sample(FoundSample(track: a.track, offset: i, size: length, keyframe: true), stream: a.stream)) {
-            return s
+        if cutShort && first == nil {
+            // Only a data sample proven here says the long length was not a video sample's.
+            for structured in [true, false] {
+                if let found = dataSample(at: i, end: end, open: open, structured: structured, likely: likely),
+                   found.stream != nil { return found }
+            }
+            return .stop
         }
-        if let p = tracks.pcm,
-           let length = p.chunkBytes.first(where: { i + $0 <= end && proven(i + $0, end: end, open: open, depth: 2) }),
-           let s = offer(.sample(FoundSample(track: p.track, offset: i, size: length, keyframe: true), stream: p.stream)) {
-            return s
+        if let found = dataSample(at: i, end: end, open: open, structured: true), let s = offer(found) { return s }
+        for (a, t) in tracks.audio.enumerated() {
+            guard let length = audioFrame(a, at: i, end: end) else { continue }
+            // Beside PCM, whose bytes a decoder may take for a frame, the sample after it must be proven.
+            if !tracks.pcm.isEmpty && !proven(i + length, end: end, open: open, depth: tracks.chainDepth) { continue }
+            if let s = offer(found(t.track, t.stream, length)) { return taken(s) }
+        }
+        for p in tracks.pcm {
+            if let length = p.chunkBytes.first(where: { i + $0 <= end && proven(i + $0, end: end, open: open, depth: tracks.chainDepth) }),
+               let s = offer(found(p.track, p.stream, length)) {
+                return taken(s)
+            }
         }
         if let found = dataSample(at: i, end: end, open: open, structured: false, likely: likely), let s = offer(found) {
             // A sample known only by its size, where the reference would put
             // one, does not displace a video sample or an AAC frame after
             // which the next sample is proven.
             if case .sample(let f, let stream)? = first, stream != s.stream,
-               stream == tracks.video?.stream || stream == tracks.audio?.stream,
-               proven(f.offset + f.size, end: end, open: open, depth: 2) {
-                return .sample(f, stream: stream)
+               tracks.video.contains(where: { $0.stream == stream }) || tracks.audio.contains(where: { $0.stream == stream }),
+               proven(f.offset + f.size, end: end, open: open, depth: tracks.chainDepth) {
+                return taken(.sample(f, stream: stream))
             }
             return s
         }
-        return first ?? .nothing
+        return first.map(taken) ?? .nothing
     }
 
     /// A data sample at `i` of the tracks whose shape is (or is not)
@@ -246,7 +307,7 @@ struct MediaDataScan {
     /// proven through the fewest samples of unstructured length win (a
     /// 16-byte sample followed by a video sample over four 4-byte ones),
     /// then the shortest; two tracks still tied leave the sample out.
-    private func dataSample(at i: Int, end: Int, open: Bool, structured: Bool, likely: Set<Int>? = nil) -> Step? {
+    func dataSample(at i: Int, end: Int, open: Bool, structured: Bool, likely: Set<Int>? = nil) -> Step? {
         let candidates = tracks.data.filter { $0.shape.isStructured == structured }
         guard !candidates.isEmpty else { return nil }
         for depth in 0...2 {
@@ -290,7 +351,7 @@ struct MediaDataScan {
     /// `depth` bounds how many samples of unstructured length may lead to one.
     private func proven(_ p: Int, end: Int, open: Bool, depth: Int) -> Bool {
         if p == end { return !open }
-        if let v = tracks.video {
+        for v in tracks.video.indices where videoScanner[v] == v {
             switch video(v, at: p, end: end) {
             case .sample: return true
             case .cutShort: if open { return true }
@@ -300,27 +361,37 @@ struct MediaDataScan {
         for d in tracks.data where d.shape.isStructured && !d.shape.ends(b, at: p, end: end).isEmpty {
             return true
         }
-        if let a = tracks.audio, audioFrame(a, at: p, end: end) != nil { return true }
+        if tracks.audio.indices.contains(where: { audioFrame($0, at: p, end: end) != nil }) { return true }
         guard depth > 0 else { return false }
-        if let pcm = tracks.pcm,
-           pcm.chunkBytes.contains(where: { p + $0 <= end && proven(p + $0, end: end, open: open, depth: depth - 1) }) {
-            return true
+        let key = p << 4 | min(depth, 15)
+        memo.reset(end: end)
+        if let r = memo.proven[key] { return r }
+        var r = tracks.pcm.contains { pcm in
+            pcm.chunkBytes.contains { p + $0 <= end && proven(p + $0, end: end, open: open, depth: depth - 1) }
         }
-        for d in tracks.data where !d.shape.isStructured {
-            if d.shape.ends(b, at: p, end: end).contains(where: { proven($0, end: end, open: open, depth: depth - 1) }) { return true }
+        if !r {
+            r = tracks.data.contains { d in
+                !d.shape.isStructured && d.shape.ends(b, at: p, end: end).contains { proven($0, end: end, open: open, depth: depth - 1) }
+            }
         }
-        return false
+        memo.proven[key] = r
+        return r
     }
 
     /// The next place after `i` where a video sample starts and the sample
-    /// after it is proven too; nil when there is none (or no video track).
+    /// after it is proven too (with several tracks, one the reference puts
+    /// after a sample of that video track); nil when there is none (or no
+    /// video track).
     private func resync(after i: Int, end: Int, open: Bool) -> Int? {
-        guard let v = tracks.video else { return nil }
+        guard !tracks.video.isEmpty else { return nil }
         var p = i + 1
         while p < end {
-            if case .sample(let e, _) = v.scanner.sample(b, at: p, end: end), e < end || !open,
-               proven(e, end: end, open: open, depth: 2) {
-                return p
+            for (v, t) in tracks.video.enumerated() where tracks.ordered || videoScanner[v] == v {
+                if case .sample(let e, _) = t.scanner.sample(b, at: p, end: end), e < end || !open,
+                   tracks.ordered ? leads(e, after: t.stream, end: end, open: open, depth: tracks.chainDepth)
+                                  : proven(e, end: end, open: open, depth: tracks.chainDepth) {
+                    return p
+                }
             }
             p += 1
         }

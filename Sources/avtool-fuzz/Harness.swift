@@ -40,7 +40,8 @@ let fillOptions: AssemblyOptions = {
 }()
 
 /// The references the rebuild's walk uses, planned once: PCM (16-bit
-/// little-endian with a timecode track, 24-bit big-endian with HEVC) from
+/// little-endian with a timecode track, 24-bit big-endian with HEVC, two
+/// H.264 tracks with three PCM tracks, two of one format) from
 /// Tests/Fuzz/references, and the device recordings with data tracks (a
 /// GoPro's timecode, GPMF and `fdsc` beside AAC; an iPhone's `mebx`).
 nonisolated(unsafe) let rebuildReferences: [(name: String, scanner: RebuildScanner)] = {
@@ -48,6 +49,7 @@ nonisolated(unsafe) let rebuildReferences: [(name: String, scanner: RebuildScann
     var root = #filePath
     for _ in 0..<3 { root = String(root[..<(root.lastIndex(of: "/") ?? root.startIndex)]) }
     let names = ["Tests/Fuzz/references/pcm_s16le_tmcd.mov", "Tests/Fuzz/references/pcm_s24be_hevc.mov",
+                 "Tests/Fuzz/references/h264x2_pcm_s16le_x2_s24be.mov",
                  "Tests/Fixtures/devices/gopro_max_heromode_gpmd.mp4", "Tests/Fixtures/devices/iphone14pro_dv84_hlg_720p_mebx.MOV"]
     return names.map { name in
         do throws(MediaError) {
