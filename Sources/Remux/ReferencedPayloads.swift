@@ -84,8 +84,8 @@ func compose(_ written: StagedOutput, with payloads: PayloadReferences, into tar
     _ = avtool_reserve_blocks(out, 0, total)
     var writer = ComposedOutput(out: out, name: name, input: payloads.source, inputPath: payloads.path, scratch: scratch,
                                 cancellation: cancellation) { n in
-        progress?(RemuxProgress(bytesRead: n, inputSize: total, position: (duration ?? 0) * Double(n) / Double(max(total, 1)),
-                                duration: duration))
+        progress?(RemuxProgress(bytesRead: n, inputSize: total,
+                                position: (duration ?? 0) * (0.5 + 0.5 * Double(n) / Double(max(total, 1))), duration: duration))
     }
     let placed = payloads.placements
     for piece in layout.pieces {

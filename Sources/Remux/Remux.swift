@@ -188,8 +188,11 @@ private func remuxByReference(_ input: InputFile, output outputPath: String, con
     defer { written.discard() }
     var muxing = options
     muxing.faststart = false
+    // Progress: the muxer's pass is the first half, the copy the second (they take about as long).
     var report = try remux(input, to: .part(written), container: container, options: muxing, referenced: referenced,
-                           cancellation: cancellation, progress: nil)
+                           cancellation: cancellation, progress: progress.map { progress in
+        { p in progress(RemuxProgress(bytesRead: 0, inputSize: p.inputSize, position: p.position / 2, duration: p.duration)) }
+    })
     // The index read without media data goes before the output's is laid out.
     let payloads = referenced.payloads
     referenced = ReferencedPackets(payloads: payloads)
@@ -330,7 +333,9 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
     }
     let duration = input.duration.map(\.seconds), inputSize = input.size
     let tick = progress.map { progress in
-        { progress(RemuxProgress(bytesRead: packets.bytesRead, inputSize: inputSize, position: session.position, duration: duration)) }
+        // (A feed read on its own thread tells no bytes: its demuxer is busy there.)
+        { progress(RemuxProgress(bytesRead: referenced == nil ? input.bytesRead : 0, inputSize: inputSize,
+                                 position: session.position, duration: duration)) }
     }
     if let referenced {
         var feed = referenced.feed(source, kept: plan.kept, container: container)

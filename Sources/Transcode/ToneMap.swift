@@ -32,9 +32,13 @@ public struct ToneMapSettings: Sendable, Equatable {
     /// more colour kept; 2, its default, touches only skies and sunlit surfaces).
     static let desaturation = "2"
 
-    /// The filter chain, as the `ffmpeg` program's `-vf` would name it.
+    /// The filter chain, as the `ffmpeg` program's `-vf` would name it. To
+    /// linear light and to BT.709 primaries in one `zscale` (zimg converts
+    /// the primaries in linear light either way): the picture is the one
+    /// the usual `zscale=t=linear,format=gbrpf32le,zscale=p=bt709,tonemap…`
+    /// gives, byte for byte, with one pass over a float frame fewer.
     public var filters: String {
-        "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,"
+        "zscale=t=linear:npl=100:p=bt709,format=gbrpf32le,"
             + "tonemap=tonemap=\(toneMap.rawValue):desat=\(Self.desaturation),"
             + "zscale=t=bt709:m=bt709:r=tv,format=\(pixelFormat)"
     }
