@@ -40,6 +40,17 @@ public enum FileBytes {
         return fd
     }
 
+    /// All of `bytes`, at `offset`.
+    public static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws(MediaError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw MediaError.posix(errno, "could not write output", path: path) }
+            done += n
+        }
+    }
+
     /// All of `bytes`, at the file's position.
     public static func write(_ fd: Int32, _ bytes: [UInt8], path: String) throws(MediaError) {
         var done = 0
@@ -51,13 +62,15 @@ public enum FileBytes {
         }
     }
 
-    /// `count` bytes of `source` from `start` appended to `target`, in pieces
-    /// of 64 MiB (checking for a stop between them): by `copy_file_range`, or
-    /// by reads and writes where the kernel cannot copy between these files.
-    public static func copy(from source: Int32, at start: Int64, count: Int64, to target: Int32, path: String,
-                           cancellation: Cancellation, copied: (Int64) -> Void) throws(MediaError) {
+    /// `count` bytes of `source` from `start` appended to `target` (or
+    /// written at `targetOffset`), in pieces of 64 MiB (checking for a stop
+    /// between them): by `copy_file_range`, or by reads and writes where the
+    /// kernel cannot copy between these files.
+    public static func copy(from source: Int32, at start: Int64, count: Int64, to target: Int32, at targetOffset: Int64? = nil,
+                           path: String, cancellation: Cancellation, copied: (Int64) -> Void) throws(MediaError) {
         let piece: Int64 = 64 << 20
         var offset = off_t(start)
+        var to = targetOffset ?? 0
         var left = count
         var kernel = true
         var buffer: [UInt8] = []
@@ -67,7 +80,8 @@ public enum FileBytes {
             var n: Int
             if kernel {
                 var from = Int64(offset)
-                n = avtool_copy_file_range(source, &from, target, nil, want)
+                n = targetOffset == nil ? avtool_copy_file_range(source, &from, target, nil, want)
+                    : avtool_copy_file_range(source, &from, target, &to, want)
                 if n > 0 { offset = off_t(from) }
                 if n < 0 && [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, EPERM].contains(errno) {
                     kernel = false
@@ -78,7 +92,12 @@ public enum FileBytes {
                 n = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress!, want, offset) }
                 if n > 0 {
                     let chunk = Array(buffer[0..<n])
-                    try write(target, chunk, path: path)
+                    if targetOffset == nil {
+                        try write(target, chunk, path: path)
+                    } else {
+                        try write(target, chunk, at: to, path: path)
+                        to += Int64(n)
+                    }
                     offset += off_t(n)
                 }
             }

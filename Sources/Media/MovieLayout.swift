@@ -129,10 +129,30 @@ public struct MovieLayout: Sendable {
             put(UInt64(padding), 4, &index)
             index += Array("free".utf8) + [UInt8](repeating: 0, count: Int(padding) - 8)
         }
+        let pieces = Self.pieces(ftyp: ftyp, rest: rest)
+        return MovieLayout(boxes: boxes, alignment: alignment, tracks: tracks, original: original, rewritten: result,
+                           index: index, pieces: pieces, widened: parsed.count("stco") - result.count("stco"))
+    }
+
+    /// What `laidOut` gives a file of these top-level `boxes` whose new
+    /// index is as large as its old one (nothing edited, nothing widened):
+    /// the index's size with its padding, and the pieces. nil without one
+    /// `moov`. Where the media data goes is known before the index is parsed.
+    public static func foretold(boxes: [TopBox], alignment: Int64) -> (indexSize: Int64, pieces: [Piece])? {
+        let movies = boxes.filter { $0.type == "moov" }
+        guard movies.count == 1, let moov = movies.first else { return nil }
+        let ftyp = boxes.first { $0.type == "ftyp" }
+        let rest = boxes.filter { $0.type != "ftyp" && $0.type != "moov" }
+        let indexEnd = (ftyp?.size ?? 0) + moov.size
+        let padding = padding(from: indexEnd, to: rest.first?.start ?? indexEnd, alignment: alignment)
+        return (moov.size + padding, Self.pieces(ftyp: ftyp, rest: rest))
+    }
+
+    /// `ftyp`, the index, then every other box, neighbours copied as one range.
+    private static func pieces(ftyp: TopBox?, rest: [TopBox]) -> [Piece] {
         var pieces: [Piece] = []
         if let ftyp { pieces.append(.input(start: ftyp.start, count: ftyp.size)) }
         pieces.append(.index)
-        // Neighbouring boxes are copied as one range.
         for b in rest {
             if case .input(let s, let c)? = pieces.last, s + c == b.start {
                 pieces[pieces.count - 1] = .input(start: s, count: c + b.size)
@@ -140,8 +160,7 @@ public struct MovieLayout: Sendable {
                 pieces.append(.input(start: b.start, count: b.size))
             }
         }
-        return MovieLayout(boxes: boxes, alignment: alignment, tracks: tracks, original: original, rewritten: result,
-                           index: index, pieces: pieces, widened: parsed.count("stco") - result.count("stco"))
+        return pieces
     }
 
     /// The top-level boxes of a file of `fileSize` bytes read by

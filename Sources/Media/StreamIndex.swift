@@ -42,6 +42,12 @@ extension InputStream {
         return entries
     }
 
+    /// Where the first packet of the demuxer's index is in the file, and its size.
+    public var firstIndexed: (position: Int64, size: Int32)? {
+        guard avformat_index_get_entries_count(stream) > 0, let e = avformat_index_get_entry(stream, 0) else { return nil }
+        return (e.pointee.pos, e.pointee.size)
+    }
+
     /// Whether the demuxer's index lists packets and every one of them lies
     /// within the file (an MP4/MOV's, whose sample tables it is), found
     /// without copying it out; the count need not be the header's (PCM's

@@ -37,6 +37,16 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     let ftyp = top.first { $0.type == "ftyp" }
     let brand = ftyp.map { FileBytes.read(fd, $0.start + 8, 4) ?? [] } ?? Array("qt  ".utf8)
     guard family(brand: brand) == container.muxer else { return nil }
+    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [path])
+    let out = try FileBytes.create(staged.temporary, reportingAs: outputPath)
+    defer { close(out) }
+    // Nothing edited: the media data's copy starts now, at the place the index's size foretells (`EarlyCopy`).
+    let early = options.edits.isEmpty
+        ? EarlyCopy(boxes: top, size: size, alignment: 4096, from: fd, to: out, path: outputPath, cancellation: cancellation) : nil
+    if let early {
+        // The output's blocks reserved at once (as `FileOutput` does): allocated in one go, a full disk found first.
+        _ = avtool_reserve_blocks(out, 0, early.indexSize + early.copyCount + (ftypSize(top)))
+    }
     // Laid out once it is known with which edits (`BulkPlan`).
     let plain: MovieLayout
     do {
@@ -65,18 +75,29 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
 
     // The check's thread ends before this does, whatever ends it.
     defer { check?.thread.join() }
-    let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [path])
-    let out = try FileBytes.create(staged.temporary, reportingAs: outputPath)
-    defer { close(out) }
-    // The output's blocks reserved at once (as `FileOutput` does): the
-    // filesystem allocates them in one go, and a disk without the room is
-    // found before the copy. Only a help where it cannot.
     let total = layout.pieces.reduce(Int64(0)) { sum, piece in
         if case .input(_, let count) = piece { sum + count } else { sum + Int64(layout.index.count) }
     }
-    _ = avtool_reserve_blocks(out, 0, total)
-    let written = try copy(layout, from: fd, size: size, duration: duration, to: out, path: outputPath,
+    let tell = progress.map { progress in
+        { (n: Int64) -> Void in
+            progress(RemuxProgress(bytesRead: n, inputSize: size, position: (duration ?? 0) * Double(n) / Double(max(total, 1)),
+                                   duration: duration))
+        }
+    }
+    let written: Int64
+    if let early, let copied = try early.keep(layout, copied: tell) {
+        // The copy was where the layout puts it: the pieces before it (`ftyp`, the index) written in front.
+        written = try writeFront(layout, from: fd, to: out, path: outputPath, cancellation: cancellation) + copied
+    } else {
+        // Written from the start (an early copy's bytes, if any, dropped).
+        if early != nil { guard ftruncate(out, 0) == 0 else { throw MediaError.posix(errno, "could not write output", path: outputPath) } }
+        // The output's blocks reserved at once (as `FileOutput` does): the
+        // filesystem allocates them in one go, and a disk without the room is
+        // found before the copy. Only a help where it cannot.
+        _ = avtool_reserve_blocks(out, 0, total)
+        written = try copy(layout, from: fd, size: size, duration: duration, to: out, path: outputPath,
                            cancellation: cancellation, progress: progress)
+    }
     if let check {
         check.thread.join()
         // Not what the muxer's way would write: the copy is let go (the staged output goes with it).
@@ -94,6 +115,28 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
         + (options.edits.isEmpty ? "" : ", the tags and matrices edited in the index")
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
+}
+
+/// The bytes of a file's `ftyp` box (0 without one).
+private func ftypSize(_ boxes: [MovieLayout.TopBox]) -> Int64 { boxes.first { $0.type == "ftyp" }?.size ?? 0 }
+
+/// The pieces of the output before the index and the index itself, at
+/// their places (the rest was copied there beforehand). The bytes written.
+private func writeFront(_ layout: MovieLayout, from fd: Int32, to out: Int32, path outputPath: String,
+                        cancellation: Cancellation) throws(MediaError) -> Int64 {
+    var at: Int64 = 0
+    for piece in layout.pieces {
+        switch piece {
+        case .index:
+            StopPoint.index.reached()
+            try FileBytes.write(out, layout.index, at: at, path: outputPath)
+            return at + Int64(layout.index.count)
+        case .input(let start, let count):
+            try FileBytes.copy(from: fd, at: start, count: count, to: out, at: at, path: outputPath, cancellation: cancellation) { _ in }
+            at += count
+        }
+    }
+    return at
 }
 
 /// The pieces of the output in order: the index, and the media data copied

@@ -36,10 +36,20 @@ struct ReferencedPackets {
               let hollow = try? HollowFileInput(path: input.path, holes: boxes.mediaData.map { Int64($0.lowerBound)..<Int64($0.upperBound) }),
               let read = try? InputFile(hollow: hollow, name: input.path, format: "mov", cancellation: cancellation),
               read.streams.count == input.streams.count,
-              let payloads = try? PayloadReferences(path: input.path)
+              let payloads = try? PayloadReferences(path: input.path),
+              !kept.contains(where: { Self.startsWithADTS($0, in: payloads) })
         else { return nil }
         self.input = read
         self.payloads = payloads
+    }
+
+    /// AAC whose first packet starts with an ADTS header: the muxer looks
+    /// at that packet and, finding one, rewrites every payload (its
+    /// `aac_adtstoasc`), which a named payload would not show it.
+    private static func startsWithADTS(_ s: InputStream, in payloads: PayloadReferences) -> Bool {
+        guard s.codecName == "aac", let first = s.firstIndexed, first.size > 2 else { return false }
+        guard let b = FileBytes.read(payloads.source, first.position, 2) else { return true }
+        return b[0] == 0xFF && b[1] & 0xF0 == 0xF0
     }
 
     /// The packets of `source` (reading the kept streams of `input`), each
