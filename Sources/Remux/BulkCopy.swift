@@ -40,9 +40,9 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [path])
     let out = try FileBytes.create(staged.temporary, reportingAs: outputPath)
     defer { close(out) }
-    // Nothing edited: the media data's copy starts now, at the place the index's size foretells (`EarlyCopy`).
-    let early = options.edits.isEmpty
-        ? EarlyCopy(boxes: top, size: size, alignment: 4096, from: fd, to: out, path: outputPath, cancellation: cancellation) : nil
+    // The media data's copy starts now, at the place the index's size foretells (`EarlyCopy`): the
+    // padding that keeps the data's place within a page takes up an edit's few bytes too.
+    let early = EarlyCopy(boxes: top, size: size, alignment: 4096, from: fd, to: out, path: outputPath, cancellation: cancellation)
     if let early {
         // The output's blocks reserved at once (as `FileOutput` does): allocated in one go, a full disk found first.
         _ = avtool_reserve_blocks(out, 0, early.indexSize + early.copyCount + (ftypSize(top)))

@@ -4,11 +4,12 @@ import Threads
 
 /// The bulk copy's media data copied on a thread of its own from before the
 /// index is parsed, where its place in the output can be foretold
-/// (`MovieLayout.foretold`): nothing is edited, so the new index is as large
-/// as the old one, and the file is far enough under 4 GiB that no offset
-/// table can widen. The index is parsed and laid out meanwhile; `keep`
-/// takes the copy when the layout is the one foretold, and otherwise it is
-/// stopped and the output written again from its start.
+/// (`MovieLayout.foretold`): the new index as large as the old one, or
+/// larger by what the padding that keeps the media data's place within a
+/// page takes up (an edit's tag), in a file far enough under 4 GiB that no
+/// offset table can widen. The index is parsed and laid out meanwhile;
+/// `keep` takes the copy when the layout is the one foretold, and otherwise
+/// it is stopped and the output written again from its start.
 package final class EarlyCopy {
     /// The pieces of the output as foretold, and where the first byte after the index goes.
     package let pieces: [MovieLayout.Piece]
