@@ -87,7 +87,10 @@ public struct MovieLayout: Sendable {
     }
 
     /// This input laid out, `edits` made in its index's boxes (refused as `init` refuses them).
-    public func laidOut(_ edits: IndexEdits? = nil) throws(Refusal) -> MovieLayout {
+    /// With `phase`, the boxes after the index move by a multiple of the
+    /// alignment plus `phase` (for media data whose bytes come from another
+    /// file, where they lie `phase` further within a page).
+    public func laidOut(_ edits: IndexEdits? = nil, phase: Int64 = 0) throws(Refusal) -> MovieLayout {
         var parsed = original
         if let edits, !edits.isEmpty { try parsed.apply(edits) }
         if let bad = parsed.find(["iloc", "saio"]) { throw Refusal(description: "its index holds '\(bad)' offsets") }
@@ -102,7 +105,7 @@ public struct MovieLayout: Sendable {
         var padding: Int64 = 0
         for _ in 0..<8 {
             let indexEnd = (ftyp?.size ?? 0) + Int64(base.encodedSize)
-            padding = Self.padding(from: indexEnd, to: rest.first?.start ?? indexEnd, alignment: alignment)
+            padding = Self.padding(from: indexEnd, to: (rest.first?.start ?? indexEnd) + phase, alignment: alignment)
             var position = indexEnd + padding
             var moves: [(range: Range<Int64>, by: Int64)] = []
             for b in rest {

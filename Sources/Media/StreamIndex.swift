@@ -42,6 +42,18 @@ extension InputStream {
         return entries
     }
 
+    /// The entries of the demuxer's index (0 without one).
+    public var indexEntryCount: Int { Int(max(avformat_index_get_entries_count(stream), 0)) }
+
+    /// The bytes of the packets the demuxer's index lists (0 without one).
+    public var indexedBytes: Int64 {
+        var sum: Int64 = 0
+        for i in 0..<max(avformat_index_get_entries_count(stream), 0) {
+            if let e = avformat_index_get_entry(stream, i) { sum += Int64(e.pointee.size) }
+        }
+        return sum
+    }
+
     /// Where the first packet of the demuxer's index is in the file, and its size.
     public var firstIndexed: (position: Int64, size: Int32)? {
         guard avformat_index_get_entries_count(stream) > 0, let e = avformat_index_get_entry(stream, 0) else { return nil }

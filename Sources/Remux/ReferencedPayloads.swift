@@ -30,7 +30,7 @@ struct ReferencedPackets {
     /// payloads cannot be named (the muxer looks into them, or the index
     /// does not list every packet) or the file is not one whole MP4/MOV.
     init?(_ input: InputFile, kept: [InputStream], cancellation: Cancellation) {
-        guard input.formatName.hasPrefix("mov"), !kept.isEmpty,
+        guard input.formatName.hasPrefix("mov"), !kept.isEmpty, Self.smallPackets(kept),
               kept.allSatisfy({ s in (payloadBlind(s) || CarriedTrack.carries(s)) && (s.isAttachedPicture || s.indexLiesInFile) }),
               let boxes = TopLevelBoxes(path: input.path), !boxes.hasFragments, !boxes.cutShort, !boxes.mediaData.isEmpty,
               let hollow = try? HollowFileInput(path: input.path, holes: boxes.mediaData.map { Int64($0.lowerBound)..<Int64($0.upperBound) }),
@@ -41,6 +41,18 @@ struct ReferencedPackets {
         else { return nil }
         self.input = read
         self.payloads = payloads
+    }
+
+    /// Whether the kept streams' packets are small on average (under 24 KiB):
+    /// where this way pays. It saves the per-packet work of reading and
+    /// writing each payload (about 1.8 µs a packet here) and copies the
+    /// bytes in one pass of the kernel, where reading one file while a
+    /// thread writes the other goes about 0.1 ms a MB faster: large packets
+    /// (a camera's 80 Mb/s, 130 KB each) are copied faster the other way.
+    private static func smallPackets(_ kept: [InputStream]) -> Bool {
+        let packets = kept.reduce(0) { $0 + $1.indexEntryCount }
+        let bytes = kept.reduce(Int64(0)) { $0 + $1.indexedBytes }
+        return packets > 0 && bytes / Int64(packets) < 24 << 10
     }
 
     /// AAC whose first packet starts with an ADTS header: the muxer looks
@@ -80,9 +92,15 @@ func compose(_ written: StagedOutput, with payloads: PayloadReferences, into tar
     defer { close(scratch) }
     var st = stat()
     guard fstat(scratch, &st) == 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
+    // The media data placed where most of its bytes lie within a page as in the input: the kernel
+    // copies page onto page (a copy shifted within the pages takes half as long again).
+    var shifts: [Int64: Int64] = [:]
+    for p in payloads.placements { shifts[((p.from - p.at) % 4096 + 4096) % 4096, default: 0] += p.count }
+    let phase = shifts.max { $0.value < $1.value }?.key ?? 0
     let layout: MovieLayout
     do {
-        layout = try MovieLayout(fileSize: Int64(st.st_size)) { FileBytes.read(scratch, $0, $1) }
+        layout = try MovieLayout.parsed(fileSize: Int64(st.st_size), alignment: 4096) { FileBytes.read(scratch, $0, $1) }
+            .laidOut(phase: phase)
     } catch {
         throw MediaError.invalid("could not write output", path: name, message: "its index could not be moved in front (\(error))")
     }
@@ -92,90 +110,88 @@ func compose(_ written: StagedOutput, with payloads: PayloadReferences, into tar
         if case .input(_, let count) = piece { sum + count } else { sum + Int64(layout.index.count) }
     }
     _ = avtool_reserve_blocks(out, 0, total)
-    var writer = ComposedOutput(out: out, name: name, input: payloads.source, inputPath: payloads.path, scratch: scratch,
-                                cancellation: cancellation) { n in
-        progress?(RemuxProgress(bytesRead: n, inputSize: total,
-                                position: (duration ?? 0) * (0.5 + 0.5 * Double(n) / Double(max(total, 1))), duration: duration))
-    }
-    let placed = payloads.placements
+    // The index written, then every run copied at its place.
+    var jobs: [CopyJob] = []
+    var at: Int64 = 0
     for piece in layout.pieces {
         switch piece {
         case .index:
-            try writer.bytes(layout.index)
+            try FileBytes.write(out, layout.index, at: at, path: name)
+            at += Int64(layout.index.count)
         case .input(let start, let count):
-            try writer.compose(start..<(start + count), placed: placed)
+            jobs += CopyJob.runs(start..<(start + count), at: at, placed: payloads.placements, input: payloads.source,
+                                 scratch: scratch)
+            at += count
         }
     }
-    return (writer.written, layout)
+    _ = try CopyJob.run(jobs, to: out, name: name, inputPath: payloads.path, cancellation: cancellation) { n in
+        progress?(RemuxProgress(bytesRead: n, inputSize: total,
+                                position: (duration ?? 0) * (0.5 + 0.5 * Double(n) / Double(max(total, 1))), duration: duration))
+    }
+    return (at, layout)
 }
 
-/// The output's bytes in order, from three places: bytes given, the
-/// muxer's file (`scratch`) and the input; each run of the files copied by
-/// the kernel (`copy_file_range`), however short: the kernel's copy of a
-/// run of a few kilobytes costs less than reading it in and writing it out.
-private struct ComposedOutput {
-    let out: Int32
-    let name: String
-    let input: Int32
-    let inputPath: String
-    let scratch: Int32
-    let cancellation: Cancellation
-    let copied: (Int64) -> Void
-    private(set) var written: Int64 = 0
-    /// Where progress was last told.
-    private var told: Int64 = 0
+/// A run of the output copied from a file: `count` bytes of `fd` at `from`, to `at`.
+private struct CopyJob {
+    let fd: Int32
+    let from: Int64
+    let count: Int64
+    let at: Int64
 
-    init(out: Int32, name: String, input: Int32, inputPath: String, scratch: Int32, cancellation: Cancellation,
-         copied: @escaping (Int64) -> Void) {
-        (self.out, self.name, self.input, self.inputPath, self.scratch) = (out, name, input, inputPath, scratch)
-        self.cancellation = cancellation
-        self.copied = copied
-    }
-
-    mutating func bytes(_ b: [UInt8]) throws(MediaError) {
-        try FileBytes.write(out, b, path: name)
-        written += Int64(b.count)
-    }
-
-    /// The bytes of `range` of the muxer's file: the input's where a
-    /// placement puts them (`placed`, in the order of their places), the
-    /// muxer's own elsewhere.
-    mutating func compose(_ range: Range<Int64>, placed: [PayloadReferences.Placement]) throws(MediaError) {
+    /// The runs of `range` of the muxer's file (`scratch`), placed from `at`
+    /// in the output: the input's bytes where a placement puts them
+    /// (`placed`, in the order of their places), the muxer's own elsewhere.
+    static func runs(_ range: Range<Int64>, at: Int64, placed: [PayloadReferences.Placement], input: Int32,
+                     scratch: Int32) -> [CopyJob] {
         // The first placement that ends after the range starts.
         var lo = 0, hi = placed.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if placed[mid].at + placed[mid].count <= range.lowerBound { lo = mid + 1 } else { hi = mid }
         }
-        var i = lo, at = range.lowerBound
-        while at < range.upperBound {
-            if i < placed.count, placed[i].at <= at {
+        var jobs: [CopyJob] = []
+        var i = lo, position = range.lowerBound
+        let shift = at - range.lowerBound
+        while position < range.upperBound {
+            if i < placed.count, placed[i].at <= position {
                 let p = placed[i]
-                let n = min(range.upperBound, p.at + p.count) - at
-                try copy(from: input, at: p.from + (at - p.at), count: n, source: inputPath)
-                at += n
-                if at == p.at + p.count { i += 1 }
+                let n = min(range.upperBound, p.at + p.count) - position
+                jobs.append(CopyJob(fd: input, from: p.from + (position - p.at), count: n, at: position + shift))
+                position += n
+                if position == p.at + p.count { i += 1 }
             } else {
                 let next = i < placed.count ? min(placed[i].at, range.upperBound) : range.upperBound
-                try copy(from: scratch, at: at, count: next - at, source: name)
-                at = next
+                jobs.append(CopyJob(fd: scratch, from: position, count: next - position, at: position + shift))
+                position = next
             }
         }
+        return jobs
     }
 
-    private mutating func copy(from fd: Int32, at start: Int64, count: Int64, source: String) throws(MediaError) {
-        guard count > 0 else { return }
-        let before = written
-        try FileBytes.copy(from: fd, at: start, count: count, to: out, path: name, cancellation: cancellation) { n in
-            written += n
+    /// Copies every job into `out` by the kernel (`copy_file_range`: no
+    /// byte through this process), `copied` told every 8 MiB. The bytes copied.
+    static func run(_ jobs: [CopyJob], to out: Int32, name: String, inputPath: String, cancellation: Cancellation,
+                    copied: (Int64) -> Void) throws(MediaError) -> Int64 {
+        var done: Int64 = 0, told: Int64 = 0
+        for job in jobs {
+            try job.copy(to: out, name: name, inputPath: inputPath, cancellation: cancellation) { done += $0 }
+            if done - told >= 8 << 20 {
+                told = done
+                copied(done)
+            }
         }
-        if written - before != count {
-            throw MediaError.invalid("could not remux", path: source, message: "the input ended early")
+        return done
+    }
+
+    func copy(to out: Int32, name: String, inputPath: String, cancellation: Cancellation,
+              copied: (Int64) -> Void) throws(MediaError) {
+        var n: Int64 = 0
+        try FileBytes.copy(from: fd, at: from, count: count, to: out, at: at, path: name, cancellation: cancellation) {
+            n += $0
+            copied($0)
         }
-        if written - told >= 8 << 20 {
-            told = written
-            try cancellation.check()
-            copied(written)
+        if n != count {
+            throw MediaError.invalid("could not remux", path: inputPath, message: "the input ended early")
         }
     }
 }
