@@ -43,6 +43,8 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     // The media data's copy starts now, at the place the index's size foretells (`EarlyCopy`): the
     // padding that keeps the data's place within a page takes up an edit's few bytes too.
     let early = EarlyCopy(boxes: top, size: size, alignment: 4096, from: fd, to: out, path: outputPath, cancellation: cancellation)
+    // Its thread ends before the files it copies between are closed, whatever ends this.
+    defer { early?.stop() }
     if let early {
         // The output's blocks reserved at once (as `FileOutput` does): allocated in one go, a full disk found first.
         _ = avtool_reserve_blocks(out, 0, early.indexSize + early.copyCount + (ftypSize(top)))
