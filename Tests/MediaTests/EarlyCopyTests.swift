@@ -27,7 +27,9 @@ struct EarlyCopyTests {
         try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
     }
 
-    @Test func keptWhereTheLayoutIsTheOneForetold() throws {
+    /// An early copy of the fixture with its index at the end into a new
+    /// file, given to `body` with the input's descriptor, size and bytes and the output's path.
+    func withEarlyCopy(_ body: (EarlyCopy, Int32, Int64, [UInt8], String) throws -> Void) throws {
         let (path, bytes) = try indexAtTheEnd()
         let out = path + ".out"
         defer { unlink(path); unlink(out) }
@@ -38,41 +40,42 @@ struct EarlyCopyTests {
         #expect(boxes.last?.type == "moov")
         let early = try #require(EarlyCopy(boxes: boxes, size: size, alignment: 4096, from: fd, to: o, path: out,
                                            cancellation: Cancellation()))
-        let laid = try layout(fd, size: size)
-        var told: [Int64] = []
-        let copied = try #require(try early.keep(laid) { told.append($0) })
-        #expect(copied == early.copyCount)
-        // Every piece after the index at its place in the output.
-        let written = [UInt8](try #require(FileManager.default.contents(atPath: out)))
-        var at = 0
-        for piece in laid.pieces {
-            switch piece {
-            case .index: at += laid.index.count
-            case .input(let start, let count):
-                if at > 32 {
-                    #expect(Array(written[at..<(at + Int(count))]) == Array(bytes[Int(start)..<Int(start + count)]))
+        try body(early, fd, size, bytes, out)
+    }
+
+    @Test func keptWhereTheLayoutIsTheOneForetold() throws {
+        try withEarlyCopy { early, fd, size, bytes, out in
+            let laid = try layout(fd, size: size)
+            var told: [Int64] = []
+            let copied = try #require(try early.keep(laid) { told.append($0) })
+            #expect(copied == early.copyCount)
+            // Every piece after the index at its place in the output.
+            let written = [UInt8](try #require(FileManager.default.contents(atPath: out)))
+            var at = 0, afterIndex = false
+            for piece in laid.pieces {
+                switch piece {
+                case .index:
+                    at += laid.index.count
+                    afterIndex = true
+                case .input(let start, let count):
+                    if afterIndex {
+                        #expect(Array(written[at..<(at + Int(count))]) == Array(bytes[Int(start)..<Int(start + count)]))
+                    }
+                    at += Int(count)
                 }
-                at += Int(count)
             }
+            #expect(written.count == at)
         }
-        #expect(written.count == at)
     }
 
     @Test func letGoWhereTheIndexIsLaidOutOtherwise() throws {
-        let (path, bytes) = try indexAtTheEnd()
-        let out = path + ".out"
-        defer { unlink(path); unlink(out) }
-        let fd = open(path, O_RDONLY), o = open(out, O_RDWR | O_CREAT | O_TRUNC, 0o644)
-        defer { close(fd); close(o) }
-        let size = Int64(bytes.count)
-        let boxes = try MovieLayout.topLevelBoxes(fileSize: size) { FileBytes.read(fd, $0, $1) }
-        let early = try #require(EarlyCopy(boxes: boxes, size: size, alignment: 4096, from: fd, to: o, path: out,
-                                           cancellation: Cancellation()))
-        // A title of 5,000 characters: the index grows past what its padding takes up.
-        var edits = IndexEdits(family: .iso)
-        edits.fileTags = [("title", String(repeating: "x", count: 5_000))]
-        let laid = try layout(fd, size: size, edits: edits)
-        #expect(Int64(laid.index.count) != early.indexSize)
-        #expect(try early.keep(laid, copied: nil) == nil)
+        try withEarlyCopy { early, fd, size, _, _ in
+            // A title of 5,000 characters: the index grows past what its padding takes up.
+            var edits = IndexEdits(family: .iso)
+            edits.fileTags = [("title", String(repeating: "x", count: 5_000))]
+            let laid = try layout(fd, size: size, edits: edits)
+            #expect(Int64(laid.index.count) != early.indexSize)
+            #expect(try early.keep(laid, copied: nil) == nil)
+        }
     }
 }
