@@ -57,6 +57,14 @@ enum Fixtures {
         return p
     }
 
+    /// A real recording from a phone, camera, browser or app kept in the repository
+    /// (`Tests/Fixtures/wild`, with its source and licence).
+    static func wild(_ name: String) throws -> String {
+        let p = Tool.repo.appendingPathComponent("Tests/Fixtures/wild").appendingPathComponent(name).path
+        guard fileExists(p) else { throw FixtureError(message: "real recording \(name) missing") }
+        return p
+    }
+
     static func real(_ name: String) throws -> String {
         try fetchedReal.get()
         let p = realDirectory.appendingPathComponent(name).path
