@@ -193,7 +193,14 @@ extension MediaError {
         case interrupted
         /// Any other failure to read or write.
         case ioError = "io-error"
+        /// The written output is not what was planned (a fault of this
+        /// program's, caught before the output got its name).
+        case internalMismatch = "internal-mismatch"
     }
+
+    /// The code of an output that does not hold what was planned: FFmpeg's
+    /// `AVERROR_BUG` ("Internal bug, should not have happened").
+    public static let mismatchCode: Int32 = -(0x42 | 0x55 << 8 | 0x47 << 16 | 0x21 << 24)
 
     /// The kind of failure; its `rawValue` is the stable name (`not-found`, …).
     public var category: Category {
@@ -204,6 +211,7 @@ extension MediaError {
         case avtool_averror(EEXIST): return .outputExists
         case AVTOOL_AVERROR_ENCODER_NOT_FOUND, AVTOOL_AVERROR_DECODER_NOT_FOUND: return .codecUnavailable
         case AVTOOL_AVERROR_EXIT: return .interrupted
+        case MediaError.mismatchCode: return .internalMismatch
         default: break
         }
         if remedy == .overwrite { return .outputExists }

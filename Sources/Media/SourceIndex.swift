@@ -7,6 +7,9 @@ import Glibc
 /// and references — for writers that carry them into an output.
 public struct SourceIndex: Sendable {
     public let tracks: [SourceTrack]
+    /// The movie's time scale and duration (`mvhd`): how long players say the file lasts.
+    public let movieTimescale: UInt32?
+    public let movieDuration: Int64?
 
     /// The track with `id` (libavformat's stream `id` for MP4/MOV inputs).
     public func track(id: Int) -> SourceTrack? { tracks.first { $0.id == id } }
@@ -39,6 +42,24 @@ public struct SourceIndex: Sendable {
     /// The tracks of a parsed `moov` box.
     init(moov: Box) {
         tracks = (moov.children ?? []).filter { $0.type == "trak" }.compactMap(SourceTrack.init)
+        let mvhd = (moov.children ?? []).first { $0.type == "mvhd" }
+        (movieTimescale, movieDuration) = mvhd.map { Self.scaleAndDuration(ofHeader: $0.payload) } ?? (nil, nil)
+    }
+
+    /// The time scale and duration of an `mvhd` or `mdhd` payload (the two
+    /// lay them out alike: after the creation and modification times, 32 or
+    /// 64 bits each by the version).
+    static func scaleAndDuration(ofHeader payload: ArraySlice<UInt8>) -> (UInt32?, Int64?) {
+        let r = BigEndianReader(payload)
+        let wide = r.u8(at: 0) == 1
+        let scale = r.u32(at: wide ? 20 : 12).flatMap { $0 > 0 ? $0 : nil }
+        return (scale, r.uint(at: wide ? 24 : 16, size: wide ? 8 : 4).map { Int64(truncatingIfNeeded: $0) })
+    }
+
+    /// The movie's duration in seconds, if its header gives it.
+    public var movieSeconds: Double? {
+        guard let movieTimescale, let movieDuration else { return nil }
+        return Double(movieDuration) / Double(movieTimescale)
     }
 }
 
@@ -51,8 +72,11 @@ public struct SourceTrack: Sendable {
     /// The media handler (`vide`, `soun`, `meta`, `tmcd`…) and its name.
     public let handlerType: FourCC?
     public let handlerName: String?
-    /// The media's time scale (`mdhd`).
+    /// The media's time scale and duration (`mdhd`: the sum of its samples' durations).
     public let timescale: UInt32?
+    public let mediaDuration: Int64?
+    /// The track's duration on the movie's timeline, in the movie's time scale (`tkhd`: its edits').
+    public let duration: Int64?
     /// Each sample description (`stsd` entry), whole: header, fields, boxes.
     public let sampleDescriptions: [[UInt8]]
     /// Track ids this track refers to, by reference type (`tref`: a `mebx`
@@ -66,15 +90,13 @@ public struct SourceTrack: Sendable {
         let version = t.u8(at: 0) ?? 0
         guard let id = t.u32(at: version == 1 ? 20 : 12) else { return nil }
         self.id = Int(id)
+        duration = t.uint(at: version == 1 ? 28 : 20, size: version == 1 ? 8 : 4).map { Int64(truncatingIfNeeded: $0) }
         self.trak = trak
         let mdia = child(trak, "mdia")
         let hdlr = child(mdia, "hdlr")
         let mdhd = child(mdia, "mdhd")
         (handlerType, handlerName) = Self.handler(hdlr?.payload)
-        timescale = mdhd.flatMap { m in
-            let r = BigEndianReader(m.payload)
-            return r.u32(at: r.u8(at: 0) == 1 ? 20 : 12)
-        }
+        (timescale, mediaDuration) = mdhd.map { SourceIndex.scaleAndDuration(ofHeader: $0.payload) } ?? (nil, nil)
         let stsd = child(child(child(mdia, "minf"), "stbl"), "stsd")
         sampleDescriptions = stsd.map { box in
             let r = BigEndianReader(box.payload)
@@ -87,6 +109,9 @@ public struct SourceTrack: Sendable {
             }
         } ?? []
     }
+
+    /// What the track's sample tables list (count, bytes, furthest chunk); nil when they do not agree.
+    public var samples: TrackSamples? { TrackSamples(trak: trak) }
 
     /// The size of the track's `trak` box: about what the track takes in an index.
     public var indexBytes: Int { trak.encodedSize }

@@ -90,8 +90,10 @@ public final class MuxSession {
         var timeline: TrackTimeline?
         /// The input stream the current timeline reads, for errors.
         var source: (path: String, stream: Int)?
-        var packets = 0
-        var bytes: Int64 = 0
+        /// What was handed over for it, which the written file must hold (`OutputCheck`).
+        var plan = PlannedTrack(type: .unknown, codec: "", timeBase: .microseconds)
+        var packets: Int { plan.packets }
+        var bytes: Int64 { plan.bytes }
         /// The first DTS written, and where the frames end in presentation:
         /// all of them, and those not flagged discard (what the input shows).
         var firstDTS: Int64?
@@ -186,6 +188,23 @@ public final class MuxSession {
                                                           metadataKeys: keys),
                                     cancellation: cancellation)
         }
+        for j in tracks.indices { tracks[j].plan = plan(track: j) }
+    }
+
+    /// What `track` starts with for its post-condition: the muxer's stream's
+    /// codec and tag, or a carried track's.
+    private func plan(track j: Int) -> PlannedTrack {
+        guard let m = tracks[j].muxerIndex else {
+            var p = PlannedTrack(type: .data, codec: tracks[j].input?.reportedCodec ?? "data", timeBase: timeBase(j))
+            p.carried = true
+            return p
+        }
+        let facts = output.facts(ofStream: m)
+        var p = PlannedTrack(type: facts.type, codec: facts.codec, tag: facts.tag, timeBase: timeBase(j))
+        // (Muxers write Annex B as lengths, merge E-AC-3 frames, filter AV1's OBUs.)
+        p.bytesKept = (facts.recordHeader ?? true) && !["eac3", "av1"].contains(facts.codec)
+        p.coverArt = tracks[j].input?.isAttachedPicture == true
+        return p
     }
 
     /// What the muxer does not write into the sample entry of `source`'s
@@ -267,7 +286,7 @@ public final class MuxSession {
     public func write(_ packet: borrowing Packet, track: Int) throws(MediaError) -> PacketTiming {
         try cancellation.check()
         precondition(tracks[track].timeline != nil, "MuxSession.write: track \(track) has no timeline")
-        let mapped: PacketTiming
+        var mapped: PacketTiming
         do {
             // Mapped in place: the timeline is not copied out and back per packet.
             mapped = try tracks[track].timeline!.map(packet.timing)
@@ -276,8 +295,15 @@ public final class MuxSession {
             throw timestampError(error, input: source?.path ?? name, stream: source?.stream ?? track)
         }
         let hidden = packet.isDiscard || tracks[track].hiddenFrom.map { (packet.timing.pts ?? .min) >= $0 } == true
-        tracks[track].packets += 1
-        tracks[track].bytes += Int64(packet.size)
+        if tracks[track].plan.packets == 0, tracks[track].plan.codec == "aac", packet.withData(\.startsWithADTS) {
+            tracks[track].plan.bytesKept = false  // the muxer takes the ADTS headers off
+        }
+        tracks[track].plan.count(size: packet.size, timing: mapped)
+        if let fault = OutputFault.chosen, track == 0, fault.spoils(&mapped, number: tracks[track].plan.packets,
+                                                                    longest: tracks[track].plan.longest) {
+            packet.unref()
+            return mapped
+        }
         if tracks[track].firstDTS == nil { tracks[track].firstDTS = mapped.dts ?? mapped.pts }
         if let p = mapped.pts ?? mapped.dts {
             let end = p &+ max(mapped.duration, 0)
@@ -313,6 +339,9 @@ public final class MuxSession {
         tracks[track].hiddenFrom = from
     }
 
+    /// What each track was handed, which the written file must hold.
+    public var plans: [PlannedTrack] { tracks.map(\.plan) }
+
     /// Bytes written to the output so far (buffered ones included).
     public var bytesWritten: Int64 { output.bytesWritten }
 
@@ -338,6 +367,10 @@ public final class MuxSession {
                 if let m = t.muxerIndex, let e = t.editEnd { EditListEnd.end(path: staged.temporary, track: m, shownEnd: e, firstDTS: t.firstDTS ?? 0) }
             }
             try complete(staged.temporary)
+        }
+        if let staged {
+            try OutputCheck.verify(path: staged.temporary, name: name, container: container, plan: plans,
+                                   cancellation: cancellation)
         }
         var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
                                corrections: tracks.indices.map(corrections(track:)), outputBytes: 0, elapsed: .zero)

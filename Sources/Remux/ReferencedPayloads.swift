@@ -60,8 +60,8 @@ struct ReferencedPackets {
     /// `aac_adtstoasc`), which a named payload would not show it.
     private static func startsWithADTS(_ s: InputStream, in payloads: PayloadReferences) -> Bool {
         guard s.codecName == "aac", let first = s.firstIndexed, first.size > 2 else { return false }
-        guard let b = FileBytes.read(payloads.source, first.position, 2) else { return true }
-        return b[0] == 0xFF && b[1] & 0xF0 == 0xF0
+        guard let b = FileBytes.read(payloads.source, first.position, 3) else { return true }
+        return b.withUnsafeBytes(\.startsWithADTS)
     }
 
     /// The packets of `source` (reading the kept streams of `input`), each
