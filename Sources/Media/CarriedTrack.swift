@@ -48,6 +48,11 @@ public struct CarriedTrack {
     }
     /// The last sample's duration, as its packet gave it.
     private var lastDuration: Int64 = 0
+    /// Where the output's content (its video, audio and text) ends, in
+    /// ticks of `timeBase`: the track is shown no further, so that no data
+    /// sample (a timecode's or a still-image marker's, whose one sample
+    /// lasts a whole recording) makes the file last longer than what it shows.
+    public var contentEnd: Int64?
 
     /// The track `stream` comes from, if it is one this program carries:
     /// a data stream of an MP4/MOV file whose index describes it.
@@ -146,7 +151,10 @@ public struct CarriedTrack {
         // A first sample before the output's start (never, where a cut clips
         // samples to its range) is partly hidden by the edit.
         let lead = max(first, 0), hidden = min(max(-first, 0), mediaDuration)
-        let trackDuration = movieTicks(lead + mediaDuration - hidden)
+        // (Where nothing of the track would be shown before the content's end, it is left whole.)
+        let shown = contentEnd.map { end in end > lead ? min(mediaDuration - hidden, end - lead) : mediaDuration - hidden }
+            ?? mediaDuration - hidden
+        let trackDuration = movieTicks(lead + shown)
         var children: [Box] = []
         for child in source.trak.children ?? [] {
             switch child.type {
@@ -160,12 +168,12 @@ public struct CarriedTrack {
         var elst: [UInt8] = [1, 0, 0, 0]
         var entries: [(Int64, Int64)] = []
         if lead > 0 { entries.append((movieTicks(lead), -1)) }
-        entries.append((movieTicks(mediaDuration - hidden), hidden))
+        entries.append((movieTicks(shown), hidden))
         put(UInt64(entries.count), 4, &elst)
         for (duration, time) in entries { put(UInt64(bitPattern: duration), 8, &elst); put(UInt64(bitPattern: time), 8, &elst); put(0x0001_0000, 4, &elst) }
         // Samples that take no time (a GoPro's `fdsc`, all at 0) get no edit:
         // an entry of no duration would hide all but the first from readers.
-        if lead > 0 || mediaDuration - hidden > 0 {
+        if lead > 0 || shown > 0 {
             children.insert(Box("edts", children: [Box("elst", payload: elst[...])]), at: 1)
         }
         let refs = references.filter { !$0.ids.isEmpty }

@@ -362,9 +362,14 @@ public final class MuxSession {
         try cancellation.check()
         try output.finish()
         if container.isISOBMFF, let staged {
-            // Frames the input hid at its end stay hidden (see `EditListEnd`).
-            for t in tracks {
-                if let m = t.muxerIndex, let e = t.editEnd { EditListEnd.end(path: staged.temporary, track: m, shownEnd: e, firstDTS: t.firstDTS ?? 0) }
+            // Frames the input hid at its end stay hidden (see `EditListEnd`),
+            // and no data track is shown past the content's end.
+            let content = contentEnd
+            for j in tracks.indices {
+                let end = tracks[j].plan.type == .data ? content.flatMap { rescale($0, from: .microseconds, to: timeBase(j)) } : nil
+                tracks[j].carried?.contentEnd = end
+                guard let m = tracks[j].muxerIndex, let e = [tracks[j].editEnd, end].compactMap({ $0 }).min() else { continue }
+                EditListEnd.end(path: staged.temporary, track: m, shownEnd: e, firstDTS: tracks[j].firstDTS ?? 0)
             }
             try complete(staged.temporary)
         }
@@ -381,6 +386,17 @@ public final class MuxSession {
             else { staged.flatMap { fileSize($0.target) } ?? output.bytesWritten }
         result.elapsed = ContinuousClock.now - began
         return result
+    }
+
+    /// Where the output's video, audio and subtitles end (shown frames), in
+    /// microseconds; nil without any.
+    private var contentEnd: Int64? {
+        tracks.indices.filter { [.video, .audio, .subtitle].contains(tracks[$0].plan.type) && !tracks[$0].plan.coverArt }
+            .compactMap { j -> Int64? in
+                let t = tracks[j]
+                let end = t.shownEnd > .min ? t.shownEnd : t.end
+                return end > .min ? rescale(end, from: timeBase(j), to: .microseconds) : nil
+            }.max()
     }
 
     /// Adds what the muxer could not write (`IndexCompletion`): the carried
