@@ -73,6 +73,30 @@ public enum OutputCheck {
         if let problem { throw mismatch(name, problem.track, problem.what) }
     }
 
+    /// Checks that the MP4/MOV file at `path` (called `name` in errors)
+    /// holds the tracks of `source` as they were: an index copied with its
+    /// offsets moved, its tags edited, or its media data placed anew.
+    public static func verify(path: String, name: String, sameTracksAs source: SourceIndex) throws(MediaError) {
+        OutputFault.chosen?.spoilIndex(path)
+        guard let index = SourceIndex(path: path) else { throw mismatch(name, nil, "its index could not be read back") }
+        guard index.tracks.count == source.tracks.count else {
+            throw mismatch(name, nil, "it holds \(index.tracks.count) track(s) where \(source.tracks.count) were copied")
+        }
+        for (j, (written, copied)) in zip(index.tracks, source.tracks).enumerated() {
+            let entry = copied.sampleEntryType?.description ?? "?"
+            guard written.handlerType == copied.handlerType, written.sampleEntryType == copied.sampleEntryType else {
+                throw mismatch(name, j, "its '\(entry)' track became '\(written.sampleEntryType?.description ?? "none")'")
+            }
+            guard let w = written.samples, let c = copied.samples, w.samples == c.samples, w.bytes == c.bytes else {
+                throw mismatch(name, j, "its '\(entry)' track holds \(written.samples?.samples ?? 0) sample(s) of \(written.samples?.bytes ?? 0) bytes where \(copied.samples?.samples ?? 0) of \(copied.samples?.bytes ?? 0) were copied")
+            }
+            guard written.mediaDuration == copied.mediaDuration, written.duration == copied.duration else {
+                throw mismatch(name, j, "its '\(entry)' track's duration changed")
+            }
+        }
+        guard index.movieSeconds == source.movieSeconds else { throw mismatch(name, nil, "its duration changed") }
+    }
+
     static func mismatch(_ name: String, _ track: Int?, _ what: String) -> MediaError {
         MediaError(code: MediaError.mismatchCode, operation: "could not write", path: name, stream: track,
                    message: "the written file is not what was planned: \(what); it was not kept",
@@ -209,10 +233,22 @@ public enum OutputCheck {
 /// (`drop-packet`) or every packet (`drop-track`), or is written from its
 /// third packet on later than planned (`stretch`). What was planned is
 /// counted as ever.
-enum OutputFault: String {
+public enum OutputFault: String, Sendable {
     case dropPacket = "drop-packet", dropTrack = "drop-track", stretch
 
-    static let chosen: OutputFault? = getenv("AVTOOL_TEST_FAULT").flatMap { OutputFault(rawValue: String(cString: $0)) }
+    public static let chosen: OutputFault? = getenv("AVTOOL_TEST_FAULT").flatMap { OutputFault(rawValue: String(cString: $0)) }
+
+    /// Spoils an MP4/MOV file written without a muxer (a copied index): its
+    /// first track is made a `free` box, whichever the fault.
+    func spoilIndex(_ path: String) {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 1 << 20)
+        let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, $0.count, 0) }
+        guard n > 8, let at = (4..<(n - 4)).first(where: { head[$0..<($0 + 4)] == Array("trak".utf8)[...] }) else { return }
+        _ = pwrite(fd, Array("free".utf8), 4, off_t(at))
+    }
 
     /// Spoils the `number`th packet (from 1) of a track whose longest packet
     /// so far lasts `longest`: true when it is not to be written at all.

@@ -105,8 +105,9 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
         // Not what the muxer's way would write: the copy is let go (the staged output goes with it).
         guard check.holds.withLock({ $0 }) else { return nil }
     }
-    // The input must be the file whose index was read.
+    // The input must be the file whose index was read, the output hold its tracks as they were.
     if let changed = FileIdentity.changedError(path: path, since: identity) { throw changed }
+    try OutputCheck.verify(path: staged.temporary, name: outputPath, sameTracksAs: plain.sourceIndex)
     try staged.commit()
     var report = RemuxReport(input: path, output: outputPath, container: container.name, streams: streams, dropped: [])
     report.outputBytes = written

@@ -199,8 +199,9 @@ private func remuxByReference(_ input: InputFile, output outputPath: String, con
     releaseFreedMemory()
     let composed = try compose(written, with: payloads, into: target, duration: input.duration?.seconds, cancellation: cancellation,
                                           progress: progress)
-    // The input must be the file whose index was read.
+    // The input must be the file whose index was read, the output hold the tracks the muxer wrote.
     if let changed = input.changedError() { throw changed }
+    try OutputCheck.verify(path: target.temporary, name: outputPath, sameTracksAs: composed.layout.sourceIndex)
     try target.commit()
     report.outputBytes = composed.bytes
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
