@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+/// The post-condition on every output (docs/reliability.md, "Verified
+/// outputs"): each writing path made to write a wrong file on purpose
+/// (`AVTOOL_TEST_FAULT`: a packet dropped, a track dropped, a track
+/// stretched) refuses it — exit 1, the `internal-mismatch` code, nothing
+/// left in the folder — and real recordings' data tracks no longer make a
+/// file last longer than what it shows.
+@Suite("verified outputs")
+struct VerifiedOutputTests {
+    /// A real iPhone 6s recording: H.264, AAC with an edit list, two `mebx` tracks.
+    static let iphone = "iphone6s_ios9_720p_audio_elst1.mov"
+
+    /// Each writing path, by its arguments (`IN` is the iPhone recording, `OUT` the output in the scratch folder).
+    static let paths: [[String]] = [
+        ["remux", "IN", "OUT.mov", "--no-bulk"],
+        ["remux", "IN", "OUT.mp4"],
+        ["remux", "IN", "OUT.mkv"],
+        ["transcode", "IN", "OUT.mov", "--preset", "ultrafast"],
+        ["transcode", "IN", "OUT.mov", "--preset", "ultrafast", "--chunks", "2"],
+        ["merge", "IN", "MEMO", "OUT.mov"],
+        ["concat", "IN", "IN", "OUT.mov"],
+        ["fill-silence", "IN", "OUT.mov"],
+        ["cut", "IN", "OUT.mov", "--from", "0.1"],
+        ["cut", "IN", "OUT.mov", "--from", "0.1", "--mode", "exact"],
+        ["split", "IN", "OUT{n}.mov", "--every", "0.2"],
+        ["loudness", "IN", "OUT.mov", "--target", "podcast"],
+    ]
+
+    static func environment(fault: String) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["AVTOOL_TEST_FAULT"] = fault
+        return env
+    }
+
+    /// Runs `arguments` with `fault`; the run must refuse its output and leave the folder empty.
+    static func refuses(_ arguments: [String], fault: String) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild(iphone), memo = try Fixtures.wild("ios_voicememos_2021.m4a")
+        let args = arguments.map { a in
+            a == "IN" ? input : a == "MEMO" ? memo : a.hasPrefix("OUT") ? scratch.path(a) : a
+        } + ["--json"]
+        let run = try Tool.run(Tool.avtool, args, environment: environment(fault: fault))
+        #expect(run.status == 1, "\(arguments) with \(fault): \(run)")
+        #expect(run.stdout.contains("\"internal-mismatch\""), "\(arguments) with \(fault): \(run)")
+        #expect(run.stdout.contains("not what was planned"), "\(arguments) with \(fault): \(run)")
+        #expect(scratch.contents.isEmpty, "\(arguments) with \(fault) left \(scratch.contents)")
+    }
+
+    @Test("a dropped packet is refused by every writing path", arguments: paths)
+    func droppedPacket(_ arguments: [String]) throws {
+        try Self.refuses(arguments, fault: "drop-packet")
+    }
+
+    @Test("a dropped track and a stretched one are refused", arguments: [paths[0], paths[2], paths[5], paths[6], paths[9]])
+    func droppedTrackAndStretch(_ arguments: [String]) throws {
+        try Self.refuses(arguments, fault: "drop-track")
+        try Self.refuses(arguments, fault: "stretch")
+    }
+
+    /// The bulk copy writes no packet through a muxer: its copied index is spoiled instead (a track made `free`).
+    @Test("the bulk copy's dropped track is refused")
+    func bulkCopy() throws {
+        let scratch = try Scratch()
+        let out = scratch.path("out.mp4")
+        let run = try Tool.run(Tool.avtool, ["remux", try Fixtures.device(DeviceRecordingTests.gopro), out],
+                               environment: Self.environment(fault: "drop-track"))
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr.contains("holds 4 track(s) where 5 were copied"), "\(run)")
+        #expect(scratch.contents.isEmpty, "\(scratch.contents)")
+        // Without the fault the same copy is made and kept.
+        #expect(try Tool.avtool("remux", try Fixtures.device(DeviceRecordingTests.gopro), out).status == 0)
+    }
+
+    /// The longest video, audio or subtitle stream's end, and the file's duration, by ffprobe.
+    static func durations(_ path: String) throws -> (content: Double, file: Double) {
+        let probe = try FFprobe(path)
+        let content = probe.streams.filter { ["video", "audio", "subtitle"].contains(FFprobe.string($0, "codec_type") ?? "") }
+            .compactMap { s -> Double? in
+                guard let d = FFprobe.double(s, "duration") else { return nil }
+                return d + (FFprobe.double(s, "start_time") ?? 0)
+            }.max() ?? 0
+        return (content, FFprobe.double(probe.format, "duration") ?? .nan)
+    }
+
+    /// A cut of a GoPro (a timecode sample lasting the whole recording, `gpmd`, `fdsc`) and
+    /// of an iPhone XR Live Photo (three `mebx` tracks) lasts what its video and audio last,
+    /// with every data track the recording has (10.44 s and 0.50 s files before).
+    @Test("a cut lasts what it shows", arguments: [
+        (DeviceRecordingTests.gopro, true), ("iphonexr_ios15_hevc_livephoto_rot90.mov", false),
+    ])
+    func cutLastsWhatItShows(_ recording: String, _ device: Bool) throws {
+        let scratch = try Scratch()
+        let input = device ? try Fixtures.device(recording) : try Fixtures.wild(recording)
+        let ext = recording.hasSuffix(".mov") ? "mov" : "mp4"
+        for mode in ["keyframe", "exact"] {
+            let out = scratch.path("cut-\(mode).\(ext)")
+            let run = try Tool.avtool("cut", input, out, "--from", "0.1", "--duration", "0.3", "--mode", mode)
+            try #require(run.status == 0, "\(run)")
+            let (content, file) = try Self.durations(out)
+            #expect(file <= content + 0.034, "\(mode): the file lasts \(file) s, its video and audio \(content) s")
+            #expect(content < 0.5, "\(mode): \(content) s kept of a 0.3 s cut")
+            let kinds = try DeviceRecordingTests.dataPackets(out).keys.map { $0.split(separator: " ").first ?? "" }.sorted()
+            let before = try DeviceRecordingTests.dataPackets(input).keys.map { $0.split(separator: " ").first ?? "" }.sorted()
+            #expect(kinds == before, "\(mode): data tracks \(kinds) of \(before)")
+        }
+    }
+
+    /// A Live Photo joined with itself lasts twice what it shows, not what its data samples last.
+    @Test("a concat of a Live Photo lasts twice its content")
+    func concatLastsWhatItShows() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("iphonexr_ios15_hevc_livephoto_rot90.mov")
+        let out = scratch.path("twice.mov")
+        let run = try Tool.avtool("concat", input, input, out)
+        try #require(run.status == 0, "\(run)")
+        let one = try Self.durations(input), two = try Self.durations(out)
+        #expect(abs(two.file - 2 * one.content) <= 0.034, "\(two.file) s for 2 × \(one.content) s")
+        #expect(two.file <= two.content + 0.034, "\(two)")
+    }
+}
