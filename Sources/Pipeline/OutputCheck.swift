@@ -22,6 +22,9 @@ public struct PlannedTrack: Sendable {
     /// plus duration): the media's span as MP4/MOV muxers measure it.
     public var firstPTS: Int64?
     public var end: Int64?
+    /// The earliest and latest PTS: the frames' span as Matroska stores it (no DTS).
+    public var minPTS: Int64?
+    public var maxPTS: Int64?
     /// The longest packet (ticks): how far a written duration may differ.
     public var longest: Int64 = 0
     /// Gathered past the muxer and added to the index after it (`CarriedTrack`).
@@ -39,6 +42,7 @@ public struct PlannedTrack: Sendable {
         // frame rate or the next packet): the step from the one before stands for it.
         if duration == 0, let lastDTS { longest = max(longest, d - lastDTS) }
         lastDTS = max(lastDTS ?? d, d)
+        (minPTS, maxPTS) = (min(minPTS ?? p, p), max(maxPTS ?? p, p))
         end = max(end ?? .min, p &+ duration)
         longest = max(longest, duration)
     }
@@ -217,8 +221,8 @@ public enum OutputCheck {
         } else if p.bytesKept, r.bytes != p.bytes {
             return "it holds \(r.bytes) bytes of \(p.codec) where \(p.bytes) were written"
         }
-        // Durations of the last packet are not always stored: the span between the first and last DTS.
-        guard let pf = p.firstDTS, let pl = p.lastDTS, let rf = r.firstDTS, let rl = r.lastDTS else { return nil }
+        // Durations of the last packet are not always stored, nor DTS: the span between the earliest and latest PTS.
+        guard let pf = p.minPTS, let pl = p.maxPTS, let rf = r.minPTS, let rl = r.maxPTS else { return nil }
         let planned = Timestamp(pl - pf, p.timeBase).seconds, written = Timestamp(rl - rf, r.timeBase).seconds
         let slack = p.tolerance + Timestamp(1, r.timeBase).seconds
         if abs(written - planned) > slack {

@@ -43,7 +43,9 @@ public func probe(_ input: InputFile, gapTolerance: Int64? = nil, cancellation: 
             firstDTS[i] = t.dts
             if streams[i].mediaType == .audio { priming[i] = packet.skipSamplesAtStart }
         }
-        extents[i]?.add(pts: t.pts, duration: t.duration)
+        // Frames an edit list hides (a cut's video from the keyframe before its start) are not shown:
+        // they are not where the video starts or ends. (Audio's hidden priming is counted in `priming`.)
+        if streams[i].mediaType == .audio || !packet.isDiscard { extents[i]?.add(pts: t.pts, duration: t.duration) }
         firstFrames[i]?.add(packet)
         if streams[i].mediaType == .audio {
             var n = streams[i].samples(in: packet)

@@ -119,4 +119,23 @@ struct VerifiedOutputTests {
         #expect(abs(two.file - 2 * one.content) <= 0.034, "\(two.file) s for 2 × \(one.content) s")
         #expect(two.file <= two.content + 0.034, "\(two)")
     }
+
+    /// A keyframe cut keeps the video from the keyframe before its start, hidden by the edit
+    /// list: the probe of the cut says where the shown video starts, as ffprobe does (it said
+    /// "A/V start skew 2000 ms" for a cut from 2 s whose streams both start at 0).
+    @Test("the probe of a cut reports the skew the file has")
+    func probeOfACut() throws {
+        let scratch = try Scratch()
+        let out = scratch.path("cut.mp4")
+        let cut = try Tool.avtool("cut", try Fixtures.real("camera_576p.mp4"), out, "--from", "2", "--duration", "5")
+        try #require(cut.status == 0, "\(cut)")
+        let starts = try FFprobe(out).streams.compactMap { FFprobe.double($0, "start_time") }
+        let run = try Tool.avtool("probe", out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let skew = try #require((report["sync"] as? [String: Any])?["skew"] as? [String: Any])
+        let micros = try #require(skew["start_microseconds"] as? Int)
+        let expected = (starts.last! - starts.first!) * 1e6
+        #expect(abs(Double(micros) - expected) <= 40_000, "skew \(micros) µs where the streams start at \(starts)")
+    }
 }
