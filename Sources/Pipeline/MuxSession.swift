@@ -104,14 +104,22 @@ public final class MuxSession {
         /// not shown (few: a cut's or an input's hidden tail, priming).
         var lastShown = Int64.min
         var hiddenStarts: [Int64] = []
+        /// Where the input's own edit ended (source ticks, `showUntil`), and
+        /// that place in output ticks once a shown frame was found across it.
+        var showUntil: Int64?
+        var shownUntil: Int64?
 
         /// Where the track's edit must end so that hidden frames after the
         /// shown ones stay hidden: where the first of them starts (exact even
-        /// where packets carry no duration), else where the shown frames end;
-        /// nil when nothing after them is hidden.
+        /// where packets carry no duration), or earlier inside the last shown
+        /// frame where the input's own edit ended there; else where the shown
+        /// frames end; nil when nothing after them is hidden.
         var editEnd: Int64? {
             guard shownEnd > Int64.min else { return nil }
-            if let next = hiddenStarts.filter({ $0 > lastShown }).min() { return next }
+            if let next = hiddenStarts.filter({ $0 > lastShown }).min() {
+                if let until = shownUntil, until > lastShown, until < next { return until }
+                return next
+            }
             return end > shownEnd ? shownEnd : nil
         }
     }
@@ -287,6 +295,7 @@ public final class MuxSession {
             } else {
                 tracks[track].shownEnd = max(tracks[track].shownEnd, end)
                 tracks[track].lastShown = max(tracks[track].lastShown, p)
+                noteShownUntil(packet.timing, at: p, track: track)
             }
         }
         if let d = mapped.dts { last = (track, d) }
@@ -311,6 +320,27 @@ public final class MuxSession {
     /// reference of frames before it). Other containers show them.
     public func hideFrames(track: Int, from: Int64) {
         tracks[track].hiddenFrom = from
+    }
+
+    /// `track`'s frames are shown until `end` (ticks of the source's time
+    /// base, as packets are written): where the input's own edit list ends,
+    /// inside its last shown frame. In an MP4/MOV output whose track ends
+    /// with frames kept but not shown, its edit list ends there too, not
+    /// where that frame ends or the first hidden one starts: it shows as
+    /// long as the input did.
+    public func showUntil(track: Int, _ end: Int64) {
+        tracks[track].showUntil = end
+    }
+
+    /// Notes where the track's `showUntil` lies in output ticks, from its
+    /// last shown frame so far (presented at `at`; `source`: its timing as
+    /// read). Packets of reordered video may carry no duration: the place
+    /// is found from the frame's start, not its end.
+    private func noteShownUntil(_ source: PacketTiming, at: Int64, track: Int) {
+        guard let until = tracks[track].showUntil, at == tracks[track].lastShown, let pts = source.pts, pts < until,
+              let timeline = tracks[track].timeline,
+              let into = rescale(until - pts, from: timeline.source, to: timeline.target, rounding: .down) else { return }
+        tracks[track].shownUntil = at + into
     }
 
     /// Bytes written to the output so far (buffered ones included).

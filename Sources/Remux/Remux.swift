@@ -239,8 +239,10 @@ package func indexReservation(_ input: InputFile, container: Container, options:
                                  cancellation: cancellation)
     let header = Int(session.bytesWritten)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
-    let source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
+    var source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
                                   operation: "could not measure the index of")
+    // As the real write: every packet, those the input hides at its end too.
+    source.keepsHiddenEnd = true
     // The zeros outlive the session's end: its interleaving queue still
     // holds packets pointing there until the trailer is written.
     let zeros = ZeroPayload()
@@ -296,6 +298,15 @@ func payloadBlind(_ s: InputStream) -> Bool {
     }
 }
 
+/// What an output without edit lists leaves out: the frames the input's
+/// edit list hides at a track's end (shown, they would make it longer).
+private func hiddenEndWarnings(_ counts: [Int], kept: [InputStream], container: Container) -> [String] {
+    zip(counts, kept).compactMap { n, s in
+        n == 0 ? nil : "stream #\(s.index) (\(s.codecName)): \(n) frame(s) the input's edit list hides at its end left out"
+            + " (\(container.name) has no edit list to hide them)"
+    }
+}
+
 /// The same stream copy from an opened input into memory (nothing touches
 /// the filesystem): what the fuzz harness runs, and a check that the file
 /// and memory paths write the same bytes. `options.faststart` does not
@@ -322,6 +333,10 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
     let packets = referenced?.input ?? input
     var source = try PacketSource(packets, kept: plan.kept.map { packets.streams[$0.index] }, salvage: options.salvage,
                                   operation: "could not remux")
+    // Frames the input's edit list hides at its end: kept where the output's edit list hides them too.
+    let hidesFrames: Bool
+    if case .memory = destination { hidesFrames = false } else { hidesFrames = container.isISOBMFF }
+    source.keepsHiddenEnd = hidesFrames
     var audio: [Int: AudioReencoder] = [:]
     for (index, settings) in encodings {
         audio[index] = try AudioReencoder(settings: settings, source: input.streams[index])
@@ -338,6 +353,12 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                                  cancellation: cancellation)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair,
                                retimed: audio.mapValues { $0.encoder.timeBase })
+    if hidesFrames && input.formatName.hasPrefix("mov") {
+        // Where each track's edit list ends in the input (the demuxer's start and duration).
+        for (j, s) in plan.kept.enumerated() where audio[s.index] == nil {
+            if let start = s.startTime, let length = s.duration { session.showUntil(track: j, start.value + length.value) }
+        }
+    }
     let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
         if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
         return CopyWriter(track: j, session: session)
@@ -367,7 +388,8 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
             return r
         },
         dropped: plan.dropped,
-        warnings: [source.salvage?.warning, result.tagWarning(container: container)].compactMap { $0 } + plan.warnings)
+        warnings: [source.salvage?.warning, result.tagWarning(container: container)].compactMap { $0 } + plan.warnings
+            + hiddenEndWarnings(source.discardedAtEnd, kept: plan.kept, container: container))
     report.salvage = source.salvage
     report.outputBytes = result.outputBytes
     report.durationSeconds = input.duration.map(\.seconds)

@@ -47,4 +47,56 @@ struct RemuxLossTests {
             }
         }
     }
+
+    /// Per stream: ffprobe's duration (the input's or output's edit list).
+    static func durations(_ path: String) throws -> [Double?] {
+        try FFprobe(path).streams.map { FFprobe.double($0, "duration") }
+    }
+
+    /// Phone recordings whose edit lists end before their last frames
+    /// (flagged discard: an iPad 2's H.264 ends with one, an iPhone 15 Pro
+    /// Max's HEVC with two B-frame references) into MP4 and MOV: every
+    /// packet kept in order (before, the iPad's last one was left out), the
+    /// same frames shown, each stream as long as in the input (the edit
+    /// list ends where the input's does, inside the last shown frame).
+    @Test(arguments: ["ipad2_ios5_h264_rot180.mov", "iphone15promax_ios26_dv84_hevc10_cut.mov"], ["mp4", "mov"])
+    func framesHiddenAtTheEndKept(_ name: String, _ container: String) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild(name)
+        let expected = try Self.packets(input), lengths = try Self.durations(input)
+        let video = try #require(try FFprobe(input).streams.firstIndex { FFprobe.string($0, "codec_type") == "video" })
+        let shown = try RepairTests.decodedHashes(input, stream: video)
+        try #require(try PacketList(input).packets.contains { $0.stream == video && $0.discard }, "no hidden frame")
+        for flags in [[], ["--no-bulk"]] {
+            let out = scratch.path("out\(flags.joined()).\(container)")
+            let r = try Tool.avtool(["remux", input, out] + flags)
+            try #require(r.status == 0, "\(r)")
+            let got = try Self.packets(out)
+            #expect(got.keys.sorted() == expected.keys.sorted(), "\(flags): streams \(got.keys.sorted())")
+            for (stream, list) in expected {
+                #expect(got[stream]?.count == list.count, "\(flags) stream \(stream): \(got[stream]?.count ?? 0) of \(list.count) packets")
+                let same = got[stream] == list
+                #expect(same, "\(flags) stream \(stream): the payloads differ")
+            }
+            #expect(try RepairTests.decodedHashes(out, stream: video) == shown, "\(flags): not the frames the input shows")
+            let outLengths = try Self.durations(out)
+            #expect(outLengths.count == lengths.count)
+            for (i, (a, b)) in zip(lengths, outLengths).enumerated() {
+                #expect(abs((a ?? -1) - (b ?? 1)) < 0.0005, "\(flags) stream \(i): \(b ?? .nan) s, the input \(a ?? .nan) s")
+            }
+        }
+    }
+
+    /// Matroska has no edit lists: the iPad's hidden last frame is left out
+    /// (shown, the video would be a frame longer), and the report says so.
+    @Test func matroskaSaysWhatItLeavesOut() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("ipad2_ios5_h264_rot180.mov")
+        let out = scratch.path("out.mkv")
+        let r = try Tool.avtool("remux", input, out)
+        try #require(r.status == 0, "\(r)")
+        #expect(r.stderr.contains("stream #1 (h264): 1 frame(s) the input's edit list hides at its end left out"), "\(r.stderr)")
+        // (The counts: Matroska keeps no rotation, so the pictures come out turned.)
+        #expect(try RepairTests.decodedHashes(out, stream: 1).count == RepairTests.decodedHashes(input, stream: 1).count)
+    }
 }
