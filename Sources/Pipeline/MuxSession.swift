@@ -77,6 +77,8 @@ public final class MuxSession {
     /// Boxes of copied video sample entries the muxer does not write, added
     /// after its trailer with the carried tracks (`IndexCompletion`).
     private let entryAdditions: [IndexCompletion.EntryAdditions]
+    /// Boxes for the index's `udta` the muxer does not write (`LocationUserData`).
+    private let userData: [[UInt8]]
     /// The index is moved in front of the media after the additions, not by the muxer.
     private let faststartAfterCompletion: Bool
 
@@ -158,15 +160,19 @@ public final class MuxSession {
             muxed.append(source)
         }
         entryAdditions = additions
-        let completing = !additions.isEmpty || tracks.contains { $0.carried != nil }
+        let streams = muxed
+        let (keys, expected) = Self.tagTrial(container, streams: streams, metadataSource: metadataSource,
+                                             edits: edits, audioSampleRate: audioSampleRate)
+        expectedTagLosses = expected
+        userData = completes ? LocationUserData.boxes(container, keys: keys, metadataSource: metadataSource, edits: edits) : []
+        let completing = !additions.isEmpty || tracks.contains { $0.carried != nil } || !userData.isEmpty
         faststartAfterCompletion = completing && faststart
         let faststart = faststart && !completing
         // Room reserved for the index (measured without what is added after
         // the trailer) grows by what the additions may take.
         let added = tracks.compactMap(\.carried).reduce(0) { $0 + $1.source.indexBytes + 256 }
-            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } }
+            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } } + userData.reduce(8) { $0 + $1.count }
         let reservedIndex = reservedIndex.map { $0 + added }
-        let streams = muxed
         switch destination {
         case let .file(path, overwrite, inputs):
             staged = try StagedOutput(target: path, overwrite: overwrite, inputs: inputs)
@@ -178,9 +184,6 @@ public final class MuxSession {
             staged = nil
             memory = m
         }
-        let (keys, expected) = Self.tagTrial(container, streams: streams, metadataSource: metadataSource,
-                                             edits: edits, audioSampleRate: audioSampleRate)
-        expectedTagLosses = expected
         if let staged {
             output = try OutputFile(path: staged.temporary, reportingAs: staged.target, container: container,
                                     streams: streams, metadataSource: metadataSource, edits: edits,
@@ -390,9 +393,10 @@ public final class MuxSession {
             })
         }
         // (The muxer was not asked for faststart: with nothing to add, the index is still moved.)
-        guard !carried.isEmpty || !entryAdditions.isEmpty || faststartAfterCompletion else { return }
+        guard !carried.isEmpty || !entryAdditions.isEmpty || !userData.isEmpty || faststartAfterCompletion else { return }
         do {
-            try IndexCompletion.complete(path: path, entries: entryAdditions, carried: carried, faststart: faststartAfterCompletion)
+            try IndexCompletion.complete(path: path, entries: entryAdditions, carried: carried, userData: userData,
+                                         faststart: faststartAfterCompletion)
         } catch {
             throw MediaError.invalid("could not write", path: name, message: "could not complete its index: \(error.description)")
         }

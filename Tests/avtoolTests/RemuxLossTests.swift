@@ -99,4 +99,46 @@ struct RemuxLossTests {
         // (The counts: Matroska keeps no rotation, so the pictures come out turned.)
         #expect(try RepairTests.decodedHashes(out, stream: 1).count == RepairTests.decodedHashes(input, stream: 1).count)
     }
+
+    /// The `©xyz` boxes of a file's movie user data (`moov`/`udta`), whole.
+    static func locationBoxes(_ path: String) throws -> [[UInt8]] {
+        let d = try Data(contentsOf: URL(fileURLWithPath: path))
+        func inside(_ r: Range<Int>) -> Range<Int> { (r.lowerBound + 8)..<r.upperBound }
+        guard let moov = ShorterRecording.boxes(d, in: 0..<d.count).first(where: { $0.0 == "moov" })?.1,
+              let udta = ShorterRecording.boxes(d, in: inside(moov)).first(where: { $0.0 == "udta" })?.1 else { return [] }
+        return ShorterRecording.boxes(d, in: inside(udta))
+            .filter { [UInt8](d[($0.1.lowerBound + 4)..<($0.1.lowerBound + 8)]) == [0xA9, 0x78, 0x79, 0x7A] }
+            .map { [UInt8](d[$0.1]) }
+    }
+
+    /// An iPhone 4S MOV (`©xyz` in its user data) and an Android-like MP4
+    /// (`com.android.*` keys and a place) into MOV and MP4 by remux and
+    /// transcode: the place kept as `©xyz` beside the `location` key and
+    /// `loci` the muxer writes (before, only a MOV without keys had one).
+    /// The iPhone's box comes out byte for byte; the Android-like one as the
+    /// MOV muxer writes a `location` tag (its language from `location-eng`).
+    /// (The generated MP4 holds no `©xyz`, as a real Android one would: its
+    /// remux into MP4, a copy of its index as it is, is left out.)
+    @Test(arguments: [("iphone4s_ios5_baseline_rot90_vfr.mov", "remux", "mp4"), ("iphone4s_ios5_baseline_rot90_vfr.mov", "remux", "mov"),
+                      ("iphone4s_ios5_baseline_rot90_vfr.mov", "transcode", "mp4"), ("iphone4s_ios5_baseline_rot90_vfr.mov", "transcode", "mov"),
+                      ("android_tags.mp4", "remux", "mov"), ("android_tags.mp4", "transcode", "mp4"), ("android_tags.mp4", "transcode", "mov")])
+    func placeKeptAsQuickTimeUserData(_ name: String, _ verb: String, _ container: String) throws {
+        let scratch = try Scratch()
+        let input = name.hasPrefix("android") ? try Fixtures.path(name) : try Fixtures.wild(name)
+        let place = try #require(FFprobe.tag(try FFprobe(input).format, "location"))
+        let expected: [UInt8]
+        if let own = try Self.locationBoxes(input).first {
+            expected = own
+        } else {
+            // Size, type, the text's length, its language ('eng' packed), the text.
+            let text = Array(place.utf8)
+            expected = [0, 0, 0, UInt8(12 + text.count), 0xA9, 0x78, 0x79, 0x7A, 0, UInt8(text.count), 0x15, 0xC7] + text
+        }
+        let out = scratch.path("out.\(container)")
+        let r = try Tool.avtool([verb, input, out] + (verb == "transcode" ? ["--preset", "ultrafast"] : []))
+        try #require(r.status == 0, "\(r)")
+        let written = try Self.locationBoxes(out)
+        #expect(written == [expected], "\(written)")
+        #expect(FFprobe.tag(try FFprobe(out).format, "location") == place)
+    }
 }
