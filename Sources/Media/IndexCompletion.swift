@@ -66,12 +66,14 @@ public enum IndexCompletion {
 
     public struct Failure: Error, Sendable { public var description: String }
 
-    /// Completes the file at `path`. Nothing to add leaves it as it is.
+    /// Completes the file at `path`: `userData` are boxes for the movie's
+    /// `udta`, each added where none of its type is there (`LocationUserData`).
+    /// Nothing to add leaves it as it is.
     /// An index in front with room after it (`free` boxes: the space a
     /// one-pass write reserved) is rewritten there, the carried samples
     /// appended to the file; otherwise the index goes to the end after them
     /// and, with `faststart`, is moved in front of the media.
-    public static func complete(path: String, entries: [EntryAdditions], carried: [Carried],
+    public static func complete(path: String, entries: [EntryAdditions], carried: [Carried], userData: [[UInt8]] = [],
                                 faststart: Bool) throws(Failure) {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
@@ -107,7 +109,7 @@ public enum IndexCompletion {
         // In place: the index and the free boxes after it, when the media data follows.
         let room = top[(m + 1)...].prefix { $0.type == "free" }.reduce(moovBox.size) { $0 + $1.size }
         if top[(m + 1)...].contains(where: { $0.type == "mdat" }) {
-            let index = try completed(moov, entries: entries, carried: carried, dataAt: size + dataHeader)
+            let index = try completed(moov, entries: entries, carried: carried, userData: userData, dataAt: size + dataHeader)
             let rest = room - Int64(index.count)
             if rest == 0 || rest >= 8 {
                 var free: [UInt8] = []
@@ -121,7 +123,8 @@ public enum IndexCompletion {
         // At the end: where the index was when it ends the file (else it becomes a `free` box).
         let last = moovBox.start + moovBox.size == size
         let dataStart = last ? moovBox.start : size
-        let index = try completed(moov, entries: entries, carried: carried, dataAt: dataStart + dataHeader)
+        let index = try completed(moov, entries: entries, carried: carried, userData: userData,
+                                  dataAt: dataStart + dataHeader)
         if !last {
             var free: [UInt8] = []
             put(UInt64(FourCC("free").rawValue), 4, &free)
@@ -136,10 +139,11 @@ public enum IndexCompletion {
 
     /// The index `moov` with the entry additions and the carried tracks,
     /// whose samples lie one track after another from `dataAt`, encoded.
-    private static func completed(_ moov: Box, entries: [EntryAdditions], carried: [Carried],
+    private static func completed(_ moov: Box, entries: [EntryAdditions], carried: [Carried], userData: [[UInt8]],
                                   dataAt: Int64) throws(Failure) -> [UInt8] {
         var moov = moov
         var kids = moov.children ?? []
+        if !userData.isEmpty { kids = try withUserData(userData, kids) }
         let traks = kids.indices.filter { kids[$0].type == "trak" }
         for e in entries where e.track < traks.count {
             kids[traks[e.track]] = addToEntry(kids[traks[e.track]], e)
@@ -186,6 +190,31 @@ public enum IndexCompletion {
         }
         moov.children = kids
         return moov.encoded()
+    }
+
+    /// The movie's boxes `kids` with `boxes` in its `udta` (made after the
+    /// last track, where the muxer puts it, when there is none), each where
+    /// none of its type is there.
+    private static func withUserData(_ boxes: [[UInt8]], _ kids: [Box]) throws(Failure) -> [Box] {
+        var kids = kids
+        let u: Int
+        if let at = kids.firstIndex(where: { $0.type == "udta" }) { u = at } else {
+            u = (kids.lastIndex { $0.type == "trak" }).map { $0 + 1 } ?? kids.count
+            kids.insert(Box("udta"), at: u)
+        }
+        do {
+            // (A QuickTime list may end with four zero bytes: the boxes go before them.)
+            var (list, tail) = try Box.parse(kids[u].payload, descending: [], zeroTail: true)
+            for b in try Box.parse(boxes.reduce([], +)[...], descending: []) where !list.contains(where: { $0.type == b.type }) {
+                list.append(b)
+            }
+            var payload: [UInt8] = []
+            for b in list { b.append(to: &payload) }
+            kids[u].payload = (payload + tail)[...]
+        } catch {
+            throw Failure(description: "its user data cannot be read (\(error))")
+        }
+        return kids
     }
 
     /// `trak` with its first sample entry given `e`'s boxes and type.

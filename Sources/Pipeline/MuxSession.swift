@@ -67,20 +67,22 @@ public final class MuxSession {
     /// The caller names the file (`MuxDestination.part`).
     private let namedByCaller: Bool
     private let memory: MemoryOutput?
-    private let output: OutputFile
+    let output: OutputFile
     /// What the output will not hold of its tags, when a trial found it.
     private let expectedTagLosses: [TagLoss]?
-    private var tracks: [Track]
+    var tracks: [Track]
     private let began = ContinuousClock.now
     /// The track and output DTS of the last packet written (for progress).
     private var last: (track: Int, dts: Int64)?
     /// Boxes of copied video sample entries the muxer does not write, added
     /// after its trailer with the carried tracks (`IndexCompletion`).
     private let entryAdditions: [IndexCompletion.EntryAdditions]
+    /// Boxes for the index's `udta` the muxer does not write (`LocationUserData`).
+    private let userData: [[UInt8]]
     /// The index is moved in front of the media after the additions, not by the muxer.
     private let faststartAfterCompletion: Bool
 
-    private struct Track {
+    struct Track {
         /// The muxer's stream for the track; nil for a carried one.
         var muxerIndex: Int?
         /// A track the muxer cannot write, gathered here (`CarriedTrack`).
@@ -106,14 +108,22 @@ public final class MuxSession {
         /// not shown (few: a cut's or an input's hidden tail, priming).
         var lastShown = Int64.min
         var hiddenStarts: [Int64] = []
+        /// Where the input's own edit ended (source ticks, `showUntil`), and
+        /// that place in output ticks once a shown frame was found across it.
+        var showUntil: Int64?
+        var shownUntil: Int64?
 
         /// Where the track's edit must end so that hidden frames after the
         /// shown ones stay hidden: where the first of them starts (exact even
-        /// where packets carry no duration), else where the shown frames end;
-        /// nil when nothing after them is hidden.
+        /// where packets carry no duration), or earlier inside the last shown
+        /// frame where the input's own edit ended there; else where the shown
+        /// frames end; nil when nothing after them is hidden.
         var editEnd: Int64? {
             guard shownEnd > Int64.min else { return nil }
-            if let next = hiddenStarts.filter({ $0 > lastShown }).min() { return next }
+            if let next = hiddenStarts.filter({ $0 > lastShown }).min() {
+                if let until = shownUntil, until > lastShown, until < next { return until }
+                return next
+            }
             return end > shownEnd ? shownEnd : nil
         }
     }
@@ -152,15 +162,19 @@ public final class MuxSession {
             muxed.append(source)
         }
         entryAdditions = additions
-        let completing = !additions.isEmpty || tracks.contains { $0.carried != nil }
+        let streams = muxed
+        let (keys, expected) = Self.tagTrial(container, streams: streams, metadataSource: metadataSource,
+                                             edits: edits, audioSampleRate: audioSampleRate)
+        expectedTagLosses = expected
+        userData = completes ? LocationUserData.boxes(container, keys: keys, metadataSource: metadataSource, edits: edits) : []
+        let completing = !additions.isEmpty || tracks.contains { $0.carried != nil } || !userData.isEmpty
         faststartAfterCompletion = completing && faststart
         let faststart = faststart && !completing
         // Room reserved for the index (measured without what is added after
         // the trailer) grows by what the additions may take.
         let added = tracks.compactMap(\.carried).reduce(0) { $0 + $1.source.indexBytes + 256 }
-            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } }
+            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } } + userData.reduce(8) { $0 + $1.count }
         let reservedIndex = reservedIndex.map { $0 + added }
-        let streams = muxed
         switch destination {
         case let .file(path, overwrite, inputs):
             staged = try StagedOutput(target: path, overwrite: overwrite, inputs: inputs)
@@ -172,9 +186,6 @@ public final class MuxSession {
             staged = nil
             memory = m
         }
-        let (keys, expected) = Self.tagTrial(container, streams: streams, metadataSource: metadataSource,
-                                             edits: edits, audioSampleRate: audioSampleRate)
-        expectedTagLosses = expected
         if let staged {
             output = try OutputFile(path: staged.temporary, reportingAs: staged.target, container: container,
                                     streams: streams, metadataSource: metadataSource, edits: edits,
@@ -189,22 +200,6 @@ public final class MuxSession {
                                     cancellation: cancellation)
         }
         for j in tracks.indices { tracks[j].plan = plan(track: j) }
-    }
-
-    /// What `track` starts with for its post-condition: the muxer's stream's
-    /// codec and tag, or a carried track's.
-    private func plan(track j: Int) -> PlannedTrack {
-        guard let m = tracks[j].muxerIndex else {
-            var p = PlannedTrack(type: .data, codec: tracks[j].input?.reportedCodec ?? "data", timeBase: timeBase(j))
-            p.carried = true
-            return p
-        }
-        let facts = output.facts(ofStream: m)
-        var p = PlannedTrack(type: facts.type, codec: facts.codec, tag: facts.tag, timeBase: timeBase(j))
-        // (Muxers write Annex B as lengths, merge E-AC-3 frames, filter AV1's OBUs.)
-        p.bytesKept = (facts.recordHeader ?? true) && !["eac3", "av1"].contains(facts.codec)
-        p.coverArt = tracks[j].input?.isAttachedPicture == true
-        return p
     }
 
     /// What the muxer does not write into the sample entry of `source`'s
@@ -250,7 +245,7 @@ public final class MuxSession {
     /// carried track's: its source's).
     public var timeBases: [Rational] { tracks.indices.map(timeBase) }
 
-    private func timeBase(_ track: Int) -> Rational {
+    func timeBase(_ track: Int) -> Rational {
         if let m = tracks[track].muxerIndex { output.timeBases[m] } else { tracks[track].carried?.timeBase ?? .microseconds }
     }
 
@@ -313,6 +308,7 @@ public final class MuxSession {
             } else {
                 tracks[track].shownEnd = max(tracks[track].shownEnd, end)
                 tracks[track].lastShown = max(tracks[track].lastShown, p)
+                noteShownUntil(packet.timing, at: p, track: track)
             }
         }
         if let d = mapped.dts { last = (track, d) }
@@ -338,9 +334,6 @@ public final class MuxSession {
     public func hideFrames(track: Int, from: Int64) {
         tracks[track].hiddenFrom = from
     }
-
-    /// What each track was handed, which the written file must hold.
-    public var plans: [PlannedTrack] { tracks.map(\.plan) }
 
     /// Bytes written to the output so far (buffered ones included).
     public var bytesWritten: Int64 { output.bytesWritten }
@@ -388,17 +381,6 @@ public final class MuxSession {
         return result
     }
 
-    /// Where the output's video, audio and subtitles end (shown frames), in
-    /// microseconds; nil without any.
-    private var contentEnd: Int64? {
-        tracks.indices.filter { [.video, .audio, .subtitle].contains(tracks[$0].plan.type) && !tracks[$0].plan.coverArt }
-            .compactMap { j -> Int64? in
-                let t = tracks[j]
-                let end = t.shownEnd > .min ? t.shownEnd : t.end
-                return end > .min ? rescale(end, from: timeBase(j), to: .microseconds) : nil
-            }.max()
-    }
-
     /// Adds what the muxer could not write (`IndexCompletion`): the carried
     /// tracks, with their references to the others, and video entry boxes.
     private func complete(_ path: String) throws(MediaError) {
@@ -409,9 +391,10 @@ public final class MuxSession {
             })
         }
         // (The muxer was not asked for faststart: with nothing to add, the index is still moved.)
-        guard !carried.isEmpty || !entryAdditions.isEmpty || faststartAfterCompletion else { return }
+        guard !carried.isEmpty || !entryAdditions.isEmpty || !userData.isEmpty || faststartAfterCompletion else { return }
         do {
-            try IndexCompletion.complete(path: path, entries: entryAdditions, carried: carried, faststart: faststartAfterCompletion)
+            try IndexCompletion.complete(path: path, entries: entryAdditions, carried: carried, userData: userData,
+                                         faststart: faststartAfterCompletion)
         } catch {
             throw MediaError.invalid("could not write", path: name, message: "could not complete its index: \(error.description)")
         }

@@ -18,6 +18,10 @@ public struct PacketSource {
     /// by the demuxer (shown after the input's edit list ends) with no
     /// packet of the track decoded after them.
     public private(set) var discardedAtEnd: [Int]
+    /// Those packets read last instead of left out: for an output whose edit
+    /// list hides them as the input's did (MP4/MOV, `MuxSession`), so that
+    /// it holds every packet.
+    public var keepsHiddenEnd = false
 
     private let operation: String
 
@@ -116,7 +120,16 @@ public struct PacketSource {
             }
         }
         if stopped { return }
-        for j in held.indices { discardedAtEnd[j] = held[j].count }
+        for j in held.indices {
+            if keepsHiddenEnd {
+                for h in held[j] {
+                    guard try take(h.packet, j) else { return }
+                    salvage?.kept[j] += 1
+                }
+            } else {
+                discardedAtEnd[j] = held[j].count
+            }
+        }
         // Fragments parsed while reading can list packets the file does not hold.
         if salvage == nil, let cut = input.cutOffError(operation, soFar: true) { throw cut }
         if salvage != nil, let so = input.coverageSoFar {

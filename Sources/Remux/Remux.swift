@@ -240,8 +240,10 @@ package func indexReservation(_ input: InputFile, container: Container, options:
                                  cancellation: cancellation)
     let header = Int(session.bytesWritten)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair)
-    let source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
+    var source = try PacketSource(trialInput, kept: plan.kept.map { trialInput.streams[$0.index] }, salvage: false,
                                   operation: "could not measure the index of")
+    // As the real write: every packet, those the input hides at its end too.
+    source.keepsHiddenEnd = true
     // The zeros outlive the session's end: its interleaving queue still
     // holds packets pointing there until the trailer is written.
     let zeros = ZeroPayload()
@@ -269,20 +271,40 @@ private func writeShapes(of source: PacketSource, to session: MuxSession, zeros:
     }
 }
 
-/// Codecs whose payloads the MP4 muxer writes without looking into them
-/// (it converts Annex B H.264/HEVC, merges E-AC-3 frames, reads MPEG-2 and
-/// VC-1 headers, takes DNxHD's header from the first packet): for them a
-/// trial write of the packets' sizes and timing alone gives the real index.
+/// Codecs whose payloads the MP4 muxer writes without looking into them:
+/// for them a trial write of the packets' sizes and timing alone gives the
+/// real index, and a payload named by its place in the input is written
+/// as the muxer would have written it. Checked against FFmpeg 5.1's movenc
+/// (`ff_mov_write_packet`, the sample entry writers) and by writing each
+/// codec's packets once as they are and once as zeros of the same sizes
+/// into MP4 and MOV: the two indexes are the same byte for byte.
+/// H.264/HEVC with avcC/hvcC (Annex B is converted), AAC (an ADTS first
+/// packet is refused, see `ReferencedPackets.startsWithADTS`), ALAC, MP3,
+/// Opus and FLAC (`dOps`/`dfLa` come from the extradata), `mov_text`,
+/// `tmcd`, data and PCM. Not so: AC-3 and E-AC-3, whose every packet the
+/// muxer parses (`handle_eac3`: a packet that is no frame is dropped, the
+/// track left out when none is; `dac3`/`dec3` from the frames), DNxHD and
+/// TrueHD (sample entries from the first packet), MPEG-2 and VC-1 (headers
+/// read for sync samples), and any codec not listed.
 func payloadBlind(_ s: InputStream) -> Bool {
     if s.isAttachedPicture { return true }
     switch s.codecName {
     case "h264", "hevc":
         // avcC/hvcC (version 1), not Annex B start codes.
         return s.extradata.first == 1
-    case "aac", "alac", "mp3", "opus", "flac", "ac3", "mov_text", "tmcd", "bin_data":
+    case "aac", "alac", "mp3", "opus", "flac", "mov_text", "tmcd", "bin_data":
         return true
     default:
         return s.codecName.hasPrefix("pcm_")
+    }
+}
+
+/// What an output without edit lists leaves out: the frames the input's
+/// edit list hides at a track's end (shown, they would make it longer).
+private func hiddenEndWarnings(_ counts: [Int], kept: [InputStream], container: Container) -> [String] {
+    zip(counts, kept).compactMap { n, s in
+        n == 0 ? nil : "stream #\(s.index) (\(s.codecName)): \(n) frame(s) the input's edit list hides at its end left out"
+            + " (\(container.name) has no edit list to hide them)"
     }
 }
 
@@ -312,6 +334,10 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
     let packets = referenced?.input ?? input
     var source = try PacketSource(packets, kept: plan.kept.map { packets.streams[$0.index] }, salvage: options.salvage,
                                   operation: "could not remux")
+    // Frames the input's edit list hides at its end: kept where the output's edit list hides them too.
+    let hidesFrames: Bool
+    if case .memory = destination { hidesFrames = false } else { hidesFrames = container.isISOBMFF }
+    source.keepsHiddenEnd = hidesFrames
     var audio: [Int: AudioReencoder] = [:]
     for (index, settings) in encodings {
         audio[index] = try AudioReencoder(settings: settings, source: input.streams[index])
@@ -328,6 +354,12 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
                                  cancellation: cancellation)
     try session.beginTimelines(plan.kept, start: options.start, repair: options.repair,
                                retimed: audio.mapValues { $0.encoder.timeBase })
+    if hidesFrames && input.formatName.hasPrefix("mov") {
+        // Where each track's edit list ends in the input (the demuxer's start and duration).
+        for (j, s) in plan.kept.enumerated() where audio[s.index] == nil {
+            if let start = s.startTime, let length = s.duration { session.showUntil(track: j, start.value + length.value) }
+        }
+    }
     let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
         if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
         return CopyWriter(track: j, session: session)
@@ -357,7 +389,8 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
             return r
         },
         dropped: plan.dropped,
-        warnings: [source.salvage?.warning, result.tagWarning(container: container)].compactMap { $0 } + plan.warnings)
+        warnings: [source.salvage?.warning, result.tagWarning(container: container)].compactMap { $0 } + plan.warnings
+            + hiddenEndWarnings(source.discardedAtEnd, kept: plan.kept, container: container))
     report.salvage = source.salvage
     report.outputBytes = result.outputBytes
     report.durationSeconds = input.duration.map(\.seconds)
