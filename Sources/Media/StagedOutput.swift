@@ -166,7 +166,10 @@ public final class StagedOutput {
         if overwrite {
             var existing = stat()
             let replacing = lstat(target, &existing) == 0
-            if replacing { try flushTemporary() }
+            if replacing {
+                keepOwner(of: existing)
+                try flushTemporary()
+            }
             guard rename(temporary, target) == 0 else {
                 throw MediaError.posix(errno, op, path: target)
             }
@@ -200,7 +203,10 @@ public final class StagedOutput {
         if overwrite {
             var existing = stat()
             let replacing = lstat(target, &existing) == 0
-            if replacing { try flushTemporary() }
+            if replacing {
+                keepOwner(of: existing)
+                try flushTemporary()
+            }
             let (dir, base) = Self.split(target)
             var named: String?
             let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -230,6 +236,17 @@ public final class StagedOutput {
         }
         done = true
         close(unnamed)
+    }
+
+    /// The temporary given the owner and group of the file it replaces
+    /// (`existing`), and its mode again (a change of owner clears set-id
+    /// bits), so replacing another user's file (`-y`, as root) leaves that
+    /// user their file. Where the system does not allow it (a user may not
+    /// give a file away), the new file is the caller's, as `cp` over it is.
+    private func keepOwner(of existing: stat) {
+        guard existing.st_mode & S_IFMT == S_IFREG, existing.st_uid != geteuid() || existing.st_gid != getegid() else { return }
+        let fd = unnamed >= 0 ? unnamed : lock
+        if fchown(fd, existing.st_uid, existing.st_gid) == 0 { fchmod(fd, existing.st_mode & 0o7777) }
     }
 
     /// `fsync` of the finished temporary; errors name the target.

@@ -175,4 +175,30 @@ struct HostileFolderTests {
         }
         #expect(try fm.contentsOfDirectory(atPath: elsewhere) == ["keep"])
     }
+
+    /// `-y` over another user's file, as root: the new file is still that
+    /// user's, with its mode, and they can read it (unnamed and named
+    /// temporaries). Before, it became root's, mode 0640: unreadable to them.
+    @Test func replacingAnotherUsersFileKeepsItsOwner() throws {
+        try Self.requireRoot()
+        let s = try Scratch()
+        let out = s.path("theirs.m4a")
+        let input = try Fixtures.wild("ios_voicememos_2021.m4a")
+        for named in [false, true] {
+            FileManager.default.createFile(atPath: out, contents: Data("their old file".utf8))
+            try #require(chown(out, uid_t(Self.other.uid), gid_t(Self.other.gid)) == 0 && chmod(out, 0o640) == 0)
+            var environment = ProcessInfo.processInfo.environment
+            if named { environment["AVTOOL_NAMED_TEMPORARIES"] = "1" }
+            let r = try Tool.run(Tool.avtool, ["remux", input, out, "-y", "-q"], environment: environment)
+            #expect(r.status == 0, "\(r)")
+            var st = stat()
+            try #require(stat(out, &st) == 0)
+            #expect(Int(st.st_uid) == Self.other.uid && Int(st.st_gid) == Self.other.gid, "named \(named): \(st.st_uid):\(st.st_gid)")
+            #expect(st.st_mode & 0o7777 == 0o640, "named \(named)")
+            let read = try Tool.run("/usr/bin/setpriv", ["--reuid=\(Self.other.uid)", "--regid=\(Self.other.gid)", "--clear-groups",
+                                                         "/usr/bin/head", "-c", "8", out])
+            #expect(read.status == 0, "named \(named): \(read)")
+            #expect(try FFprobe(out, countPackets: true).streams.count == 1)
+        }
+    }
 }
