@@ -111,7 +111,7 @@ struct HostileFolderTests {
         let folder = scratch.path("shared")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         try #require(chown(folder, uid_t(Self.other.uid), gid_t(Self.other.gid)) == 0 && chmod(folder, 0o1755) == 0)
-        let files = 2000
+        let files = 1000
         for attempt in 1...3 {
             let r = try Self.round(folder: folder, scratch: scratch, files: files)
             #expect(r.run.status == 0, "round \(attempt): \(r.run)")
