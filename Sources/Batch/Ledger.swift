@@ -37,12 +37,14 @@ public struct LedgerEntry: Codable, Sendable, Equatable {
     public var status: Status
     public var seconds: Double
     public var error: String?
+    /// A failure's error code (an AVERROR: a negative errno, or a libav tag), where it had one.
+    public var errorCode: Int32?
     public var finished: String
     public var host: String
     public var shard: String?
 
     public init(job: Job, inputs: [FileSignature], outputFile: FileSignature?, status: Status,
-                seconds: Double, error: String?, shard: String?) {
+                seconds: Double, error: String?, errorCode: Int32? = nil, shard: String?) {
         verb = job.verb
         self.inputs = inputs
         output = job.output
@@ -52,6 +54,7 @@ public struct LedgerEntry: Codable, Sendable, Equatable {
         self.status = status
         self.seconds = seconds
         self.error = error
+        self.errorCode = errorCode
         finished = Date().ISO8601Format()
         host = ProcessInfo.processInfo.hostName
         self.shard = shard
@@ -116,9 +119,9 @@ public final class Ledger: @unchecked Sendable {
     /// Opens (creating) the ledger for appending and takes its lock.
     public init(path: String) throws(Failure) {
         self.path = path
-        let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw Failure(description: "could not open the ledger '\(Paths.display(path))': \(String(cString: strerror(errno)))")
+        // (Created if missing; a link, FIFO or device is refused.)
+        guard let fd = try LedgerFile.open(path, flags: O_RDWR | O_APPEND | O_CREAT) else {
+            throw Failure(description: "could not open the ledger '\(Paths.display(path))'")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
@@ -166,7 +169,16 @@ public final class Ledger: @unchecked Sendable {
     /// The shard ledgers that belong beside `path`.
     public static func shardFiles(of path: String) -> [String] {
         let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
-        return Glob.match(stem + ".shard-*-of-*.jsonl")
+        // (The stem's own glob characters, as in a folder 'o[1]', stand for themselves.)
+        let literal = stem.map { "*?[]{}\\".contains($0) ? "\\\($0)" : String($0) }.joined()
+        return Glob.match(literal + ".shard-*-of-*.jsonl")
+    }
+
+    /// Whether `file` is named as a shard ledger beside the ledger `path`.
+    public static func isShardLedger(_ file: String, of path: String) -> Bool {
+        let stem = Paths.absolute(path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path)
+        let name = Paths.absolute(file)
+        return name.hasPrefix(stem + ".shard-") && name.hasSuffix(".jsonl")
     }
 
     public static func shardPath(of path: String, shard: Shard) -> String {
@@ -175,29 +187,36 @@ public final class Ledger: @unchecked Sendable {
     }
 
     /// Every entry of the ledger and its shards, in file order (main first);
-    /// lines that are not entries are counted, not fatal.
-    public static func read(_ path: String) -> (entries: [LedgerEntry], badLines: Int) {
+    /// lines that are not entries are counted, not fatal. A ledger file that
+    /// is a link, a FIFO or a device is refused.
+    public static func read(_ path: String) throws(Failure) -> (entries: [LedgerEntry], badLines: Int) {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         var entries: [LedgerEntry] = []
         var bad = 0
         for file in [path] + shardFiles(of: path) {
-            guard let data = Paths.contents(of: file) else { continue }
-            for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
-                if let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) { entries.append(e) } else { bad += 1 }
+            guard let fd = try LedgerFile.open(file, flags: O_RDONLY, what: file == path ? "ledger" : "shard ledger") else { continue }
+            defer { close(fd) }
+            LedgerFile.lines(of: fd) { line in
+                if let line, let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) { entries.append(e) } else { bad += 1 }
             }
         }
         return (entries, bad)
     }
 
-    /// The latest entry per output (by finish time, then file order).
-    public static func latest(_ entries: [LedgerEntry]) -> [String: LedgerEntry] {
-        var out: [String: LedgerEntry] = [:]
-        for e in entries {
-            if let o = out[e.output], o.finished > e.finished { continue }
-            out[e.output] = e
+    /// The entry a job's decision rests on, of `records` (those of its
+    /// output): the newest finished one ("done") that made the file there
+    /// now (`now`: its size and time); else the newest finished one (the file
+    /// changed since); else the newest of any kind. So an interrupted or
+    /// failed redo, or an entry dated in the future, never hides the record
+    /// of the file that is there.
+    public static func record(_ records: [LedgerEntry], output now: FileSignature?) -> LedgerEntry? {
+        func newest(_ es: [LedgerEntry]) -> LedgerEntry? {
+            // (By finish time, the later in file order on a tie.)
+            es.enumerated().max { ($0.element.finished, $0.offset) < ($1.element.finished, $1.offset) }?.element
         }
-        return out
+        let done = records.filter { $0.status == .done }
+        return newest(done.filter { now != nil && $0.outputFile == now }) ?? newest(done) ?? newest(records)
     }
 
     /// Folds the shard ledgers into this one and removes them.
@@ -207,15 +226,16 @@ public final class Ledger: @unchecked Sendable {
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         var moved = 0
         for file in Self.shardFiles(of: path) {
-            let shardFd = open(file, O_RDONLY | O_CLOEXEC)
-            guard shardFd >= 0 else { continue }
+            guard let shardFd = try LedgerFile.open(file, flags: O_RDONLY, what: "shard ledger") else { continue }
             defer { close(shardFd) }
             guard flock(shardFd, LOCK_EX | LOCK_NB) == 0 else {
                 throw Failure(description: "the shard ledger '\(Paths.display(file))' is still in use by a running batch")
             }
-            guard let data = Paths.contents(of: shardFd) else { continue }
-            for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
-                guard let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) else { continue }
+            var read: [LedgerEntry] = []
+            LedgerFile.lines(of: shardFd) { line in
+                if let line, let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) { read.append(e) }
+            }
+            for e in read {
                 try append(e)
                 moved += 1
             }

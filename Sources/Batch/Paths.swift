@@ -64,6 +64,19 @@ public enum Paths {
         return cwd.isEmpty ? nil : cwd
     }
 
+    /// `path` from the root: joined to the working directory unless absolute.
+    public static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? normalize(path) : join(currentDirectory() ?? "/", path)
+    }
+
+    /// The same file (device and inode, links followed), or, where either
+    /// does not exist yet, the same path from the root.
+    public static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        if stat(a, &sa) == 0, stat(b, &sb) == 0 { return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino }
+        return absolute(a) == absolute(b)
+    }
+
     public static func exists(_ path: String) -> Bool {
         var st = stat()
         return stat(path, &st) == 0

@@ -23,11 +23,14 @@ public struct JobFailure: Error, CustomStringConvertible, Sendable {
     public var interrupted: Bool
     /// The option the message is about (`--crf`), to point at its recipe line.
     public var option: String?
+    /// The error's code (an AVERROR), kept in the ledger.
+    public var code: Int32?
 
-    public init(message: String, interrupted: Bool = false, option: String? = nil) {
+    public init(message: String, interrupted: Bool = false, option: String? = nil, code: Int32? = nil) {
         self.message = message
         self.interrupted = interrupted
         self.option = option
+        self.code = code
     }
 
     public var description: String { message }
@@ -41,13 +44,14 @@ public struct PlannedJob: Sendable {
 
 extension Array where Element == Job {
     /// Decides for each job (in this shard) whether to run it, from the ledger's
-    /// latest entry for its output and the files as they are now.
+    /// record of its output (`Ledger.record`) and the files as they are now.
     public func planned(ledger entries: [LedgerEntry], force: Bool, shard: Shard?) -> [PlannedJob] {
-        let latest = Ledger.latest(entries)
+        let byOutput = Dictionary(grouping: entries, by: \.output)
         return filter { shard?.contains($0) ?? true }.map { job in
-            PlannedJob(job: job, decision: .decide(job: job, last: latest[job.output],
-                                                   inputs: job.inputs.map(FileSignature.of),
-                                                   output: FileSignature.of(job.firstOutput), force: force))
+            let output = FileSignature.of(job.firstOutput)
+            return PlannedJob(job: job, decision: .decide(job: job, last: Ledger.record(byOutput[job.output] ?? [], output: output),
+                                                          inputs: job.inputs.map(FileSignature.of),
+                                                          output: output, force: force))
         }
     }
 }
@@ -161,6 +165,7 @@ public final class Scheduler: @unchecked Sendable {
         runner.removeStaleTemporaries(for: job.firstOutput)
         var status: JobResult.Status
         var detail: String
+        var code: Int32?
         do {
             detail = try runner.run(job, overwrite: overwrite) { [self] fraction in
                 report(index: index, fraction: fraction, total: total, start: start)
@@ -169,6 +174,7 @@ public final class Scheduler: @unchecked Sendable {
         } catch {
             status = error.interrupted ? .interrupted : .failed
             detail = error.message
+            code = error.code
         }
         let seconds = (clock.now - began).seconds
         // The ledger says done only for an output that exists now.
@@ -185,6 +191,7 @@ public final class Scheduler: @unchecked Sendable {
         do {
             try ledger.append(LedgerEntry(job: job, inputs: inputs, outputFile: output, status: entryStatus,
                                           seconds: seconds, error: status == .done ? nil : detail,
+                                          errorCode: status == .done ? nil : code,
                                           shard: settings.shard?.description))
         } catch {
             if status == .done { status = .failed }

@@ -33,6 +33,8 @@ public final class InputFile {
         customIO = nil
         let now = try Self.checkReadable(path)
         identity = earlier?.identity ?? now
+        // A crafted or broken MP4/MOV index is refused before libavformat trusts it.
+        if now != nil, earlier == nil, let damage = Self.indexDamageError(path) { throw damage }
         context = try Self.open(url: path, io: nil, name: path, probe: !packetsOnly, format: format,
                                 cancellation: cancellation)
         if earlier != nil, let changed = changedError() { throw changed }

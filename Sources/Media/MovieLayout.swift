@@ -72,6 +72,7 @@ public struct MovieLayout: Sendable {
         guard moov.size <= 256 << 20, let bytes = read(moov.start, Int(moov.size)), bytes.count == Int(moov.size) else {
             throw Refusal(description: "its index cannot be read whole")
         }
+        if let damage = bytes.withUnsafeBytes({ IndexDamage.find(in: $0) }) { throw Refusal(description: damage) }
         let tree = try Box.parse(bytes[...])
         guard tree.count == 1, let original = tree.first else { throw Refusal(description: "its index does not parse") }
         let traks = (original.children ?? []).filter { $0.type == "trak" }
@@ -270,6 +271,13 @@ struct Box: Sendable, Equatable {
     /// Boxes whose children hold the sample tables.
     static let containers: Set<FourCC> = ["moov", "trak", "mdia", "minf", "stbl"]
 
+    /// How deep boxes may nest, and how many an index may hold: far beyond
+    /// a real file's (the sample tables lie 5 levels down; an index holds
+    /// some hundreds of boxes), far below what would exhaust the stack
+    /// (the parse recurses) or the memory. A crafted file past either is refused.
+    static let depthLimit = 32
+    static let countLimit = 100_000
+
     /// The boxes in `bytes`, one after another, descending into the types in `descending`.
     static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<FourCC> = containers) throws(MovieLayout.Refusal) -> [Box] {
         try parse(bytes, descending: descending, zeroTail: false).boxes
@@ -279,12 +287,27 @@ struct Box: Sendable, Equatable {
     /// allowed if it is all zeros (a QuickTime list's end), and returned.
     static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<FourCC>,
                       zeroTail: Bool) throws(MovieLayout.Refusal) -> (boxes: [Box], tail: ArraySlice<UInt8>) {
+        var count = 0
+        return try parse(bytes, descending: descending, zeroTail: zeroTail, depth: 1, count: &count)
+    }
+
+    /// One level of the parse, `depth` levels down, `count` boxes read so far.
+    private static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<FourCC>, zeroTail: Bool, depth: Int,
+                              count: inout Int) throws(MovieLayout.Refusal) -> (boxes: [Box], tail: ArraySlice<UInt8>) {
         var out: [Box] = []
         var walker = BoxWalker(bytes)
         while let header = walker.next() {
+            count += 1
+            guard count <= countLimit else {
+                throw MovieLayout.Refusal(description: "the index holds more than \(countLimit) boxes")
+            }
             let payload = walker.reader.bytes(in: header.payload)
             if descending.contains(header.type) {
-                out.append(Box(header.type, children: try parse(payload, descending: descending)))
+                guard depth < depthLimit else {
+                    throw MovieLayout.Refusal(description: "boxes in the index nest more than \(depthLimit) deep")
+                }
+                let children = try parse(payload, descending: descending, zeroTail: false, depth: depth + 1, count: &count)
+                out.append(Box(header.type, children: children.boxes))
             } else {
                 out.append(Box(header.type, payload: payload))
             }

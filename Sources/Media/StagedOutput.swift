@@ -116,30 +116,8 @@ public final class StagedOutput {
     /// says so in one line): those whose writer was killed.
     public static let sweptReporter = Locked<(@Sendable (_ directory: String, _ names: [String]) -> Void)?>(nil)
 
-    /// Removes the named temporaries in `dir` whose writer is gone, and
-    /// returns their names. A writer holds a lock (`flock`) on its temporary
-    /// from a moment after making it until it is gone; one not locked and
-    /// older than a second is a killed writer's. A live writer's is never
-    /// touched (two runs may write into one folder at once).
-    static func sweep(_ dir: String) -> [String] {
-        var removed: [String] = []
-        let now = time(nil)
-        for path in paths(literal: dir, then: "/.*\(WorkingDirectory.marker)??????") where !TemporaryFiles.shared.contains(path) {
-            if WorkingDirectory.removeIfAbandoned(path, now: now) { removed.append(split(path).base) }
-        }
-        for path in paths(literal: dir, then: "/.*.avtool-??????") where !TemporaryFiles.shared.contains(path) {
-            // (This process's own are skipped: a temporary another staged
-            // writer replaced by name no longer holds its writer's lock.)
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var st = stat()
-            guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, now - st.st_ctim.tv_sec >= 1,
-                  flock(fd, LOCK_EX | LOCK_NB) == 0, unlink(path) == 0 else { continue }
-            removed.append(split(path).base)
-        }
-        return removed
-    }
+    /// Removes what killed runs left in `dir` (`FolderSweep`) and returns the names.
+    static func sweep(_ dir: String) -> [String] { FolderSweep.sweep(dir) }
 
     deinit { discard() }
 
@@ -188,7 +166,10 @@ public final class StagedOutput {
         if overwrite {
             var existing = stat()
             let replacing = lstat(target, &existing) == 0
-            if replacing { try flushTemporary() }
+            if replacing {
+                keepOwner(of: existing)
+                try flushTemporary()
+            }
             guard rename(temporary, target) == 0 else {
                 throw MediaError.posix(errno, op, path: target)
             }
@@ -222,7 +203,10 @@ public final class StagedOutput {
         if overwrite {
             var existing = stat()
             let replacing = lstat(target, &existing) == 0
-            if replacing { try flushTemporary() }
+            if replacing {
+                keepOwner(of: existing)
+                try flushTemporary()
+            }
             let (dir, base) = Self.split(target)
             var named: String?
             let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -252,6 +236,17 @@ public final class StagedOutput {
         }
         done = true
         close(unnamed)
+    }
+
+    /// The temporary given the owner and group of the file it replaces
+    /// (`existing`), and its mode again (a change of owner clears set-id
+    /// bits), so replacing another user's file (`-y`, as root) leaves that
+    /// user their file. Where the system does not allow it (a user may not
+    /// give a file away), the new file is the caller's, as `cp` over it is.
+    private func keepOwner(of existing: stat) {
+        guard existing.st_mode & S_IFMT == S_IFREG, existing.st_uid != geteuid() || existing.st_gid != getegid() else { return }
+        let fd = unnamed >= 0 ? unnamed : lock
+        if fchown(fd, existing.st_uid, existing.st_gid) == 0 { fchmod(fd, existing.st_mode & 0o7777) }
     }
 
     /// `fsync` of the finished temporary; errors name the target.
@@ -304,15 +299,6 @@ public final class StagedOutput {
         if !swept.isEmpty { sweptReporter.withLock { $0 }?(dir, swept) }
     }
 
-    /// The paths matching `literal` (its glob metacharacters escaped) followed by the glob `pattern`.
-    private static func paths(literal: String, then pattern: String) -> [String] {
-        var g = glob_t()
-        defer { globfree(&g) }
-        let escaped = literal.map { "*?[\\".contains($0) ? "\\\($0)" : String($0) }.joined()
-        guard glob(escaped + pattern, GLOB_PERIOD, nil, &g) == 0 else { return [] }
-        return (0..<Int(g.gl_pathc)).compactMap { g.gl_pathv[$0].map { String(cString: $0) } }
-    }
-
     public static func split(_ path: String) -> (dir: String, base: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let dir = String(path[..<slash])
@@ -326,66 +312,6 @@ public final class StagedOutput {
             return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
         }
         return false
-    }
-}
-
-/// A hidden working directory beside an output (the chunks of a chunked
-/// transcode), `.NAME.work-XXXXXX`, removed with its files when dropped.
-/// Like a named temporary it is locked (`flock` on the directory) for its
-/// whole life, so the next run into its folder removes it if its writer was
-/// killed (`StagedOutput.sweep`), and never while its writer lives.
-public final class WorkingDirectory {
-    static let marker = ".work-"
-    public let path: String
-    private let lock: Int32
-
-    public init(beside output: String) throws(MediaError) {
-        let (dir, base) = StagedOutput.split(output)
-        var template = Array("\(dir)/.\(base)\(Self.marker)XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw MediaError.posix(errno, "could not make a working directory", path: "\(dir)/.\(base)\(Self.marker)")
-        }
-        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        lock = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if lock >= 0 { flock(lock, LOCK_EX) }
-        TemporaryFiles.shared.register(path)
-    }
-
-    deinit {
-        Self.remove(path)
-        TemporaryFiles.shared.unregister(path)
-        if lock >= 0 { close(lock) }
-    }
-
-    /// The directory's regular files, then the directory (a directory in it,
-    /// which this project never makes, keeps it).
-    static func remove(_ path: String) {
-        if let dir = opendir(path) {
-            var names: [String] = []
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(dir)
-            for name in names {
-                let file = path + "/" + name
-                var st = stat()
-                if lstat(file, &st) == 0, st.st_mode & S_IFMT != S_IFDIR { unlink(file) }
-            }
-        }
-        rmdir(path)
-    }
-
-    /// Removes `path` if it is a working directory whose writer is gone:
-    /// a real directory (not a link), older than a second, not locked.
-    static func removeIfAbandoned(_ path: String, now: time_t) -> Bool {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, now - st.st_ctim.tv_sec >= 1, flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
-        remove(path)
-        return access(path, F_OK) != 0
     }
 }
 

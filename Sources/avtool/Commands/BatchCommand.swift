@@ -105,7 +105,8 @@ struct BatchCommand: ParsableCommand {
     /// recording into `ledger` (else the one at `writePath`).
     private func execute(_ jobs: [Job], ledgerPath: String, shard: Shard?, ledger given: Ledger?,
                          writePath: String? = nil) throws {
-        let (entries, bad) = Ledger.read(ledgerPath)
+        let entries: [LedgerEntry], bad: Int
+        do { (entries, bad) = try Ledger.read(ledgerPath) } catch { throw fail(error.description, status: 1) }
         if bad > 0 && !reporting.quiet {
             Terminal.error("avtool: warning: \(bad) line(s) of the ledger '\(Paths.display(ledgerPath))' are not entries; ignored")
         }
@@ -172,6 +173,9 @@ struct BatchCommand: ParsableCommand {
             problems += error.problems.map { ($0.line ?? 0, $0.description) }
             jobs = error.jobs
         }
+        let ledgerPath = ledger ?? parsed.ledger.map { Paths.join(root, $0) }
+            ?? Paths.join(Self.commonDirectory(jobs.map { Paths.directory(of: $0.output) }), ".avtool-ledger.jsonl")
+        try refuseOutputsOverBatchFiles(jobs, ledger: ledgerPath)
         let expanded = Set(jobs.map(\.step))
         let standIns = parsed.standIns(for: Set(parsed.steps.map(\.number)).subtracting(expanded), base: root)
         // Each job's options through the verb's own parser and checks.
@@ -205,9 +209,20 @@ struct BatchCommand: ParsableCommand {
             }
             throw ExitCode(2)
         }
-        let ledgerPath = ledger ?? parsed.ledger.map { Paths.join(root, $0) }
-            ?? Paths.join(Self.commonDirectory(jobs.map { Paths.directory(of: $0.output) }), ".avtool-ledger.jsonl")
         return (jobs, ledgerPath)
+    }
+
+    /// No job may write over the recipe, the ledger or a shard ledger, not even with --force.
+    private func refuseOutputsOverBatchFiles(_ jobs: [Job], ledger: String) throws {
+        let kept = [(recipe, "the recipe"), (ledger, "the ledger")]
+        for job in jobs {
+            for output in Set([job.output, job.firstOutput]) {
+                let clash = kept.first { Paths.sameFile(output, $0.0) }?.1
+                    ?? (Ledger.isShardLedger(output, of: ledger) ? "a shard ledger" : nil)
+                guard let clash else { continue }
+                throw fail("\(recipe):\(job.line): step \(job.step) (\(job.verb)): the output '\(Paths.display(output))' is \(clash); choose another output", status: 2)
+            }
+        }
     }
 
     static func commonDirectory(_ dirs: [String]) -> String {
@@ -313,9 +328,9 @@ struct VerbRunner: JobRunner {
             let report = try Signals.wakeable { () throws(MediaError) in try verb.work(JobProgress(report: progress)) }
             return ([report.summary] + report.warnings.map { "warning: \($0)" }).joined(separator: "; ")
         } catch MediaError.interrupted {
-            throw JobFailure(message: "interrupted", interrupted: true)
+            throw JobFailure(message: "interrupted", interrupted: true, code: MediaError.interrupted.code)
         } catch {
-            throw JobFailure(message: error.commandLineText)
+            throw JobFailure(message: error.commandLineText, code: error.code)
         }
     }
 

@@ -1,0 +1,105 @@
+import Glibc
+
+/// An open directory whose entries are named relative to it (`openat`,
+/// `fstatat`, `unlinkat`), never by a path built after a check: a name that
+/// another user swaps for a link between the check and the act can then only
+/// fail the act, never send it elsewhere. Links are never followed below the
+/// directory itself.
+public struct Directory: ~Copyable {
+    /// The directory's descriptor (`O_DIRECTORY`), closed with this value.
+    let fd: Int32
+
+    /// The directory at `path` (the user named it: a link in its path is theirs to make).
+    public init?(path: String) {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+    }
+
+    /// The directory `name` in `parent`, if it is one and not a link to one.
+    init?(_ name: [CChar], in parent: borrowing Directory) {
+        let fd = name.withUnsafeBufferPointer { openat(parent.fd, $0.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+    }
+
+    /// The directory open at `other` (a descriptor of its own, `dup`).
+    init?(duplicating other: Int32) {
+        let fd = dup(other)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// The directory's own status (`fstat`).
+    var status: stat? {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? st : nil
+    }
+
+    /// The status of the entry `name` itself, a link not followed.
+    func status(of name: [CChar]) -> stat? {
+        var st = stat()
+        return name.withUnsafeBufferPointer { fstatat(fd, $0.baseAddress!, &st, AT_SYMLINK_NOFOLLOW) } == 0 ? st : nil
+    }
+
+    /// The entries' names (NUL-terminated bytes, as the system gives them), "." and ".." left out.
+    func names() -> [[CChar]] {
+        let copy = dup(fd)
+        guard copy >= 0 else { return [] }
+        guard let stream = fdopendir(copy) else {
+            close(copy)
+            return []
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var names: [[CChar]] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.bindMemory(to: CChar.self).prefix { $0 != 0 }) + [0]
+            }
+            if name != [46, 0] && name != [46, 46, 0] { names.append(name) }
+        }
+        return names
+    }
+
+    /// Opens the entry `name` (`flags` gain `O_NOFOLLOW` and `O_CLOEXEC`); -1 if it cannot.
+    func open(_ name: [CChar], _ flags: Int32) -> Int32 {
+        name.withUnsafeBufferPointer { openat(fd, $0.baseAddress!, flags | O_NOFOLLOW | O_CLOEXEC) }
+    }
+
+    /// Removes the entry `name` (`AT_REMOVEDIR` for an empty directory); false if it could not.
+    @discardableResult
+    func remove(_ name: [CChar], directory: Bool = false) -> Bool {
+        name.withUnsafeBufferPointer { unlinkat(fd, $0.baseAddress!, directory ? AT_REMOVEDIR : 0) } == 0
+    }
+
+    /// Removes the entry `name` only if it is still the file `expected` was
+    /// taken of (same device and inode), so a name swapped meanwhile is kept.
+    func remove(_ name: [CChar], ifStill expected: stat, directory: Bool = false) -> Bool {
+        guard let now = status(of: name), now.st_dev == expected.st_dev, now.st_ino == expected.st_ino else { return false }
+        return remove(name, directory: directory)
+    }
+
+    /// Another user may add, remove or rename entries here: the directory is
+    /// another's, or writable by a group not ours, or by everyone. (ACLs are
+    /// not read; a group is judged by its id alone.)
+    var othersMayWrite: Bool {
+        guard let st = status else { return true }
+        return (st.st_uid != geteuid() && st.st_mode & S_IWUSR != 0)
+            || (st.st_gid != getegid() && st.st_mode & S_IWGRP != 0)
+            || st.st_mode & S_IWOTH != 0
+    }
+
+    /// The directory's sticky bit: only an entry's owner (or the directory's) may remove or rename it.
+    var isSticky: Bool { status.map { $0.st_mode & S_ISVTX != 0 } ?? false }
+
+    /// `name` as text for messages (bytes that are not UTF-8 shown as U+FFFD).
+    static func text(_ name: [CChar]) -> String {
+        String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `text` as a name (NUL-terminated bytes).
+    static func name(_ text: String) -> [CChar] { Array(text.utf8CString) }
+}
