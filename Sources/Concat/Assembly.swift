@@ -357,11 +357,13 @@ func reencodeSettings(_ audio: StreamReader, container: Container, options: Asse
         }
     }
     let name = own ?? "aac"
-    // The input's own bit rate, kept within what AAC can use, unless asked.
+    // The input's own bit rate, kept within what AAC can use, unless asked;
+    // from another codec at least 32 kb/s a channel: AAC at a speech
+    // codec's rate (AMR's 8 kb/s) loses much of the sound.
     let rate = AudioEncoderCapabilities(codec: name)?.sampleRate(for: s.sampleRate) ?? s.sampleRate
+    let floor = (own == nil && s.codecName != "aac" ? 32_000 : AACBitRate.minimumPerChannel) * Int64(s.channelCount)
     let requested = options.audioBitRate ?? s.bitRate.map {
-        min(max($0, AACBitRate.minimumPerChannel * Int64(s.channelCount)),
-            AACBitRate.maximum(sampleRate: rate, channels: s.channelCount))
+        min(max($0, floor), AACBitRate.maximum(sampleRate: rate, channels: s.channelCount))
     }
     var settings = try audioEncoderSettings(for: s, encoder: name, bitRate: requested,
                                             globalHeader: container.isISOBMFF || container.muxer == "matroska",
