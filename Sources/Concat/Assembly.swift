@@ -251,6 +251,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         segments.append(try Segment(spec, open: open, container: options.data ? container : nil, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
+    try checkHiddenHeads(segments, container: container, verb: verb)
     if segments[0].video == nil, options.end != nil {
         let s = segments[0].main.stream
         throw MediaError.invalidOption("'\(s.file.path)' has audio only: there is no video end to pad to",

@@ -309,3 +309,25 @@ func checkCompatible(_ segments: [Segment], container: Container) throws(MediaEr
         }
     }
 }
+
+/// A segment whose video edit list starts after the keyframe its first
+/// shown frame needs (a trim made in Photos, or by `ffmpeg -ss … -c copy`)
+/// begins with frames it decodes but does not show (flagged discard). An
+/// MP4/MOV output hides them at its start (its edit list starts the track
+/// at the first shown frame); in the middle of an output, or in a container
+/// without edit lists, they would be shown again: the trim undone. Refused
+/// rather than written so.
+func checkHiddenHeads(_ segments: [Segment], container: Container, verb: String) throws(MediaError) {
+    for (k, seg) in segments.enumerated() {
+        guard let v = seg.video, try v.peek(), v.packet.isDiscard, v.packet.isKeyframe,
+              k > 0 || !container.isISOBMFF else { continue }
+        let s = v.stream
+        let first = Timestamp(v.packet.timing.pts ?? v.packet.timing.dts ?? 0, s.timeBase!)
+        let start = s.startTime ?? .zero(s.timeBase!)
+        let head = start.rescaled(to: s.timeBase!).map { Timestamp($0.value &- first.value, s.timeBase!).seconds } ?? 0
+        let place = k > 0 ? "after the first segment" : "in \(container.name), which has no edit lists,"
+        throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
+                                 message: "its edit list starts \(fixed(head, 3)) s after the keyframe its first shown frame is decoded from (a trim); \(place) those frames would be shown again",
+                                 hint: "cut it frame-exactly first: avtool cut '\(s.file.path)' trimmed.mp4 --from 0 --mode exact")
+    }
+}
