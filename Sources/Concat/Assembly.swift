@@ -174,6 +174,11 @@ public struct AssemblyReport: Sendable, Codable {
     /// is not whole frames, onto the copied frames' grid; a concat joint,
     /// from the spliced sound), and the stretches they make.
     public var audioFramesReencoded = 0
+    /// Video frames re-encoded where a trimmed segment starts (its edit
+    /// list starts after a keyframe, and the output cannot hide the frames
+    /// before the trim), and the segments.
+    public var videoFramesReencoded = 0
+    public var trimmedStartsReencoded = 0
     public var audioStretchesReencoded = 0
     public var samplesTrimmed: Int64 = 0
     public var repairs: [AudioRepairReport] = []
@@ -251,7 +256,8 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         segments.append(try Segment(spec, open: open, container: options.data ? container : nil, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
-    try checkHiddenHeads(segments, container: container, verb: verb)
+    let spliced = try hiddenHeadCodings(segments, container: container, verb: verb)
+    for k in spliced.keys { segments[k].spliced = true }
     if segments[0].video == nil, options.end != nil {
         let s = segments[0].main.stream
         throw MediaError.invalidOption("'\(s.file.path)' has audio only: there is no video end to pad to",
@@ -284,7 +290,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     }
     let run = try AssemblyRun(segments, handling: handling, container: container,
                               destination: output,
-                              options: options, verb: verb, layout: layout, cancellation: cancellation,
+                              options: options, verb: verb, layout: layout, spliced: spliced, cancellation: cancellation,
                               progress: progress)
     var report = try run.run()
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
