@@ -174,6 +174,11 @@ public struct AssemblyReport: Sendable, Codable {
     /// is not whole frames, onto the copied frames' grid; a concat joint,
     /// from the spliced sound), and the stretches they make.
     public var audioFramesReencoded = 0
+    /// Video frames re-encoded where a trimmed segment starts (its edit
+    /// list starts after a keyframe, and the output cannot hide the frames
+    /// before the trim), and the segments.
+    public var videoFramesReencoded = 0
+    public var trimmedStartsReencoded = 0
     public var audioStretchesReencoded = 0
     public var samplesTrimmed: Int64 = 0
     public var repairs: [AudioRepairReport] = []
@@ -251,6 +256,8 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         segments.append(try Segment(spec, open: open, container: options.data ? container : nil, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
+    let spliced = try hiddenHeadCodings(segments, container: container, verb: verb)
+    for k in spliced.keys { segments[k].spliced = true }
     if segments[0].video == nil, options.end != nil {
         let s = segments[0].main.stream
         throw MediaError.invalidOption("'\(s.file.path)' has audio only: there is no video end to pad to",
@@ -283,7 +290,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     }
     let run = try AssemblyRun(segments, handling: handling, container: container,
                               destination: output,
-                              options: options, verb: verb, layout: layout, cancellation: cancellation,
+                              options: options, verb: verb, layout: layout, spliced: spliced, cancellation: cancellation,
                               progress: progress)
     var report = try run.run()
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
@@ -357,11 +364,13 @@ func reencodeSettings(_ audio: StreamReader, container: Container, options: Asse
         }
     }
     let name = own ?? "aac"
-    // The input's own bit rate, kept within what AAC can use, unless asked.
+    // The input's own bit rate, kept within what AAC can use, unless asked;
+    // from another codec at least 32 kb/s a channel: AAC at a speech
+    // codec's rate (AMR's 8 kb/s) loses much of the sound.
     let rate = AudioEncoderCapabilities(codec: name)?.sampleRate(for: s.sampleRate) ?? s.sampleRate
+    let floor = (own == nil && s.codecName != "aac" ? 32_000 : AACBitRate.minimumPerChannel) * Int64(s.channelCount)
     let requested = options.audioBitRate ?? s.bitRate.map {
-        min(max($0, AACBitRate.minimumPerChannel * Int64(s.channelCount)),
-            AACBitRate.maximum(sampleRate: rate, channels: s.channelCount))
+        min(max($0, floor), AACBitRate.maximum(sampleRate: rate, channels: s.channelCount))
     }
     var settings = try audioEncoderSettings(for: s, encoder: name, bitRate: requested,
                                             globalHeader: container.isISOBMFF || container.muxer == "matroska",

@@ -51,6 +51,9 @@ struct AssemblyFeed: PacketFeed {
     let originalTrack: Int?
     /// Each data track with every segment's matching reader.
     let data: [(track: Int, readers: [StreamReader?])]
+    /// The video's writer, and the segments whose trimmed start it re-encodes.
+    let video: SplicedVideoWriter?
+    let spliced: [Int: StretchCoding]
     /// Where each segment joins the one before (output seconds), as placed.
     private(set) var joints: [Double] = []
 
@@ -84,11 +87,16 @@ struct AssemblyFeed: PacketFeed {
         clock.begin(placement, audioTimeBase: seg.audio?.stream.timeBase)
         if let v = seg.video, let videoTrack {
             try session.beginTimeline(track: videoTrack, stream: v.stream, shift: placement.videoShiftTimestamp)
+            if let coding = spliced[k] {
+                video?.splicer = try Splicer(coding: coding, plan: SmartCutPlan(from: seg.shownStart, to: nil),
+                                             session: session, track: videoTrack)
+            }
         }
         joints.append(Timestamp(placement.joint, clock.plan.videoTimeBase).seconds)
         if let a = seg.audio, let audio {
+            // A trimmed start re-encoded: the audio the trim hides is left out too.
             try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,
-                            anchor: placement.audioAnchor)
+                            anchor: placement.audioAnchor, dropHidden: seg.spliced)
             if let layout = clock.layout { audio.limit = clock.plan.audioLimit(videoEnd: layout.videoEnds[k]) }
         }
         if let o = seg.original, let originalTrack {
@@ -109,6 +117,7 @@ struct AssemblyFeed: PacketFeed {
     private func endSegment(_ k: Int, _ state: SegmentState) throws(MediaError) {
         var state = state
         let seg = segments[k]
+        try video?.endSegment()
         let videoEnd = clock.layout?.videoEnds[k] ?? state.videoEnd
         if seg.audio != nil, let audio {
             try audio.endSegment()
@@ -210,4 +219,32 @@ final class PlacedAudioWriter: TrackWriter {
     }
 
     func finish() throws(MediaError) { try audio.finish() }
+}
+
+/// The video track in the run loop: packets copied, or, in a segment whose
+/// trimmed start is re-encoded, through that segment's `Splicer`.
+final class SplicedVideoWriter: TrackWriter {
+    private let copy: CopyWriter
+    /// The current segment's, while it is written.
+    var splicer: Splicer?
+    /// Frames re-encoded at trimmed starts.
+    private(set) var framesReencoded = 0
+
+    init(_ copy: CopyWriter) { self.copy = copy }
+
+    var track: Int { copy.track }
+
+    func send(_ packet: borrowing Packet) throws(MediaError) {
+        if let splicer { try splicer.send(packet) } else { try copy.send(packet) }
+    }
+
+    /// Ends the segment: its splicer's last actions and held packet written.
+    func endSegment() throws(MediaError) {
+        guard let s = splicer else { return }
+        splicer = nil
+        try s.finish()
+        framesReencoded += s.stretches.reduce(0) { $0 + $1.frames }
+    }
+
+    func finish() throws(MediaError) { try endSegment() }
 }

@@ -18,7 +18,8 @@ final class AssemblyRun {
     private var plan: AssemblyPlan { clock.plan }
     private let cancellation: Cancellation
     /// `nil` for audio alone.
-    private let video: CopyWriter?
+    private let video: SplicedVideoWriter?
+    private let spliced: [Int: StretchCoding]
     private let audio: (any AudioTrackWriter)?
     private let original: CopyWriter?
     /// The data tracks (the first segment's), each with the reader of every
@@ -28,9 +29,10 @@ final class AssemblyRun {
     private let progress: ((AssemblyProgress) -> Void)?
     private let totalDuration: Double
 
+    /// `spliced`: the segments whose trimmed start is re-encoded, with their coding.
     init(_ segments: [Segment], handling: AudioHandling?, container: Container, destination: MuxDestination,
-         options: AssemblyOptions, verb: String, layout: PlannedLayout?, cancellation: Cancellation,
-         progress: ((AssemblyProgress) -> Void)?) throws(MediaError) {
+         options: AssemblyOptions, verb: String, layout: PlannedLayout?, spliced: [Int: StretchCoding] = [:],
+         cancellation: Cancellation, progress: ((AssemblyProgress) -> Void)?) throws(MediaError) {
         let first = segments[0]
         self.segments = segments
         self.options = options
@@ -46,7 +48,11 @@ final class AssemblyRun {
             reencoder!.longestFillSeconds = options.longestFillSeconds
         }
         let sampleRate = reencoder?.encoder.sampleRate ?? first.audio?.stream.sampleRate ?? 0
-        var sources: [OutputStreamSource] = first.video.map { [.copy($0.stream)] } ?? []
+        self.spliced = spliced
+        // Re-encoded starts: their parameter sets beside the source's in the codec record.
+        var sources: [OutputStreamSource] = first.video.map { v in
+            [spliced.values.first.map { .spliced(v.stream, extradata: $0.record, tag: $0.tag) } ?? .copy(v.stream)]
+        } ?? []
         let audioTrack = sources.count
         if let a = first.audio { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(a.stream)) }
         // The original audio follows as a track that is not the default.
@@ -71,7 +77,7 @@ final class AssemblyRun {
                                  edits: options.edits,
                                  faststart: options.faststart, audioSampleRate: first.audio == nil ? nil : sampleRate,
                                  cancellation: cancellation)
-        video = first.video == nil ? nil : CopyWriter(track: 0, session: session)
+        video = first.video == nil ? nil : SplicedVideoWriter(CopyWriter(track: 0, session: session))
         original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
         let session = session
         data = matched.enumerated().map { (CopyWriter(track: firstData + $0, session: session), $1) }
@@ -103,7 +109,7 @@ final class AssemblyRun {
     func run() throws(MediaError) -> AssemblyReport {
         var feed = AssemblyFeed(segments: segments, clock: clock, session: session, verb: verb,
                                 videoTrack: video?.track, audio: audio, originalTrack: original?.track,
-                                data: data.map { ($0.writer.track, $0.readers) })
+                                data: data.map { ($0.writer.track, $0.readers) }, video: video, spliced: spliced)
         var writers: [any TrackWriter] = []
         if let video { writers.append(video) }
         if let audio { writers.append(PlacedAudioWriter(audio, clock: clock)) }
@@ -151,6 +157,8 @@ final class AssemblyRun {
             report.offsetMilliseconds = Double(o) * 1000 / Double(plan.sampleRate)
         }
         report.videoPackets = video == nil ? 0 : result.packets[0]
+        report.videoFramesReencoded = video?.framesReencoded ?? 0
+        report.trimmedStartsReencoded = spliced.count
         report.corrections = [video?.track, audio?.track].compactMap { $0 }
             .reduce(TimelineCorrections()) { $0 + result.corrections[$1] }
         report.outputBytes = result.outputBytes
@@ -177,7 +185,14 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
             throw MediaError.invalid("could not \(verb)", path: vs.file.path, stream: vs.index,
                                      message: "the video stream has no packets")
         }
-        video = SegmentVideoTiming(timeBase: vs.timeBase!, startTime: vs.startTime, first: v.packet.timing,
+        var first = v.packet.timing
+        // A trimmed start re-encoded (`hiddenHeadCodings`): the first packet
+        // written is the first shown frame, decoded as far ahead of its
+        // presentation as the keyframe's before it.
+        if seg.spliced, let p = first.pts, let d = first.dts {
+            first = PacketTiming(pts: seg.shownStart, dts: seg.shownStart &- (p &- d), duration: first.duration)
+        }
+        video = SegmentVideoTiming(timeBase: vs.timeBase!, startTime: vs.startTime, first: first,
                                    reorderDelay: vs.reorderDelay, duration: vs.duration)
     } else if audio?.firstPTS == nil {
         let s = seg.main.stream

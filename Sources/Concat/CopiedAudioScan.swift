@@ -67,7 +67,8 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
             let before = lastWritten
             lastWritten.removeAll()
-            for (i, p) in packets.enumerated() where k == 0 || !p.isDiscard {
+            // (As the audio writer does: priming kept at the output's start, a trim's hidden audio not.)
+            for (i, p) in packets.enumerated() where (k == 0 && !seg.spliced) || !p.isDiscard {
                 let samples = p.samples > 0 ? p.samples
                     : placement.audioSamples(duration: p.duration, timeBase: a.stream.timeBase!) ?? 0
                 let at = placement.audioPosition(pts: p.pts, timeBase: a.stream.timeBase!)

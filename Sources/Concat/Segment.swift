@@ -192,6 +192,8 @@ struct Segment {
     /// read with its video; warnings for those it cannot hold.
     let data: [StreamReader]
     let dataWarnings: [String]
+    /// Its trimmed start is re-encoded (`hiddenHeadCodings`).
+    var spliced = false
 
     /// The stream the segment's timeline and metadata come from: its video, else its audio.
     var main: StreamReader { video ?? audio! }
@@ -307,5 +309,42 @@ func checkCompatible(_ segments: [Segment], container: Container) throws(MediaEr
                 throw mismatch(y, "channel count", "\(x.channelCount)", "\(y.channelCount)")
             }
         }
+    }
+}
+
+/// A segment whose video edit list starts after the keyframe its first
+/// shown frame needs (a trim made in Photos, or by `ffmpeg -ss … -c copy`)
+/// begins with frames it decodes but does not show (flagged discard). An
+/// MP4/MOV output hides them at its start (its edit list starts the track
+/// at the first shown frame); in the middle of an output, or in a container
+/// without edit lists, they would be shown again, the trim undone. There the
+/// segment starts as `cut --mode exact` starts a part: the frames from its
+/// first shown one to the next clean start are decoded from the keyframe
+/// and encoded again, the rest copied (`Splicer`). The coding of each such
+/// segment, whose codec record must be the output's.
+func hiddenHeadCodings(_ segments: [Segment], container: Container, verb: String) throws(MediaError) -> [Int: StretchCoding] {
+    var codings: [Int: StretchCoding] = [:]
+    for (k, seg) in segments.enumerated() {
+        guard let v = seg.video, try v.peek(), v.packet.isDiscard, v.packet.isKeyframe,
+              k > 0 || !container.isISOBMFF else { continue }
+        let s = v.stream
+        let place = k > 0 ? "after the first segment" : "in \(container.name), which has no edit lists,"
+        let coding = try StretchCoding(stream: s, container: container, operation: "could not \(verb)",
+                                       otherwise: "its edit list starts after a keyframe (a trim) and \(place) the frames before the trim would be shown again")
+        if let other = codings.values.first, other.record != coding.record || other.tag != coding.tag {
+            throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
+                                     message: "its trimmed start cannot be re-encoded with the same codec record as another segment's")
+        }
+        codings[k] = coding
+    }
+    return codings
+}
+
+extension Segment {
+    /// Where the video's first shown frame is (the edit's start), in its
+    /// stream's time base: the stream's start time, else 0.
+    var shownStart: Int64 {
+        guard let s = video?.stream, let tb = s.timeBase else { return 0 }
+        return s.startTime?.rescaled(to: tb)?.value ?? 0
     }
 }

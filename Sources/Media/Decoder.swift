@@ -6,9 +6,17 @@ import Sync
 public final class Decoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     public let stream: InputStream
+    /// AMR packets go in frame by frame (`AMRFrames`): libavcodec's AMR
+    /// decoders decode only a packet's first frame.
+    private let amr: AMRFrames?
+    /// One frame of the packet being split, and how far the split went.
+    private let part: Packet
+    private var split: AMRSplit?
 
     public init(stream: InputStream, threads: Int = 0) throws(MediaError) {
         self.stream = stream
+        amr = stream.amrFrames
+        part = try Packet()
         let op = "could not open decoder for"
         guard let codec = avcodec_find_decoder(stream.codecID) else {
             throw MediaError(code: AVTOOL_AVERROR_DECODER_NOT_FOUND, operation: op, path: stream.file.path,
@@ -34,7 +42,48 @@ public final class Decoder {
     /// Sends a packet (`avcodec_send_packet`). Returns `false` when output must be
     /// received first (EAGAIN); send the same packet again afterwards.
     public func send(_ packet: borrowing Packet) throws(MediaError) -> Bool {
-        try result(avcodec_send_packet(context, packet.pointer))
+        guard let amr else { return try result(avcodec_send_packet(context, packet.pointer)) }
+        return try sendFrames(packet, amr)
+    }
+
+    /// Sends an AMR packet one frame at a time, each timed at its place in
+    /// the packet. When the decoder wants its output received first, the
+    /// frames not yet sent go in when the same packet is sent again.
+    private func sendFrames(_ packet: borrowing Packet, _ amr: AMRFrames) throws(MediaError) -> Bool {
+        let p = packet.pointer.pointee
+        let key = AMRSplit.Key(data: p.data, size: p.size, pts: p.pts)
+        if split?.key != key {
+            guard let frames = packet.withData({ amr.frames(in: $0) }), frames.count > 1, let data = p.data else {
+                split = nil
+                return try result(avcodec_send_packet(context, packet.pointer))
+            }
+            split = AMRSplit(key: key, frames: frames, data: data)
+        }
+        while let s = split, s.sent < s.frames.count {
+            try part.reference(packet)
+            let frame = s.frames[s.sent]
+            let q = part.pointer
+            q.pointee.data = s.data + frame.lowerBound
+            q.pointee.size = Int32(frame.count)
+            // Side data (skip samples) belongs to the packet's start.
+            if s.sent > 0 { av_packet_free_side_data(q) }
+            let samples = Rational.perSecond(stream.sampleRate)
+            let tb = stream.timeBase
+            let offset = samples.flatMap { st in tb.flatMap { rescale(Int64(s.sent) * amr.samplesPerFrame, from: st, to: $0) } }
+            let length = samples.flatMap { st in tb.flatMap { rescale(amr.samplesPerFrame, from: st, to: $0) } }
+            let timing = packet.timing
+            part.timing = PacketTiming(pts: offset.flatMap { o in timing.pts.map { $0 &+ o } },
+                                       dts: offset.flatMap { o in timing.dts.map { $0 &+ o } },
+                                       duration: length ?? 0)
+            guard try result(avcodec_send_packet(context, q)) else {
+                part.unref()
+                return false
+            }
+            split!.sent += 1
+        }
+        split = nil
+        part.unref()
+        return true
     }
 
     /// Signals the end of input so the remaining output can be drained.
@@ -59,10 +108,27 @@ public final class Decoder {
     }
 }
 
+/// How far an AMR packet's frames went into the decoder.
+private struct AMRSplit {
+    /// The packet (its payload's address, size and PTS).
+    struct Key: Equatable {
+        var data: UnsafeMutablePointer<UInt8>?
+        var size: Int32
+        var pts: Int64
+    }
+    let key: Key
+    let frames: [Range<Int>]
+    let data: UnsafeMutablePointer<UInt8>
+    var sent = 0
+}
+
 extension Decoder {
     /// Drops all buffered input and output (`avcodec_flush_buffers`): the
     /// next packet decodes as after a seek.
-    public func flush() { avcodec_flush_buffers(context) }
+    public func flush() {
+        split = nil
+        avcodec_flush_buffers(context)
+    }
 
     /// Whether `packet` alone decodes without an error, from a flushed
     /// state (the decoder is flushed before and after). A frame that holds

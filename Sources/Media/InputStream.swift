@@ -174,11 +174,21 @@ public struct InputStream {
     /// Encoder delay recorded in the codec parameters, if any.
     public var initialPadding: Int { Int(parameters.pointee.initial_padding) }
 
-    /// Samples a packet of this stream decodes to, from its size and the
-    /// codec (`av_get_audio_frame_duration2`); 0 when it cannot tell.
+    /// Samples a packet of this stream decodes to: every frame it holds
+    /// (AMR: its frames, read from their headers, `AMRFrames`), else from
+    /// its size and the codec (`av_get_audio_frame_duration2`: PCM's sample
+    /// count, a frame codec's frame); 0 when it cannot tell.
     public func samples(in packet: borrowing Packet) -> Int64 {
-        Int64(av_get_audio_frame_duration2(parameters, packet.pointer.pointee.size))
+        if let amr = AMRFrames(codec: codecID) {
+            let frames = packet.withData { amr.frames(in: $0)?.count }
+            return frames.map { Int64($0) * amr.samplesPerFrame } ?? 0
+        }
+        return Int64(av_get_audio_frame_duration2(parameters, packet.pointer.pointee.size))
     }
+
+    /// The storage-format frames of this stream's packets, for AMR (whose
+    /// packets may hold many); `nil` for other codecs.
+    public var amrFrames: AMRFrames? { AMRFrames(codec: codecID) }
 
     /// The codec's global header (AudioSpecificConfig, avcC, …), empty if none.
     public var extradata: [UInt8] {

@@ -117,8 +117,10 @@ extension InputStream {
     }
 
     /// Samples a packet of `size` bytes decodes to (`av_get_audio_frame_duration2`);
-    /// 0 when the codec cannot tell from the size.
+    /// 0 when the codec cannot tell from the size (AMR: a packet holds
+    /// frames of several lengths, which only its bytes tell, `samples(in:)`).
     public func samples(inPacketOf size: Int32) -> Int64 {
-        Int64(av_get_audio_frame_duration2(parameters, size))
+        if AMRFrames(codec: codecID) != nil { return 0 }
+        return Int64(av_get_audio_frame_duration2(parameters, size))
     }
 }

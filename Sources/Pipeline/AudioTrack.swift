@@ -13,8 +13,11 @@ public protocol AudioTrackWriter: TrackWriter {
     /// Starts reading `stream`, whose packet positions (output samples, as
     /// `place` gets them) already carry the segment's shift `shift`. With
     /// `drift` (its clock rate relative to the output's, minus 1) the audio
-    /// is resampled around `anchor` (re-encoding only).
-    func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) throws(MediaError)
+    /// is resampled around `anchor` (re-encoding only). With `dropHidden`,
+    /// packets flagged discard (audio an edit list hides) are left out, as
+    /// they always are after the first segment.
+    func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64,
+               dropHidden: Bool) throws(MediaError)
     /// Takes the next packet of the current stream, which belongs at output
     /// sample `position` (`nil`: right after the one before).
     func send(_ packet: borrowing Packet, at position: Int64?) throws(MediaError)
@@ -27,6 +30,11 @@ public protocol AudioTrackWriter: TrackWriter {
 }
 
 extension AudioTrackWriter {
+    /// Starts reading `stream`, keeping the first segment's hidden packets (priming).
+    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) throws(MediaError) {
+        try begin(stream, segment: segment, shift: shift, drift: drift, anchor: anchor, dropHidden: false)
+    }
+
     /// A packet laid right after the one before.
     public func send(_ packet: borrowing Packet) throws(MediaError) { try send(packet, at: nil) }
 }
@@ -67,6 +75,7 @@ public final class AudioCopyTrack: AudioTrackWriter {
     private let silentPacket: Packet
     private var stream: InputStream?
     private var segment = 0
+    private var dropHidden = false
     private var shift: Int64 = 0
     private var audibleStart: Int64?
     /// The end of the samples the first packets' decoder skips (`noteSkip`).
@@ -101,9 +110,11 @@ public final class AudioCopyTrack: AudioTrackWriter {
         silentPacket = try Packet()
     }
 
-    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) throws(MediaError) {
+    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64,
+                      dropHidden: Bool) throws(MediaError) {
         self.stream = stream
         self.segment = segment
+        self.dropHidden = dropHidden || segment > 0
         self.shift = shift
         ordinal = 0
         try region?.switchInput(stream, shift: shift)
@@ -127,8 +138,8 @@ public final class AudioCopyTrack: AudioTrackWriter {
             try region!.send(packet)
             return
         }
-        // Later segments' priming is not replayed at the joint.
-        if segment > 0 && packet.isDiscard { return }
+        // Later segments' priming is not replayed at the joint, nor a trim's hidden audio.
+        if dropHidden && packet.isDiscard { return }
         if let region {
             try region.hold(packet, at: position)
             if region.held.count >= 3 { try closeRegion() }
@@ -286,6 +297,7 @@ public final class AudioReencodeTrack: AudioTrackWriter {
     private let writer: ReencodeWriter<AudioReencoder>
     private var reencoder: AudioReencoder { writer.reencoder }
     private let session: MuxSession
+    private var dropHidden = false
 
     public init(_ reencoder: AudioReencoder, track: Int, session: MuxSession) {
         writer = ReencodeWriter(reencoder, track: track, session: session)
@@ -297,13 +309,16 @@ public final class AudioReencodeTrack: AudioTrackWriter {
         set { reencoder.limit = newValue }
     }
 
-    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64) throws(MediaError) {
+    public func begin(_ stream: InputStream, segment: Int, shift: Int64, drift: Double?, anchor: Int64,
+                      dropHidden: Bool) throws(MediaError) {
+        self.dropHidden = dropHidden
         reencoder.limit = nil
         try reencoder.begin(stream, shift: shift, drift: drift, anchor: anchor)
     }
 
     /// The decoder's own timestamps place the samples; `position` is not needed.
     public func send(_ packet: borrowing Packet, at position: Int64?) throws(MediaError) {
+        if dropHidden && packet.isDiscard { return }
         try writer.send(packet)
     }
 

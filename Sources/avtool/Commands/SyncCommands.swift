@@ -230,7 +230,13 @@ struct FillSilenceCommand: WritingVerb {
 extension AssemblyReport: VerbReport {
     var summary: String {
         var s = "wrote '\(output)' (\(container)):"
-        if let videoCodec { s += " video \(videoCodec) copied" }
+        if let videoCodec {
+            s += " video \(videoCodec) copied"
+            if videoFramesReencoded > 0 {
+                let n = trimmedStartsReencoded
+                s += " (\(videoFramesReencoded) frames re-encoded where \(n) trimmed segment\(n == 1 ? " starts" : "s start"))"
+            }
+        }
         if let audioCodec, let audioMode {
             s += "\(videoCodec == nil ? "" : ",") audio \(audioCodec) \(audioMode)"
             if let reencodeReason { s += " (\(reencodeReason))" }

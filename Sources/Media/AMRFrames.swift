@@ -1,0 +1,43 @@
+import CFFmpeg
+
+/// The frames of an AMR packet. A 3GP/MOV sample of AMR holds a run of
+/// frames in the storage format (RFC 4867 §5.3, 3GPP TS 26.101): each a
+/// header byte whose frame type (FT, bits 6–3) fixes the frame's length,
+/// then its speech bits. QuickTime's 3GPP exporter writes 5 per sample,
+/// phones up to 50. libavcodec counts one frame per packet
+/// (`av_get_audio_frame_duration2` gives 160 samples whatever the size) and
+/// its AMR decoders decode only a packet's first frame, so a packet is
+/// split into its frames here before it is counted or decoded.
+public struct AMRFrames: Sendable {
+    /// Samples per frame: 160 (AMR-NB, 8 kHz), 320 (AMR-WB, 16 kHz).
+    public let samplesPerFrame: Int64
+    /// Bytes per frame, header included, by frame type (libavformat's
+    /// `amrnb_packed_size`/`amrwb_packed_size`; SID 6 bytes, NO_DATA 1).
+    private let sizes: [Int]
+
+    private static let narrowband = [13, 14, 16, 18, 20, 21, 27, 32, 6, 1, 1, 1, 1, 1, 1, 1]
+    private static let wideband = [18, 24, 33, 37, 41, 47, 51, 59, 61, 6, 1, 1, 1, 1, 1, 1]
+
+    /// `nil` for codecs other than AMR-NB and AMR-WB.
+    init?(codec: AVCodecID) {
+        switch codec {
+        case AV_CODEC_ID_AMR_NB: (samplesPerFrame, sizes) = (160, Self.narrowband)
+        case AV_CODEC_ID_AMR_WB: (samplesPerFrame, sizes) = (320, Self.wideband)
+        default: return nil
+        }
+    }
+
+    /// Where each frame of `bytes` starts and ends; `nil` when the bytes are
+    /// not a run of whole frames (a damaged or cut payload).
+    public func frames(in bytes: UnsafeRawBufferPointer) -> [Range<Int>]? {
+        var ranges: [Range<Int>] = []
+        var at = 0
+        while at < bytes.count {
+            let end = at + sizes[Int(bytes[at] >> 3) & 0x0F]
+            guard end <= bytes.count else { return nil }
+            ranges.append(at..<end)
+            at = end
+        }
+        return ranges
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+/// A clip trimmed as Photos trims (all the media kept, the edit lists
+/// starting inside the first GOP: 18 packets decoded but not shown, 51
+/// frames shown over 2.163 s) keeps its trim through fill-silence, merge
+/// and concat: the cut-away head is never shown. Oracles: the `ffmpeg`
+/// program's decoded frames (`-f framemd5`), its psnr filter, ffprobe.
+@Suite("trimmed clips")
+struct TrimmedClipTests {
+    static let clip = "photos_trimmed_export_trim_inside_gop.mov"
+    /// What the clip shows: 1298/600 s.
+    static let shownSeconds = 1298.0 / 600
+    static let frameSeconds = 1.0 / 24
+
+    @Test(arguments: ["fill-silence", "merge"])
+    func aSingleClipKeepsItsTrim(_ verb: String) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild(Self.clip)
+        let out = scratch.path("out.mov")
+        let r = try Tool.avtool(verb == "merge" ? [verb, input, input, out] : [verb, input, out])
+        try #require(r.status == 0, "\(r)")
+        let shown = try frameHashes(input)
+        #expect(shown.count == 51)
+        #expect(try frameHashes(out) == shown)
+        let d = try #require(FFprobe.double(try FFprobe(out).format, "duration"))
+        #expect(abs(d - Self.shownSeconds) <= Self.frameSeconds, "\(d) s")
+        // The audio decodes to the input's samples (merge ends it at the video's end).
+        let a = try decodedAudio(input), b = try decodedAudio(out)
+        #expect(b.count > 0 && a.starts(with: b) && a.count - b.count <= 2 * 1024 * 2, "\(b.count) of \(a.count) bytes")
+    }
+
+    /// A later segment's hidden head would be shown in the middle of the
+    /// output (before: 120 frames, 4.95 s for 2 × 51 frames, 2 × 2.16 s,
+    /// joints at 0 and 2.82 s): its start is re-encoded as an exact cut's,
+    /// from the first shown frame to the next keyframe; the rest is copied.
+    @Test(arguments: ["mov", "mp4"])
+    func concatShowsEachClipOnce(_ ext: String) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild(Self.clip)
+        let out = scratch.path("twice.\(ext)")
+        let r = try Tool.avtool("concat", input, input, out, "--json")
+        try #require(r.status == 0, "\(r)")
+        let report = try #require(try JSONSerialization.jsonObject(with: r.data) as? [String: Any])
+        #expect(report["video_frames_reencoded"] as? Int == 12, "\(r.stdout)")
+        #expect(report["trimmed_starts_reencoded"] as? Int == 1, "\(r.stdout)")
+        let shown = try frameHashes(input), twice = try frameHashes(out)
+        try #require(twice.count == 2 * shown.count, "\(twice.count) frames")
+        #expect(Array(twice.prefix(51)) == shown)
+        // The second clip: the 12 frames before its first keyframe (1.238 s) re-encoded, the rest copied.
+        let second = Array(twice.suffix(51))
+        #expect(zip(second, shown).map { $0 != $1 } == Array(repeating: true, count: 12) + Array(repeating: false, count: 39))
+        #expect(try worstPSNR(out, firstFrame: 51, against: input, frames: 12) >= 40)
+        let probe = try FFprobe(out)
+        let d = try #require(FFprobe.double(probe.format, "duration"))
+        #expect(abs(d - 2 * Self.shownSeconds) <= Self.frameSeconds, "\(d) s")
+        // Each clip's audio ends with its video (2 × 51 frames).
+        let audioSamples = try decodedAudio(out).count / 2
+        #expect(abs(audioSamples - 2 * 51 * 44100 / 24) <= 1024, "\(audioSamples) samples")
+    }
+
+    /// Matroska has no edit lists: the head would be shown (before: 69
+    /// frames from 0.74 s before the trim); the start is re-encoded instead.
+    @Test func fillSilenceIntoMatroskaStartsAtTheTrim() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild(Self.clip)
+        let out = scratch.path("out.mkv")
+        let r = try Tool.avtool("fill-silence", input, out)
+        try #require(r.status == 0, "\(r)")
+        let shown = try frameHashes(input), written = try frameHashes(out)
+        try #require(written.count == shown.count, "\(written.count) frames")
+        #expect(zip(written, shown).map { $0 != $1 } == Array(repeating: true, count: 12) + Array(repeating: false, count: 39))
+        let probe = try FFprobe(out)
+        let starts = probe.streams.compactMap { FFprobe.double($0, "start_time") }
+        #expect(starts.count == 2 && abs(starts[0] - starts[1]) < Self.frameSeconds, "\(starts)")
+        let d = try #require(FFprobe.double(probe.format, "duration"))
+        #expect(abs(d - Self.shownSeconds) <= Self.frameSeconds, "\(d) s")
+    }
+
+    /// The lowest PSNR (dB, Y/U/V average) of `frames` decoded frames of
+    /// `path` from `firstFrame` on against the first of `reference`, by
+    /// ffmpeg's psnr filter (both timed as 24 fps, so frames pair by order).
+    private func worstPSNR(_ path: String, firstFrame: Int, against reference: String, frames: Int) throws -> Double {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "info", "-i", path, "-i", reference, "-lavfi",
+                                        "[0:v]trim=start_frame=\(firstFrame):end_frame=\(firstFrame + frames),setpts=N/24/TB[a];[1:v]trim=end_frame=\(frames),setpts=N/24/TB[b];[a][b]psnr",
+                                        "-f", "null", "-"])
+        try #require(r.status == 0, "\(r)")
+        let line = try #require(r.stderr.split(separator: "\n").first { $0.contains("PSNR y:") })
+        let min = try #require(line.split(separator: " ").first { $0.hasPrefix("min:") })
+        return try #require(Double(min.dropFirst(4)))
+    }
+
+    /// The MD5 of every decoded video frame, in presentation order (`-f framemd5`).
+    private func frameHashes(_ path: String) throws -> [String] {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "framemd5", "-"])
+        try #require(r.status == 0, "\(r)")
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
+    }
+
+    private func decodedAudio(_ path: String) throws -> Data {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-f", "s16le", "-"])
+        try #require(r.status == 0, "\(r)")
+        return r.data
+    }
+}
