@@ -238,7 +238,8 @@ struct Segment {
         var dataStreams: [InputStream] = []
         var warnings: [String] = []
         if let container, let vs {
-            for s in vf.streams where StreamSelection.kind(of: s) == .data && s.mediaType != .attachment {
+            // Subtitle tracks (a podcast's chapter titles and links as `tx3g`) go the data tracks' way.
+            for s in vf.streams where [.data, .subtitles].contains(StreamSelection.kind(of: s)) && s.mediaType != .attachment {
                 switch DataTrackFate(s, container: container, videoKept: { $0.index == vs.index }) {
                 case .kept: if s.timeBase != nil { dataStreams.append(s) }
                 case .notHeld(_, let warning): warnings.append("\(spec.name): \(warning)")

@@ -86,7 +86,7 @@ package enum DataTrackFate: Equatable {
             self = .kept(carried: false)
         } else {
             self = .notHeld(reason: "\(container.name) cannot hold it",
-                            warning: "stream #\(s.index): data track \(s.dataKind) is not kept (\(container.name) cannot hold it\(container.isISOBMFF ? "" : "; mp4 and mov can"))")
+                            warning: "stream #\(s.index): \(s.mediaType == .subtitle ? "subtitle" : "data") track \(s.dataKind) is not kept (\(container.name) cannot hold it\(container.isISOBMFF ? "" : "; mp4 and mov can"))")
         }
     }
 }

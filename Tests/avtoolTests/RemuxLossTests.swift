@@ -38,13 +38,18 @@ struct RemuxLossTests {
             let out = scratch.path("out\(flags.joined()).\(container)")
             let r = try Tool.avtool(["remux", input, out] + flags)
             try #require(r.status == 0, "\(r)")
-            let got = try Self.packets(out)
-            #expect(got.keys.sorted() == expected.keys.sorted(), "\(flags): streams \(got.keys.sorted())")
-            for (stream, list) in expected {
-                #expect(got[stream]?.count == list.count, "\(flags) stream \(stream): \(got[stream]?.count ?? 0) of \(list.count) packets")
-                let same = got[stream] == list
-                #expect(same, "\(flags) stream \(stream): the payloads differ")
-            }
+            try Self.expectSamePackets(out, as: expected, flags)
+        }
+    }
+
+    /// Every stream of `out` holds the packets of `expected`, in order, byte for byte.
+    static func expectSamePackets(_ out: String, as expected: [String: [String]], _ flags: [String]) throws {
+        let got = try packets(out)
+        #expect(got.keys.sorted() == expected.keys.sorted(), "\(flags): streams \(got.keys.sorted())")
+        for (stream, list) in expected {
+            #expect(got[stream]?.count == list.count, "\(flags) stream \(stream): \(got[stream]?.count ?? 0) of \(list.count) packets")
+            let same = got[stream] == list
+            #expect(same, "\(flags) stream \(stream): the payloads differ")
         }
     }
 
@@ -71,13 +76,7 @@ struct RemuxLossTests {
             let out = scratch.path("out\(flags.joined()).\(container)")
             let r = try Tool.avtool(["remux", input, out] + flags)
             try #require(r.status == 0, "\(r)")
-            let got = try Self.packets(out)
-            #expect(got.keys.sorted() == expected.keys.sorted(), "\(flags): streams \(got.keys.sorted())")
-            for (stream, list) in expected {
-                #expect(got[stream]?.count == list.count, "\(flags) stream \(stream): \(got[stream]?.count ?? 0) of \(list.count) packets")
-                let same = got[stream] == list
-                #expect(same, "\(flags) stream \(stream): the payloads differ")
-            }
+            try Self.expectSamePackets(out, as: expected, flags)
             #expect(try RepairTests.decodedHashes(out, stream: video) == shown, "\(flags): not the frames the input shows")
             let outLengths = try Self.durations(out)
             #expect(outLengths.count == lengths.count)

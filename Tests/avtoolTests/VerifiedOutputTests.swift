@@ -138,4 +138,33 @@ struct VerifiedOutputTests {
         let expected = (starts.last! - starts.first!) * 1e6
         #expect(abs(Double(micros) - expected) <= 40_000, "skew \(micros) µs where the streams start at \(starts)")
     }
+
+    /// A podcast's shape: AAC, its cover as a one-frame JPEG video track, chapter titles and
+    /// links as two `tx3g` tracks. fill-silence keeps every track the target holds, every
+    /// packet byte for byte (it wrote the audio and the picture alone).
+    @Test("a podcast keeps its artwork and both text tracks")
+    func podcastKeepsItsTracks() throws {
+        let scratch = try Scratch()
+        let chapters = scratch.path("chapters.srt"), links = scratch.path("links.srt"), input = scratch.path("podcast.mp4")
+        try "1\n00:00:00,000 --> 00:00:02,000\nIntro\n\n2\n00:00:02,000 --> 00:00:04,000\nPart two\n"
+            .write(toFile: chapters, atomically: true, encoding: .utf8)
+        try "1\n00:00:00,000 --> 00:00:04,000\nhttps://example.org/episode\n".write(toFile: links, atomically: true, encoding: .utf8)
+        let made = try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=4", "-f", "lavfi",
+                                           "-i", "color=red:size=300x300:duration=1", "-i", chapters, "-i", links,
+                                           "-map", "0", "-map", "1", "-map", "2", "-map", "3", "-c:a", "aac", "-c:v", "mjpeg",
+                                           "-frames:v", "1", "-c:s", "mov_text", input])
+        try #require(made.status == 0, "\(made)")
+        // Per codec, each track's packets ("size:hash"): the output puts the video first.
+        func byCodec(_ path: String) throws -> [String: [[String]]] {
+            Dictionary(grouping: try RemuxLossTests.packets(path), by: { String($0.key.split(separator: " ").last ?? "") })
+                .mapValues { $0.map(\.value).sorted { $0.joined() < $1.joined() } }
+        }
+        let out = scratch.path("filled.mp4")
+        let run = try Tool.avtool("fill-silence", input, out)
+        try #require(run.status == 0, "\(run)")
+        let expected = try byCodec(input), got = try byCodec(out)
+        #expect(got.keys.sorted() == ["aac", "mjpeg", "mov_text"], "\(got.keys.sorted())")
+        #expect(got["mov_text"]?.count == 2, "\(got["mov_text"]?.count ?? 0) text tracks")
+        #expect(got == expected, "the packets differ")
+    }
 }

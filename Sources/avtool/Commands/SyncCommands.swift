@@ -22,7 +22,7 @@ struct SyncOptions: ParsableArguments {
     var audioBitrate: Parsed<BitRateKind>?
 
     @Flag(name: .customLong("no-data"),
-          help: "Leave out the video file's data tracks (telemetry, timed metadata, timecode). By default each is kept where the container holds it (mp4/mov hold them all) and named in a warning where it does not.")
+          help: "Leave out the video file's data and subtitle tracks (telemetry, timed metadata, timecode, chapter text). By default each is kept where the container holds it (mp4/mov hold them all) and named in a warning where it does not.")
     var noData = false
 
     @OptionGroup var loudness: LoudnessTargetOptions
