@@ -60,6 +60,7 @@ func explain(_ error: MediaError) -> String {
     case .unsupported: "unsupported"
     case .interrupted: "interrupted"
     case .ioError: "io-error"
+    case .internalMismatch: "internal-mismatch (the output was not what was planned; nothing kept)"
     }
 }
 
