@@ -174,6 +174,9 @@ public struct MovieLayout: Sendable {
         var boxes: [TopBox] = []
         var at: Int64 = 0
         while at < fileSize {
+            // Fewer bytes than a box header after the last box (a line end
+            // a text-mode copy added): not a box, and nothing a demuxer reads.
+            if fileSize - at < 8, !boxes.isEmpty { break }
             guard let h = read(at, 16), h.count >= 8 else { throw Refusal(description: "a box header cannot be read at \(at)") }
             let box: BoxHeader
             do throws(BoxWalkStop) {

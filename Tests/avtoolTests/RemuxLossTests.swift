@@ -42,6 +42,30 @@ struct RemuxLossTests {
         }
     }
 
+    /// An iPhone 6s Live Photo whose file ends in a line end after its last
+    /// box (two bytes a text-mode copy added; every demuxer ignores them):
+    /// its index was not read, so its two `mebx` tracks were left out as
+    /// "mov cannot hold it" by every way and every verb. Remux, cut and
+    /// transcode keep them.
+    @Test(arguments: ["mov", "mp4"])
+    func bytesAfterTheLastBoxAreNoReasonToLoseTracks(_ container: String) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("iphone6s_ios9_720p_audio_elst1.mov")
+        let expected = try Self.packets(input)
+        try #require(expected.keys.filter { $0.hasSuffix("none") }.count == 2, "\(expected.keys)")
+        for flags in [[], ["--no-bulk"]] {
+            let out = scratch.path("out\(flags.joined()).\(container)")
+            let r = try Tool.avtool(["remux", input, out] + flags)
+            try #require(r.status == 0, "\(r)")
+            #expect(!r.stderr.contains("not kept"), "\(r.stderr)")
+            try Self.expectSamePackets(out, as: expected, flags)
+        }
+        let cut = scratch.path("cut.\(container)")
+        let r = try Tool.avtool("cut", input, cut, "--to", "0.3")
+        try #require(r.status == 0, "\(r)")
+        #expect(try FFprobe(cut).streams.count == 4, "\(r.stderr)")
+    }
+
     /// Every stream of `out` holds the packets of `expected`, in order, byte for byte.
     static func expectSamePackets(_ out: String, as expected: [String: [String]], _ flags: [String]) throws {
         let got = try packets(out)
