@@ -151,7 +151,10 @@ struct AssemblyFeed: PacketFeed {
             let audioTime = hasAudio ? clock.audioPosition(pts: seg.audio!.packet.timing.pts).map { Timestamp($0, clock.plan.sampleTimeBase) } : nil
             // Companions (data, the original audio) go first when not later than both.
             func due(_ r: StreamReader) throws(MediaError) -> Timestamp? {
-                guard try r.peek(), let t = state.placement.companionTime(r.packet.timing, timeBase: r.stream.timeBase!),
+                guard try r.peek() else { return nil }
+                // Cover art has no time: it goes first.
+                if r.stream.isAttachedPicture { return Timestamp(0, r.stream.timeBase!) }
+                guard let t = state.placement.companionTime(r.packet.timing, timeBase: r.stream.timeBase!),
                       !hasVideo || videoTime.map({ t <= $0 }) ?? true,
                       !hasAudio || audioTime.map({ t <= $0 }) ?? true else { return nil }
                 return t

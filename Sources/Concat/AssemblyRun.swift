@@ -62,13 +62,15 @@ final class AssemblyRun {
         let firstData = sources.count
         var dataWarnings = segments.flatMap(\.dataWarnings)
         var matched: [[StreamReader?]] = first.data.map { _ in [] }
-        for seg in segments {
+        for (n, seg) in segments.enumerated() {
             var unused = seg.data
             for (j, d) in first.data.enumerated() {
-                let k = unused.firstIndex { DataTrackKey($0.stream) == DataTrackKey(d.stream) }
+                // The cover art is the first segment's (the muxer takes one picture a track).
+                let k = d.stream.isAttachedPicture && n > 0 ? nil
+                    : unused.firstIndex { DataTrackKey($0.stream) == DataTrackKey(d.stream) }
                 matched[j].append(k.map { unused.remove(at: $0) })
             }
-            for r in unused {
+            for r in unused where !r.stream.isAttachedPicture {
                 dataWarnings.append("\(seg.spec.name): stream #\(r.stream.index): data track \(r.stream.dataKind) is not kept (the first segment has no track like it)")
             }
         }

@@ -237,24 +237,33 @@ struct Segment {
         }
         var dataStreams: [InputStream] = []
         var warnings: [String] = []
-        if let container, let vs {
+        // The tracks beside the main stream (the video, or the audio alone): data, subtitles, cover art.
+        let lead = vs ?? (audioOnly ? audioStream : nil)
+        if let container, lead != nil {
             // Subtitle tracks (a podcast's chapter titles and links as `tx3g`) go the data tracks' way.
             for s in vf.streams where [.data, .subtitles].contains(StreamSelection.kind(of: s)) && s.mediaType != .attachment {
-                switch DataTrackFate(s, container: container, videoKept: { $0.index == vs.index }) {
+                switch DataTrackFate(s, container: container, videoKept: { $0.index == vs?.index }) {
                 case .kept: if s.timeBase != nil { dataStreams.append(s) }
                 case .notHeld(_, let warning): warnings.append("\(spec.name): \(warning)")
                 case .timecodeFromTag: break
+                }
+            }
+            for s in vf.streams where s.isAttachedPicture {
+                if container.canHold(s) == true, s.timeBase != nil {
+                    dataStreams.append(s)
+                } else {
+                    warnings.append("\(spec.name): stream #\(s.index): cover art is not kept (\(container.name) cannot hold it; mp4, m4a and mkv can)")
                 }
             }
         }
         dataWarnings = warnings
         // Streams of one file share its opening: it is read once.
         let sameFile = audioStream.map { $0.file === vf } ?? false
-        if let vs, sameFile || !dataStreams.isEmpty {
-            let indices = [vs.index] + (sameFile ? [audioStream!.index] : []) + dataStreams.map(\.index)
+        if let lead, sameFile || !dataStreams.isEmpty {
+            let indices = [lead.index] + (sameFile ? [audioStream!.index] : []) + dataStreams.map(\.index)
             let shared = try SharedInput(file: vf, streams: Set(indices))
             let reopen = { () throws(MediaError) -> InputFile in try open(spec.videoPath, cancellation) }
-            video = try StreamReader(shared: shared, stream: vs.index, reopen: reopen)
+            video = try vs.map { s throws(MediaError) in try StreamReader(shared: shared, stream: s.index, reopen: reopen) }
             audio = try audioStream.map { s throws(MediaError) in
                 sameFile ? try StreamReader(shared: shared, stream: s.index, reopen: reopen)
                          : try StreamReader(file: s.file, stream: s.index)

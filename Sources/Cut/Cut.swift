@@ -195,8 +195,14 @@ final class CutSource {
         try runTracks(&source, into: part.writers, cancellation: cancellation, untilEnded: true, progress: progress.map { progress in
             { progress(CutProgress(fraction: length.map { min(max(session.position / max($0, 0.001), 0), 1) }, position: session.position)) }
         })
+        // A recording's video or audio missing from the part: not a cut of it, and nothing is named.
+        for (j, s) in plan.kept.enumerated() where session.plans[j].packets == 0 && [.video, .audio].contains(s.mediaType) {
+            throw MediaError.invalid(operation, path: input.path, stream: s.index,
+                                     message: "no \(s.mediaType.rawValue) packet lies in the range",
+                                     remedy: .drop(s.mediaType == .video ? .video : .audio))
+        }
         let result = try session.finish()
-        var written = try describe(result, spec: spec, keyframe: found?.keyframe, start: start, editList: editList, exact: exact)
+        var written = describe(result, spec: spec, keyframe: found?.keyframe, start: start, editList: editList, exact: exact)
         if let splicer = part.splicer, let tb = video?.timeBase {
             written.reencoded = splicer.stretches.compactMap { s in
                 guard let a = Timestamp(s.from, tb).microseconds, let b = Timestamp(s.until, tb).microseconds else { return nil }
@@ -230,15 +236,11 @@ final class CutSource {
         return found
     }
 
-    /// The written part, checked: a recording's video or audio missing from it is not a cut of it.
+    /// The written part, with a warning for each other track it holds nothing of.
     private func describe(_ result: MuxResult, spec: PartSpec, keyframe: Timestamp?, start: Timestamp, editList: Bool,
-                          exact: Bool) throws(MediaError) -> WrittenPart {
+                          exact: Bool) -> WrittenPart {
         var warnings: [String] = []
         for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
-            guard s.mediaType != .video && s.mediaType != .audio else {
-                throw MediaError.invalid(operation, path: input.path, stream: s.index,
-                                         message: "no \(s.mediaType.rawValue) packet lies in the range")
-            }
             warnings.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
         }
         return WrittenPart(result: result, keyframe: keyframe, start: start, startsAtFrom: editList || spec.split || exact,

@@ -10,6 +10,10 @@ public struct SourceIndex: Sendable {
     /// The movie's time scale and duration (`mvhd`): how long players say the file lasts.
     public let movieTimescale: UInt32?
     public let movieDuration: Int64?
+    /// The byte counts of the pictures in the movie's iTunes `covr` item
+    /// (`udta`/`meta`/`ilst`/`covr`/`data`), in order: the cover art the
+    /// MP4/M4A muxer writes from attached-picture streams.
+    public let coverArtSizes: [Int]
 
     /// The track with `id` (libavformat's stream `id` for MP4/MOV inputs).
     public func track(id: Int) -> SourceTrack? { tracks.first { $0.id == id } }
@@ -44,6 +48,28 @@ public struct SourceIndex: Sendable {
         tracks = (moov.children ?? []).filter { $0.type == "trak" }.compactMap(SourceTrack.init)
         let mvhd = (moov.children ?? []).first { $0.type == "mvhd" }
         (movieTimescale, movieDuration) = mvhd.map { Self.scaleAndDuration(ofHeader: $0.payload) } ?? (nil, nil)
+        coverArtSizes = (moov.children ?? []).filter { $0.type == "udta" }.flatMap { Self.coverArtSizes(userData: $0.payload) }
+    }
+
+    /// The pictures of the `covr` items of a user data payload. Its `meta`
+    /// is a full box in MP4 (version and flags before its `hdlr`) and not
+    /// in QuickTime; a `data` box's value follows its type and locale.
+    static func coverArtSizes(userData: ArraySlice<UInt8>) -> [Int] {
+        let r = BigEndianReader(userData)
+        var sizes: [Int] = []
+        var udta = BoxWalker(r)
+        while let meta = udta.next("meta") {
+            let full = r.fourCC(at: meta.payload.lowerBound + 8) == "hdlr"
+            var inMeta = BoxWalker(r, in: (meta.payload.lowerBound + (full ? 4 : 0))..<meta.payload.upperBound)
+            while let ilst = inMeta.next("ilst") {
+                var items = BoxWalker(r, in: ilst.payload)
+                while let covr = items.next("covr") {
+                    var data = BoxWalker(r, in: covr.payload)
+                    while let d = data.next("data") { sizes.append(max(d.payload.count - 8, 0)) }
+                }
+            }
+        }
+        return sizes
     }
 
     /// The time scale and duration of an `mvhd` or `mdhd` payload (the two

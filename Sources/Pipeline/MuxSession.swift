@@ -294,7 +294,7 @@ public final class MuxSession {
             tracks[track].plan.bytesKept = false  // the muxer takes the ADTS headers off
         }
         tracks[track].plan.count(size: packet.size, timing: mapped)
-        if let fault = OutputFault.chosen, track == 0, fault.spoils(&mapped, number: tracks[track].plan.packets,
+        if let fault = OutputFault.chosen, fault.falls(on: track, tracks[track].plan), fault.spoils(&mapped, number: tracks[track].plan.packets,
                                                                     longest: tracks[track].plan.longest) {
             packet.unref()
             return mapped

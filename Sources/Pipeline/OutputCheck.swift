@@ -127,7 +127,18 @@ public enum OutputCheck {
         for (j, track) in pairs {
             if let what = difference(track, plan[j]) { return (j, what) }
         }
-        return outlasting(index, plan: plan)
+        return coverArtDifference(index, plan: plan) ?? outlasting(index, plan: plan)
+    }
+
+    /// Cover art goes into the index (`covr`), not into a track: each
+    /// picture written must be there, whole.
+    static func coverArtDifference(_ index: SourceIndex, plan: [PlannedTrack]) -> (track: Int?, what: String)? {
+        let pictures = plan.indices.filter { plan[$0].coverArt && plan[$0].packets > 0 }
+        let found = index.coverArtSizes
+        for j in pictures where !found.contains(Int(plan[j].bytes)) {
+            return (j, "its cover art (\(plan[j].bytes) bytes of \(plan[j].codec)) is not in the index (\(found.count) picture(s) there)")
+        }
+        return nil
     }
 
     /// How `track` differs from what was written to it, if it does.
@@ -240,10 +251,15 @@ public enum OutputCheck {
 /// A wrong output made on purpose, for the tests of the post-condition
 /// (`AVTOOL_TEST_FAULT`): the first track loses its third packet
 /// (`drop-packet`) or every packet (`drop-track`), or is written from its
-/// third packet on later than planned (`stretch`). What was planned is
-/// counted as ever.
+/// third packet on later than planned (`stretch`); or the cover art is
+/// not written (`drop-cover-art`). What was planned is counted as ever.
 public enum OutputFault: String, Sendable {
-    case dropPacket = "drop-packet", dropTrack = "drop-track", stretch
+    case dropPacket = "drop-packet", dropTrack = "drop-track", stretch, dropCoverArt = "drop-cover-art"
+
+    /// Whether the fault falls on the `number`th track (from 0), planned as `plan`.
+    func falls(on number: Int, _ plan: PlannedTrack) -> Bool {
+        self == .dropCoverArt ? plan.coverArt : number == 0
+    }
 
     public static let chosen: OutputFault? = getenv("AVTOOL_TEST_FAULT").flatMap { OutputFault(rawValue: String(cString: $0)) }
 
@@ -264,7 +280,7 @@ public enum OutputFault: String, Sendable {
     func spoils(_ timing: inout PacketTiming, number: Int, longest: Int64) -> Bool {
         switch self {
         case .dropPacket: return number == 3
-        case .dropTrack: return true
+        case .dropTrack, .dropCoverArt: return true
         case .stretch:
             guard number >= 3 else { return false }
             let shift = 10 * max(longest, 1)

@@ -116,6 +116,8 @@ public struct CutPartPlan: Sendable, Equatable {
         var head = false
         let kind: CutSelection.Kind
         switch track.kind {
+        case .coverArt:
+            kind = .always
         case .video:
             kind = split ? .videoPart : .video
         case .audio(let frameSamples, let rate) where !split:

@@ -24,6 +24,8 @@ public struct CutSelection: Sendable, Equatable {
         case timed(preroll: Int64)
         /// Packets that start in `[from, to)` (a split part).
         case starting
+        /// Every packet, timed or not (cover art: a picture every part shows).
+        case always
     }
 
     public enum Decision: Sendable, Equatable {
@@ -56,6 +58,8 @@ public struct CutSelection: Sendable, Equatable {
     public mutating func offer(pts: Int64?, duration: Int64, keyframe: Bool) -> Decision {
         guard !ended else { return .end }
         switch kind {
+        case .always:
+            return .keep(releaseHeld: 0)
         case .timed(let preroll):
             guard let pts else { return .drop }
             if let to, pts >= to { return stop() }

@@ -24,7 +24,13 @@ struct CutPartPlanTests {
         #expect(a.selection == CutSelection(.timed(preroll: 1024), from: 168_000, to: 393_600))
         #expect(!a.audioHead && a.shownEnd == nil, "the edit list trims the audio: no re-encoded head")
         #expect(s.selection == CutSelection(.timed(preroll: 0), from: 3500, to: 8200) && s.clampsToStart)
-        #expect(c.selection == CutSelection(.timed(preroll: 0), from: Int64.min / 2, to: nil), "cover art whatever the range")
+        #expect(c.selection == CutSelection(.always, from: Int64.min / 2, to: nil), "cover art whatever the range")
+        // A demuxer opened without probing gives the picture no time: it is kept all the same, in every part.
+        for split in [false, true] {
+            var picture = try CutPartPlan(start: Self.micros(0), to: Self.micros(2), split: split, first: true, editList: !split,
+                                          audioHead: false, tracks: [Self.cover]).tracks[0].selection
+            #expect(picture.offer(pts: nil, duration: 0, keyframe: true) == .keep(releaseHeld: 0), "split \(split)")
+        }
 
         let third = try CutPartPlan(start: Self.micros(1.0 / 3), to: Self.micros(2.0 / 3), split: false, first: false,
                                     editList: true, audioHead: false, tracks: [Self.video])

@@ -59,6 +59,76 @@ struct VerifiedOutputTests {
         try Self.refuses(arguments, fault: "stretch")
     }
 
+    /// Cover art is written into the index (`covr`), not as a track: a
+    /// picture the muxer did not write is refused; a real iTunes file's two
+    /// pictures (PNG and JPEG), through the muxer and through fill-silence.
+    @Test("lost cover art is refused", arguments: [["remux", "--no-bulk"], ["fill-silence"]])
+    func lostCoverArt(_ verb: [String]) throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.real("itunes_tags_cover.m4a"), out = scratch.path("out.m4a")
+        let args = [verb[0], input, out] + verb.dropFirst()
+        let run = try Tool.run(Tool.avtool, args, environment: Self.environment(fault: "drop-cover-art"))
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr.contains("cover art"), "\(run)")
+        #expect(scratch.contents.isEmpty, "\(scratch.contents)")
+        let kept = try Tool.avtool(args)
+        try #require(kept.status == 0, "\(kept)")
+        let pictures = try FFprobe(out).streams.filter { FFprobe.string($0, "codec_type") == "video" }.count
+        #expect(pictures == 2, "\(pictures) pictures kept")
+    }
+
+    /// Cover art beside video (a real iPad clip with a picture added as
+    /// the MP4 muxer writes it, `covr`) is kept by every verb that writes
+    /// MP4. Before, merge, concat and fill-silence left it out without a
+    /// word, and a cut from the start or a split failed ("no video packet
+    /// lies in the range": the picture of an unprobed opening has no time).
+    @Test("cover art beside video is kept by every verb")
+    func coverArtBesideVideo() throws {
+        let scratch = try Scratch()
+        let picture = scratch.path("cover.png"), input = scratch.path("in.mp4")
+        var r = try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "color=red:size=64x64", "-frames:v", "1", picture])
+        try #require(r.status == 0, "\(r)")
+        r = try Tool.run("ffmpeg", ["-v", "error", "-i", try Fixtures.wild("ipad2_ios5_h264_rot180.mov"), "-i", picture,
+                                    "-map", "0:v", "-map", "0:a", "-map", "1", "-c", "copy", "-disposition:v:1", "attached_pic", input])
+        try #require(r.status == 0, "\(r)")
+        let runs: [(args: [String], outputs: [String])] = [
+            (["fill-silence", input, "OUT"], ["fill.mp4"]),
+            (["merge", input, try Fixtures.wild("ios_voicememos_2021.m4a"), "OUT"], ["merge.mp4"]),
+            (["concat", input, input, "OUT"], ["concat.mp4"]),
+            (["cut", input, "OUT", "--to", "1"], ["cut-head.mp4"]),
+            (["cut", input, "OUT", "--from", "1", "--mode", "exact"], ["cut-tail.mp4"]),
+            (["split", input, "OUT", "--at", "1"], ["split1.mp4", "split2.mp4"]),
+            (["loudness", input, "OUT", "--target", "podcast"], ["loudness.mp4"]),
+        ]
+        for (args, outputs) in runs {
+            let out = outputs.count > 1 ? scratch.path("split{n}.mp4") : scratch.path(outputs[0])
+            let run = try Tool.avtool(args.map { $0 == "OUT" ? out : $0 })
+            #expect(run.status == 0, "\(args[0]): \(run)")
+            for o in outputs where run.status == 0 {
+                let attached = try FFprobe(scratch.path(o)).streams.filter {
+                    (($0["disposition"] as? [String: Any])?["attached_pic"] as? Int) == 1
+                }
+                #expect(attached.count == 1, "\(args[0]) \(o): \(attached.count) pictures")
+            }
+        }
+    }
+
+    /// A cut of a range the audio does not reach (a 1 s tone beside a real
+    /// 3 s iPad clip, cut from 2 s): refused in one line with the way out,
+    /// and no file left (the refusal came after the file was named before).
+    @Test("a cut with no audio in its range leaves nothing")
+    func cutPastTheAudio() throws {
+        let scratch = try Scratch()
+        let input = scratch.path("in.mp4"), out = scratch.path("out.mp4")
+        let r = try Tool.run("ffmpeg", ["-v", "error", "-i", try Fixtures.wild("ipad2_ios5_h264_rot180.mov"), "-f", "lavfi",
+                                        "-i", "sine=duration=1", "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "aac", input])
+        try #require(r.status == 0, "\(r)")
+        let run = try Tool.avtool("cut", input, out, "--from", "2")
+        #expect(run.status == 1 && run.stderr.contains("no audio packet lies in the range; drop it with --no-audio"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: out), "a refused cut left its output")
+        #expect(try Tool.avtool("cut", input, out, "--from", "2", "--no-audio").status == 0)
+    }
+
     /// The bulk copy writes no packet through a muxer: its copied index is spoiled instead (a track made `free`).
     @Test("the bulk copy's dropped track is refused")
     func bulkCopy() throws {
