@@ -174,6 +174,13 @@ struct AssemblyFeed: PacketFeed {
             }
             if takeVideo {
                 guard let v = seg.video, let videoTrack else { return nil }
+                // A frame the input hides at its end, which nothing after it needs: left out at a joint,
+                // where it would be shown (at the output's end it is kept, and hidden as in the input).
+                if k < segments.count - 1, let tail = clock.layout?.hiddenTails[k],
+                   let d = v.packet.timing.dts ?? v.packet.timing.pts, tail.contains(d) {
+                    v.consume()
+                    continue
+                }
                 if try placeVideo(seg, &state) { return (v, videoTrack) }
                 v.consume()
             } else if let a = seg.audio, let audio {

@@ -21,6 +21,8 @@ struct PlannedLayout {
     var placements: [SegmentPlacement]
     /// Each segment's video end on the output timeline.
     var videoEnds: [Int64]
+    /// Each segment's frames hidden at its end that a joint leaves out (by DTS).
+    var hiddenTails: [Set<Int64>] = []
     /// The plan once every segment is placed (joints, start, end, offset).
     var plan: AssemblyPlan
 }
@@ -58,10 +60,13 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         if segments.count > 1 {
             // (Several segments all have video.)
             let f = try timingsOpening(seg.video!.stream.file, open: open, cancellation: cancellation)
-            videoEnd = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open, cancellation: cancellation)
+            let hiddenTail: Set<Int64>
+            (videoEnd, hiddenTail) = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open,
+                                                      cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd)
             layout.placements.append(placement)
             layout.videoEnds.append(videoEnd)
+            layout.hiddenTails.append(hiddenTail)
         }
         if let a = seg.audio {
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
@@ -209,9 +214,10 @@ private func timingsOpening(_ file: InputFile, open: InputOpener,
 /// video's last packets: the frame shown last is among the last few decoded
 /// (B-frames reorder only a few), so the read starts at a keyframe near the
 /// end and goes back further until it has enough packets; an input that
-/// cannot seek is read whole.
+/// cannot seek is read whole. With it, the DTS of the frames the input
+/// hides after the last one shown (`Segment.hiddenAtEnd`), which do not count.
 private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentPlacement, plan: inout AssemblyPlan,
-                          open: InputOpener, cancellation: Cancellation) throws(MediaError) -> Int64 {
+                          open: InputOpener, cancellation: Cancellation) throws(MediaError) -> (Int64, Set<Int64>) {
     let stream = seg.video!.stream
     let reader = try StreamReader(file: file, stream: stream.index)
     let enough = 2 * stream.reorderDelay + 32
@@ -219,25 +225,33 @@ private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentP
     for _ in 0..<6 {
         guard let target = from, file.seek(stream: stream.index, toKeyframeBefore: target) else { break }
         reader.restart()
-        let timings = try readTimings(reader)
+        let (timings, hidden) = try readTimings(reader, seg)
         guard timings.count < enough, let first = timings.first?.dts ?? timings.first?.pts, first > Int64.min + 1 else {
-            return videoEnd(of: timings, seg, placement: placement, plan: &plan)
+            return (videoEnd(of: timings, seg, placement: placement, plan: &plan), hidden)
         }
         // Too few: from the keyframe before this one.
         from = first - 1
     }
     let whole = try StreamReader(file: try timingsOpening(stream.file, open: open, cancellation: cancellation),
                                  stream: stream.index)
-    return videoEnd(of: try readTimings(whole), seg, placement: placement, plan: &plan)
+    let (timings, hidden) = try readTimings(whole, seg)
+    return (videoEnd(of: timings, seg, placement: placement, plan: &plan), hidden)
 }
 
-private func readTimings(_ reader: StreamReader) throws(MediaError) -> [PacketTiming] {
-    var timings: [PacketTiming] = []
+/// The timings of `seg`'s video packets up to the last frame shown (in
+/// decode order), and the DTS of the frames after it, all hidden by the
+/// input at its end: nothing decoded after them needs them.
+private func readTimings(_ reader: StreamReader, _ seg: Segment) throws(MediaError) -> ([PacketTiming], Set<Int64>) {
+    var timings: [PacketTiming] = [], hidden: [Bool] = []
     while try reader.peek() {
         timings.append(reader.packet.timing)
+        hidden.append(seg.hiddenAtEnd(reader.packet))
         reader.consume()
     }
-    return timings
+    let shown = (hidden.lastIndex(of: false) ?? -1) + 1
+    let tail = Set(timings[shown...].compactMap { $0.dts ?? $0.pts })
+    timings.removeSubrange(shown...)
+    return (timings, tail)
 }
 
 private func videoEnd(of timings: [PacketTiming], _ seg: Segment, placement: SegmentPlacement,

@@ -198,6 +198,16 @@ struct Segment {
     /// The stream the segment's timeline and metadata come from: its video, else its audio.
     var main: StreamReader { video ?? audio! }
 
+    /// Whether `packet` is a video frame the input's edit list hides after
+    /// its shown ones (an iPhone's or a camera's last frame, flagged
+    /// discard): it must not lengthen the segment, and at a joint it would
+    /// be shown.
+    func hiddenAtEnd(_ packet: borrowing Packet) -> Bool {
+        guard packet.isDiscard, let s = video?.stream, packet.streamIndex == s.index, let start = s.startTime,
+              let length = s.duration, let pts = packet.timing.pts else { return false }
+        return pts >= start.value &+ length.value
+    }
+
     /// A video packet's timing, with the frame period as duration where the
     /// demuxer gives none (so the segment's video end counts the last frame).
     func videoTiming(_ timing: PacketTiming) -> PacketTiming {

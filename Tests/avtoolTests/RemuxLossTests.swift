@@ -66,6 +66,23 @@ struct RemuxLossTests {
         #expect(try FFprobe(cut).streams.count == 4, "\(r.stderr)")
     }
 
+    /// An iPad 2 clip whose edit list hides its last frame, joined to
+    /// itself: the hidden frame is left out at the joint (it would be shown
+    /// there: 5.47 s for two clips of 2.68 s before) and kept, hidden, at
+    /// the output's end; every frame decodes.
+    @Test func aHiddenLastFrameIsNotShownAtAJoint() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("ipad2_ios5_h264_rot180.mov"), out = scratch.path("out.mov")
+        let r = try Tool.avtool("concat", input, input, out)
+        try #require(r.status == 0, "\(r)")
+        let video = try PacketList(out).packets.filter { $0.stream == 0 }
+        #expect(video.count == 2 * 82 - 1, "\(video.count) video packets")
+        #expect(video.indices.filter { video[$0].discard } == [video.count - 1], "hidden: \(video.indices.filter { video[$0].discard })")
+        let length = try #require(FFprobe.double(try FFprobe(out).format, "duration"))
+        #expect(length <= 2 * 2.7 + 0.001, "\(length) s")
+        #expect(try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"]).status == 0)
+    }
+
     /// Every stream of `out` holds the packets of `expected`, in order, byte for byte.
     static func expectSamePackets(_ out: String, as expected: [String: [String]], _ flags: [String]) throws {
         let got = try packets(out)
