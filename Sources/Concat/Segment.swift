@@ -251,7 +251,8 @@ struct Segment {
         let lead = vs ?? (audioOnly ? audioStream : nil)
         if let container, lead != nil {
             // Subtitle tracks (a podcast's chapter titles and links as `tx3g`) go the data tracks' way.
-            for s in vf.streams where [.data, .subtitles].contains(StreamSelection.kind(of: s)) && s.mediaType != .attachment {
+            // (Of a file of audio alone, its cover art only: its chapter track is written again from its chapters.)
+            for s in vf.streams where vs != nil && [.data, .subtitles].contains(StreamSelection.kind(of: s)) && s.mediaType != .attachment {
                 switch DataTrackFate(s, container: container, videoKept: { $0.index == vs?.index }) {
                 case .kept: if s.timeBase != nil { dataStreams.append(s) }
                 case .notHeld(_, let warning): warnings.append("\(spec.name): \(warning)")
