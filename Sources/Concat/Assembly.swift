@@ -184,6 +184,9 @@ public struct AssemblyReport: Sendable, Codable {
     public var repairs: [AudioRepairReport] = []
     /// Where each segment starts on the output timeline (concat).
     public var jointsSeconds: [Double] = []
+    /// The same joints in output samples (with audio): where each
+    /// segment's audio clock starts.
+    public var jointsSamples: [Int64] = []
     /// Final A/V start skew and end difference of the output.
     public var skew: AVSkew?
     public var videoPackets = 0
@@ -248,6 +251,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
               verb: String, open: InputOpener, cancellation: Cancellation,
               progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
     let began = ContinuousClock.now
+    var options = options
     try options.validate()
     let container = try resolveContainer(options.container, output: destination.name)
     // Open, check and decide everything before the output exists.
@@ -258,6 +262,8 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     try checkCompatible(segments, container: container)
     let spliced = try hiddenHeadCodings(segments, container: container, verb: verb)
     for k in spliced.keys { segments[k].spliced = true }
+    // Joined audio alone: each segment ends where its audio does.
+    if segments[0].video == nil, segments.count > 1 { options.end = nil }
     if segments[0].video == nil, options.end != nil {
         let s = segments[0].main.stream
         throw MediaError.invalidOption("'\(s.file.path)' has audio only: there is no video end to pad to",

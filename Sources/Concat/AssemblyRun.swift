@@ -117,6 +117,7 @@ final class AssemblyRun {
         writers += data.map(\.writer)
         try runTracks(&feed, into: writers, cancellation: cancellation) { [self] in reportProgress() }
         report.jointsSeconds = feed.joints
+        if audio != nil { report.jointsSamples = feed.jointsSamples }
         let result = try session.finish()
         return finalReport(result)
     }

@@ -32,7 +32,7 @@ struct PlannedLayout {
 /// by the run's own `place`. One segment needs only its audio packets: the
 /// cut at the video's end only drops packets, so what the run writes is laid
 /// out as here. Several segments also need each segment's video end, which
-/// moves the next joint.
+/// moves the next joint (audio alone: its audio's end).
 func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: AssemblyOptions, verb: String,
                      open: InputOpener, cancellation: Cancellation) throws(MediaError) -> CopiedAudioScan {
     let stream = segments[0].audio!.stream
@@ -55,13 +55,10 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
         var limit: Int64?
-        if segments.count > 1 {
-            // (Several segments all have video.)
-            let f = try timingsOpening(seg.video!.stream.file, open: open, cancellation: cancellation)
+        if segments.count > 1, let v = seg.video {
+            let f = try timingsOpening(v.stream.file, open: open, cancellation: cancellation)
             videoEnd = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open, cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd)
-            layout.placements.append(placement)
-            layout.videoEnds.append(videoEnd)
         }
         if let a = seg.audio {
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
@@ -112,12 +109,18 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
                     if lastWritten.count > CopiedAudioScan.jointFrames { lastWritten.removeFirst() }
                 }
             }
+            // Audio alone ends where its audio does, and the next segment joins there.
+            if seg.video == nil { videoEnd = assembler.cursor ?? placement.jointSamples }
             padded = false
             if segments.count > 1,
                let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {
                 assembler.start(at: placement.jointSamples)
                 padded = assembler.pad(to: target) > 0
             }
+        }
+        if segments.count > 1 {
+            layout.placements.append(placement)
+            layout.videoEnds.append(videoEnd)
         }
         plan.end(placement, videoEnd: videoEnd)
     }
