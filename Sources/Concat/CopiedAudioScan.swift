@@ -55,7 +55,8 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
         var limit: Int64?
-        if segments.count > 1, let v = seg.video {
+        // (One segment's end matters only where no silence can pad it.)
+        if let v = seg.video, segments.count > 1 || silence.unavailable != nil && plan.end != nil {
             let f = try timingsOpening(v.stream.file, open: open, cancellation: cancellation)
             videoEnd = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open, cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd)
@@ -71,18 +72,13 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
                 let at = placement.audioPosition(pts: p.pts, timeBase: a.stream.timeBase!)
                 var trial = assembler
                 let step = trial.place(at: at, samples: samples, limit: limit)
+                if let why = silence.unavailable, step.silence > 0 {
+                    return CopiedAudioScan(reencodeReason: gapNeedsSilence(why, samples: step.silence, at: step.position - step.silence,
+                                                                            plan: plan))
+                }
                 if k > 0, runStarts[k].isEmpty, silence.overlapsFrames,
                    padded || step.silence != 0 || step.trimStart != 0 || step.residual != 0 {
-                    // A frame's transform overlaps the next frame's and holds
-                    // what its own recording went on with: at a joint that is
-                    // not the packets' own continuation (a split's parts are),
-                    // the last frames before it and the first after it are
-                    // re-encoded from the spliced sound (with any priming
-                    // before them decoded first).
-                    jointPackets[k].append(0..<min(i + CopiedAudioScan.jointFrames, packets.count))
-                    if let last = before.dropLast(CopiedAudioScan.jointFrames - 1).last {
-                        jointPackets[k - 1].append(last..<Int.max)
-                    }
+                    markJoint(before: k, firstWritten: i, packets: packets.count, lastWritten: before, in: &jointPackets)
                 }
                 if step.residual != 0, step.writes, let at {
                     // Not whole frames from the packets before: a run on another grid.
@@ -111,6 +107,11 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
             }
             // Audio alone ends where its audio does, and the next segment joins there.
             if seg.video == nil { videoEnd = assembler.cursor ?? placement.jointSamples }
+            if let why = silence.unavailable, let reason = endNeedsSilence(why, plan: plan, videoEnd: videoEnd,
+                                                                        audioEnd: assembler.cursor ?? placement.jointSamples,
+                                                                        frame: silence.quantum) {
+                return CopiedAudioScan(reencodeReason: reason)
+            }
             padded = false
             if segments.count > 1,
                let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {
@@ -138,6 +139,36 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
 extension CopiedAudioScan {
     /// Frames of a segment's start re-encoded with the joint before it (after its priming).
     static let jointFrames = 2
+}
+
+/// A frame's transform overlaps the next frame's and holds what its own
+/// recording went on with: at the joint before segment `k` that is not the
+/// packets' own continuation (a split's parts are), the last frames before
+/// it and the first after it are re-encoded from the spliced sound (with
+/// any priming before them decoded first).
+private func markJoint(before k: Int, firstWritten i: Int, packets: Int, lastWritten: [Int], in joints: inout [[Range<Int>]]) {
+    joints[k].append(0..<min(i + CopiedAudioScan.jointFrames, packets))
+    if let last = lastWritten.dropLast(CopiedAudioScan.jointFrames - 1).last {
+        joints[k - 1].append(last..<Int.max)
+    }
+}
+
+/// Why audio without silence of its own is re-encoded after all: the end
+/// policy pads it to the video's end by a frame or more (a shortfall under
+/// one frame is left as it is: the audio ends that much early).
+private func endNeedsSilence(_ why: String, plan: AssemblyPlan, videoEnd: Int64, audioEnd: Int64, frame: Int64) -> String? {
+    guard let short = plan.padLength(videoEnd: videoEnd, audioEnd: audioEnd), short >= frame else { return nil }
+    let ms = fixed(Timestamp(short, plan.sampleTimeBase).seconds * 1000, 1)
+    return "\(why); the audio ends \(ms) ms before the video, and the end policy pads it with silence ('--end shortest' in merge, or fill-silence without '--to-video-end', copies it)"
+}
+
+/// Why audio without silence of its own is re-encoded after all: a gap at
+/// output sample `at` needs `samples` of silence; a tolerance as wide as
+/// the gap leaves it as it is and copies the audio.
+private func gapNeedsSilence(_ why: String, samples: Int64, at: Int64, plan: AssemblyPlan) -> String {
+    let seconds = Timestamp(samples, plan.sampleTimeBase).seconds
+    let widest = Int((seconds * 1000).rounded(.up))
+    return "\(why); a gap of \(fixed(seconds * 1000, 1)) ms at \(fixed(Timestamp(at, plan.sampleTimeBase).seconds, 3)) s needs silence (a '--tolerance' of \(widest)ms or more leaves it as it is and copies the audio)"
 }
 
 /// The ordinal ranges of each segment's packets in runs that are not copied.

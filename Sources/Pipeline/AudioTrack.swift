@@ -257,6 +257,10 @@ public final class AudioCopyTrack: AudioTrackWriter {
         }
         assembler.start(at: start)
         let from = assembler.cursor!
+        // Without silence to make, an end short by less than one frame stays
+        // short (the copied-audio scan re-encodes where it is short by more).
+        if silence.unavailable != nil, case let (short, false) = end.subtractingReportingOverflow(from),
+           short < silence.quantum { return }
         try writeSilence(assembler.pad(to: end), at: from)
     }
 

@@ -255,6 +255,13 @@ public struct AssemblyPlan: Hashable, Sendable {
         return at.rescaled(to: sampleTimeBase)?.value
     }
 
+    /// The samples `padEnd` adds after the audio's end; `nil` where the
+    /// policy pads none.
+    public func padLength(videoEnd: Int64, audioEnd: Int64) -> Int64? {
+        guard let target = padEnd(videoEnd: videoEnd, audioEnd: audioEnd), target > audioEnd else { return nil }
+        return target.minus(audioEnd)
+    }
+
     /// A video time (output) in samples.
     public func samples(atVideoTime t: Int64) -> Int64? { rescale(t, from: videoTimeBase, to: sampleTimeBase) }
 

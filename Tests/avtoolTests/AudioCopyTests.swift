@@ -26,7 +26,16 @@ struct AudioCopyTests {
         ("24-bit PCM (in24)", { try Fixtures.path("encoders/pcm_s24le_in24.mov") }),
         ("24-bit PCM (sowt) in GStreamer's MOV", { try Fixtures.path("encoders/qtmux_pcm_s24le_sowt.mov") }),
         ("32-bit float PCM", { try Fixtures.path("encoders/pcm_f32le.mov") }),
+        ("Chrome MediaRecorder Opus in WebM, audio only", { try Fixtures.wild("chrome_mediarecorder_opus_audio_only.webm") }),
+        ("Telegram voice note (libopus in Ogg), audio only", { try Fixtures.wild("telegram_voice_note_opus16k.ogg") }),
     ]
+
+    /// The output's name for an input: the same extension, but Matroska
+    /// for what avtool does not write (Ogg).
+    static func output(for input: String, in scratch: Scratch) -> String {
+        let ext = (input as NSString).pathExtension
+        return scratch.path("out." + (ext == "ogg" ? "mka" : ext))
+    }
 
     /// The audio packets' hashes as `ffmpeg -c copy -f framemd5` lists them.
     static func audioHashes(_ path: String) throws -> [String] {
@@ -46,7 +55,7 @@ struct AudioCopyTests {
         let (name, path) = Self.recordings[k]
         let input = try path()
         let scratch = try Scratch()
-        let out = scratch.path("out." + (input as NSString).pathExtension)
+        let out = Self.output(for: input, in: scratch)
         let run = try Tool.avtool(["fill-silence", input, out, "--json"])
         try #require(run.status == 0, "\(name): \(run)")
         #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(name): \(run.stdout)")

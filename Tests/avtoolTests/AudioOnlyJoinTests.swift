@@ -72,4 +72,81 @@ struct AudioOnlyJoinTests {
         #expect(codecs.status != 0)
         #expect(codecs.stderr.contains("audio codec differs from the first segment's (opus, not aac)"), "\(codecs.stderr)")
     }
+
+    /// A browser's Opus with a 1 s hole (timestamps after 2 s moved 1 s
+    /// later by FFmpeg's `setts`): filled with hand-made silent frames,
+    /// every packet of the recording copied (it was re-encoded whole:
+    /// libopus's frames carry a codec record of their own). Both libopus
+    /// and libavcodec's decoder give zeros for the silence and 48,000 more
+    /// samples in all.
+    @Test func aHoleInBrowserOpusIsFilledWithSilentFramesMadeByHand() throws {
+        let scratch = try Scratch()
+        let holed = scratch.path("holed.webm"), out = scratch.path("filled.webm")
+        let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.wild("chrome_mediarecorder_opus_audio_only.webm"),
+                                           "-t", "4", "-c", "copy", "-bsf:a", "setts=ts=if(gte(PTS\\,2000)\\,PTS+1000\\,PTS)", holed])
+        try #require(made.status == 0, "\(made)")
+        let run = try Tool.avtool("fill-silence", holed, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied")
+        #expect(report["silence_inserted_samples"] as? Int == 48_000)
+        let silent = try #require(report["silent_frames_added"] as? Int)
+        // The recording's packets, in order, around the silent ones.
+        let theirs = try AudioCopyTests.audioHashes(holed), ours = try AudioCopyTests.audioHashes(out)
+        #expect(ours.count == theirs.count + silent)
+        #expect(ours.filter { Set(theirs).contains($0) } == theirs)
+        // The hole starts after the packet at 1.98 s (60 ms long): 2.04 s, sample 97,920.
+        let hole = 97_920
+        for decoder in ["opus", "libopus"] {
+            let before = try Self.decoded(holed, decoder: decoder), after = try Self.decoded(out, decoder: decoder)
+            #expect(after.count == before.count + 48_000, "\(decoder)")
+            // After the first silent frame (the last sound's transform tail), zeros to the hole's end.
+            let inside = after[(hole + 960)..<(hole + 48_000)]
+            #expect(inside.allSatisfy { $0 == 0 }, "\(decoder): \(inside.map { abs(Int($0)) }.max() ?? 0)")
+            #expect(after[(hole + 48_000)...].contains { $0 != 0 }, "\(decoder)")
+        }
+    }
+
+    /// Mono 16-bit samples decoded by `decoder`.
+    static func decoded(_ path: String, decoder: String) throws -> [Int16] {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-c:a", decoder, "-i", path, "-ac", "1", "-f", "s16le", "-"])
+        try #require(r.status == 0, "\(r)")
+        return r.data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    /// AMR-NB from a 2005 QuickTime 3GPP export (3 s, taken out with
+    /// `ffmpeg -c copy` to .amr: one frame a packet). libavcodec has no AMR
+    /// encoder to make silence with, so the audio was re-encoded to AAC
+    /// whether or not anything was missing. Now it is copied where nothing
+    /// is; with a 50 ms hole it is re-encoded, the report saying why and
+    /// which '--tolerance' copies it, and with that tolerance it is copied.
+    @Test func amrIsCopiedWhereNothingHasToBeInserted() throws {
+        let scratch = try Scratch()
+        let amr = scratch.path("speech.amr"), holed = scratch.path("holed.mov")
+        let export = try Fixtures.wild("qt_3gpp_export_2005_amrnb_mp4v_hinted.3gp")
+        for args in [["-i", export, "-map", "0:a", "-c", "copy", "-t", "3", amr],
+                     ["-i", amr, "-c", "copy", "-bsf:a", "setts=ts=if(gte(PTS\\,8000)\\,PTS+400\\,PTS)", holed]] {
+            let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error"] + args)
+            try #require(made.status == 0, "\(made)")
+        }
+        let whole = scratch.path("whole.mov")
+        let run = try Tool.avtool("fill-silence", amr, whole, "--json")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(run.stdout)")
+        let theirs = try AudioCopyTests.audioHashes(amr)
+        #expect(theirs.count == 150)
+        #expect(try AudioCopyTests.audioHashes(whole) == theirs)
+        // A hole of 400 samples (50 ms at 8 kHz) after 1 s.
+        let filled = try Tool.avtool("fill-silence", holed, scratch.path("filled.mov"), "--json")
+        try #require(filled.status == 0, "\(filled)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(filled.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "re-encoded")
+        let reason = report["reencode_reason"] as? String ?? ""
+        #expect(reason.contains("a gap of 50.0 ms at 1.000 s needs silence (a '--tolerance' of 50ms or more"), "\(reason)")
+        let kept = scratch.path("kept.mov")
+        let tolerated = try Tool.avtool("fill-silence", "--tolerance", "50ms", holed, kept, "--json")
+        try #require(tolerated.status == 0, "\(tolerated)")
+        #expect(tolerated.stdout.contains("\"audio_mode\" : \"copied\""), "\(tolerated.stdout)")
+        #expect(try AudioCopyTests.audioHashes(kept) == theirs)
+    }
 }
