@@ -181,6 +181,11 @@ public struct AssemblyReport: Sendable, Codable {
     public var trimmedStartsReencoded = 0
     public var audioStretchesReencoded = 0
     public var samplesTrimmed: Int64 = 0
+    /// The farthest any audio packet was moved from where its timestamp put
+    /// it (samples; timestamp jitter within `--tolerance`, or what whole
+    /// silent frames leave), and in milliseconds.
+    public var largestShiftSamples: Int64 = 0
+    public var largestShiftMilliseconds: Double = 0
     public var repairs: [AudioRepairReport] = []
     /// Where each segment starts on the output timeline (concat).
     public var jointsSeconds: [Double] = []

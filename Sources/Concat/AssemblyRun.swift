@@ -136,6 +136,8 @@ final class AssemblyRun {
             let a = audio.summary
             report.silenceInsertedSamples = a.silenceInserted
             report.samplesTrimmed = a.samplesTrimmed
+            report.largestShiftSamples = a.largestShift
+            report.largestShiftMilliseconds = Timestamp(a.largestShift, plan.sampleTimeBase).seconds * 1000
             report.repairs = a.repairs.map {
                 AudioRepairReport(atSeconds: Timestamp($0.position, plan.sampleTimeBase).seconds, samples: $0.samples)
             }

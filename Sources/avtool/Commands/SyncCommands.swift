@@ -15,7 +15,7 @@ import Transcode
 
 /// Options merge, concat and fill-silence share.
 struct SyncOptions: ParsableArguments {
-    @Option(help: "Timestamp differences up to this are rounding, not gaps (e.g. 2ms; default: 1 ms or one tick).")
+    @Option(help: "Timestamp differences up to this are rounding, not gaps: packets are laid back to back and the report gives the largest shift (e.g. 20ms for a messaging app's jittery timestamps; 0 places every sample by its timestamp; default: 1 ms or one tick).")
     var tolerance: Parsed<DurationKind>?
 
     @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate if the audio must be re-encoded (default: the input's).")
@@ -262,6 +262,9 @@ extension AssemblyReport: VerbReport {
             s += "; \(silenceInsertedSamples) samples of silence in \(repairs.filter { $0.samples > 0 }.count) place(s)"
         }
         if samplesTrimmed > 0 { s += "; \(samplesTrimmed) samples trimmed" }
+        if largestShiftSamples > 0 {
+            s += "; packets moved at most \(largestShiftSamples) samples (\(fixed(largestShiftMilliseconds, 1)) ms) from their timestamps"
+        }
         if jointsSeconds.count > 1, videoCodec == nil, jointsSamples.count == jointsSeconds.count {
             // Audio alone: each joint to the sample, where the segment before ended.
             s += "; joints at " + zip(jointsSamples, jointsSeconds).map { "sample \($0) (\(fixed($1, 3)) s)" }.joined(separator: ", ")
