@@ -161,10 +161,10 @@ public struct AudioAssembler: Sendable {
         }
         let start = c.plus(step.silence)
         step.position = start
-        if at != nil, step.trimStart == 0, samples > 0 {
+        step.keep = keepCount(from: start, samples: samples - step.trimStart, limit: limit)
+        if at != nil, step.trimStart == 0, step.keep > 0 {
             largestShift = max(largestShift, start.minus(target).absolute)
         }
-        step.keep = keepCount(from: start, samples: samples - step.trimStart, limit: limit)
         let cut = samples - step.trimStart - step.keep
         if cut > 0 { samplesTrimmed = samplesTrimmed.plus(cut) }
         cursor = start.plus(step.keep)

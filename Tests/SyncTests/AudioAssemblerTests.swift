@@ -48,6 +48,9 @@ struct AudioAssemblerTests {
         // Continuing from the cursor (no timestamp) moves nothing.
         _ = a.place(at: nil, samples: 1024)
         #expect(a.largestShift == 720 && a.repairs.isEmpty)
+        // A packet past the end limit is not written, so it moves nothing.
+        _ = a.place(at: 90_000, samples: 1024, limit: 4096)
+        #expect(a.largestShift == 720)
         // Exact mode counts it too.
         var e = AudioAssembler(sampleRate: 48_000, toleranceSamples: 48)
         _ = e.place(at: 0, samples: 1024)
