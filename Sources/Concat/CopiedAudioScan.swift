@@ -73,8 +73,7 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
                 var trial = assembler
                 let step = trial.place(at: at, samples: samples, limit: limit)
                 if let why = silence.unavailable, step.silence > 0 {
-                    return CopiedAudioScan(reencodeReason: gapNeedsSilence(why, samples: step.silence, at: step.position - step.silence,
-                                                                            plan: plan))
+                    return CopiedAudioScan(reencodeReason: gapNeedsSilence(why, step: step, plan: plan))
                 }
                 if k > 0, runStarts[k].isEmpty, silence.overlapsFrames,
                    padded || step.silence != 0 || step.trimStart != 0 || step.residual != 0 {
@@ -106,15 +105,14 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
                 }
             }
             // Audio alone ends where its audio does, and the next segment joins there.
-            if seg.video == nil { videoEnd = assembler.cursor ?? placement.jointSamples }
-            if let why = silence.unavailable, let reason = endNeedsSilence(why, plan: plan, videoEnd: videoEnd,
-                                                                        audioEnd: assembler.cursor ?? placement.jointSamples,
-                                                                        frame: silence.quantum) {
+            let audioEnd = assembler.cursor ?? placement.jointSamples
+            if seg.video == nil { videoEnd = audioEnd }
+            if let why = silence.unavailable,
+               let reason = endNeedsSilence(why, plan: plan, videoEnd: videoEnd, audioEnd: audioEnd, frame: silence.quantum) {
                 return CopiedAudioScan(reencodeReason: reason)
             }
             padded = false
-            if segments.count > 1,
-               let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {
+            if segments.count > 1, let target = plan.padEnd(videoEnd: videoEnd, audioEnd: audioEnd) {
                 assembler.start(at: placement.jointSamples)
                 padded = assembler.pad(to: target) > 0
             }
@@ -162,11 +160,12 @@ private func endNeedsSilence(_ why: String, plan: AssemblyPlan, videoEnd: Int64,
     return "\(why); the audio ends \(ms) ms before the video, and the end policy pads it with silence ('--end shortest' in merge, or fill-silence without '--to-video-end', copies it)"
 }
 
-/// Why audio without silence of its own is re-encoded after all: a gap at
-/// output sample `at` needs `samples` of silence; a tolerance as wide as
-/// the gap leaves it as it is and copies the audio.
-private func gapNeedsSilence(_ why: String, samples: Int64, at: Int64, plan: AssemblyPlan) -> String {
-    let seconds = Timestamp(samples, plan.sampleTimeBase).seconds
+/// Why audio without silence of its own is re-encoded after all: the gap
+/// before a step needs its silence; a tolerance as wide as the gap leaves
+/// it as it is and copies the audio.
+private func gapNeedsSilence(_ why: String, step: AudioStep, plan: AssemblyPlan) -> String {
+    let at = step.position - step.silence
+    let seconds = Timestamp(step.silence, plan.sampleTimeBase).seconds
     let widest = Int((seconds * 1000).rounded(.up))
     return "\(why); a gap of \(fixed(seconds * 1000, 1)) ms at \(fixed(Timestamp(at, plan.sampleTimeBase).seconds, 3)) s needs silence (a '--tolerance' of \(widest)ms or more leaves it as it is and copies the audio)"
 }
