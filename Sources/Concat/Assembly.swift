@@ -181,9 +181,17 @@ public struct AssemblyReport: Sendable, Codable {
     public var trimmedStartsReencoded = 0
     public var audioStretchesReencoded = 0
     public var samplesTrimmed: Int64 = 0
+    /// The farthest any audio packet was moved from where its timestamp put
+    /// it (samples; timestamp jitter within `--tolerance`, or what whole
+    /// silent frames leave), and in milliseconds.
+    public var largestShiftSamples: Int64 = 0
+    public var largestShiftMilliseconds: Double = 0
     public var repairs: [AudioRepairReport] = []
     /// Where each segment starts on the output timeline (concat).
     public var jointsSeconds: [Double] = []
+    /// The same joints in output samples (with audio): where each
+    /// segment's audio clock starts.
+    public var jointsSamples: [Int64] = []
     /// Final A/V start skew and end difference of the output.
     public var skew: AVSkew?
     public var videoPackets = 0
@@ -248,6 +256,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
               verb: String, open: InputOpener, cancellation: Cancellation,
               progress: ((AssemblyProgress) -> Void)?) throws(MediaError) -> AssemblyReport {
     let began = ContinuousClock.now
+    var options = options
     try options.validate()
     let container = try resolveContainer(options.container, output: destination.name)
     // Open, check and decide everything before the output exists.
@@ -258,6 +267,8 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     try checkCompatible(segments, container: container)
     let spliced = try hiddenHeadCodings(segments, container: container, verb: verb)
     for k in spliced.keys { segments[k].spliced = true }
+    // Joined audio alone: each segment ends where its audio does.
+    if segments[0].video == nil, segments.count > 1 { options.end = nil }
     if segments[0].video == nil, options.end != nil {
         let s = segments[0].main.stream
         throw MediaError.invalidOption("'\(s.file.path)' has audio only: there is no video end to pad to",
@@ -271,7 +282,8 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     // The target is checked (and its temporary reserved) before the reads
     // that decide how the audio is written.
     let output = try destination.mux(options: options, segments: segments)
-    var handling = try audioHandling(segments[0].audio, drift: segments[0].spec.drift, container: container, options: options)
+    var handling = try audioHandling(segments[0].audio, drift: segments[0].spec.drift, container: container, options: options,
+                                     joints: segments.count > 1)
     var layout: PlannedLayout?
     if case .copy? = handling, options.fill, let once = readOnce(segments) {
         handling = .reencode(try reencodeSettings(segments[0].audio!, container: container, options: options),
@@ -330,10 +342,13 @@ extension AssemblyDestination {
 }
 
 /// How the audio is written: copied with silent frames of its own codec,
-/// or re-encoded when its clock drifts (resampled once), the container
-/// cannot hold it or no silent frame matches it.
+/// or re-encoded when its clock drifts (resampled once) or the container
+/// cannot hold it. A stream no silent frame matches (HE-AAC, AMR) is copied
+/// where nothing has to be inserted (the copied-audio scan checks, and
+/// re-encodes it, saying why, where something has), and re-encoded at
+/// joints between files.
 private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Container,
-                           options: AssemblyOptions) throws(MediaError) -> AudioHandling? {
+                           options: AssemblyOptions, joints: Bool) throws(MediaError) -> AudioHandling? {
     guard let audio else { return nil }
     if let drift {
         return .reencode(try reencodeSettings(audio, container: container, options: options),
@@ -347,8 +362,20 @@ private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Co
     case .silence(let silence):
         return .copy(silence: silence)
     case .unavailable(let why):
+        if options.fill, !joints, try !severalAMRFrames(audio, container: container) {
+            return .copy(silence: try .none(for: audio.stream, reason: why))
+        }
         return .reencode(try reencodeSettings(audio, container: container, options: options), reason: why)
     }
+}
+
+/// Whether the stream's packets hold several AMR frames (QuickTime's 3GPP
+/// export writes 5 a packet) bound for an MP4/MOV output, whose muxer in
+/// FFmpeg 5.1 takes one frame a packet ("input is not a single packet"):
+/// such audio is re-encoded, as before, rather than copied.
+private func severalAMRFrames(_ audio: StreamReader, container: Container) throws(MediaError) -> Bool {
+    guard let amr = audio.stream.amrFrames, container.isISOBMFF, try audio.peek() else { return false }
+    return audio.stream.samples(in: audio.packet) > amr.samplesPerFrame
 }
 
 /// The encoder for re-encoded audio: the input's own codec when libavcodec

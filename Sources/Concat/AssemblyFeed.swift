@@ -56,6 +56,8 @@ struct AssemblyFeed: PacketFeed {
     let spliced: [Int: StretchCoding]
     /// Where each segment joins the one before (output seconds), as placed.
     private(set) var joints: [Double] = []
+    /// The same, in output samples.
+    private(set) var jointsSamples: [Int64] = []
 
     /// The state of the segment being written.
     private struct SegmentState {
@@ -93,6 +95,7 @@ struct AssemblyFeed: PacketFeed {
             }
         }
         joints.append(Timestamp(placement.joint, clock.plan.videoTimeBase).seconds)
+        jointsSamples.append(placement.jointSamples)
         if let a = seg.audio, let audio {
             // A trimmed start re-encoded: the audio the trim hides is left out too.
             try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,

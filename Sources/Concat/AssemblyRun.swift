@@ -119,6 +119,7 @@ final class AssemblyRun {
         writers += data.map(\.writer)
         try runTracks(&feed, into: writers, cancellation: cancellation) { [self] in reportProgress() }
         report.jointsSeconds = feed.joints
+        if audio != nil { report.jointsSamples = feed.jointsSamples }
         let result = try session.finish()
         return finalReport(result)
     }
@@ -137,6 +138,8 @@ final class AssemblyRun {
             let a = audio.summary
             report.silenceInsertedSamples = a.silenceInserted
             report.samplesTrimmed = a.samplesTrimmed
+            report.largestShiftSamples = a.largestShift
+            report.largestShiftMilliseconds = Timestamp(a.largestShift, plan.sampleTimeBase).seconds * 1000
             report.repairs = a.repairs.map {
                 AudioRepairReport(atSeconds: Timestamp($0.position, plan.sampleTimeBase).seconds, samples: $0.samples)
             }

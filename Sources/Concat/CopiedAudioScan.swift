@@ -34,7 +34,7 @@ struct PlannedLayout {
 /// by the run's own `place`. One segment needs only its audio packets: the
 /// cut at the video's end only drops packets, so what the run writes is laid
 /// out as here. Several segments also need each segment's video end, which
-/// moves the next joint.
+/// moves the next joint (audio alone: its audio's end).
 func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: AssemblyOptions, verb: String,
                      open: InputOpener, cancellation: Cancellation) throws(MediaError) -> CopiedAudioScan {
     let stream = segments[0].audio!.stream
@@ -57,16 +57,13 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
         var limit: Int64?
-        if segments.count > 1 {
-            // (Several segments all have video.)
-            let f = try timingsOpening(seg.video!.stream.file, open: open, cancellation: cancellation)
-            let hiddenTail: Set<Int64>
+        var hiddenTail: Set<Int64> = []
+        // (One segment's end matters only where no silence can pad it.)
+        if let v = seg.video, segments.count > 1 || silence.unavailable != nil && plan.end != nil {
+            let f = try timingsOpening(v.stream.file, open: open, cancellation: cancellation)
             (videoEnd, hiddenTail) = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open,
                                                       cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd)
-            layout.placements.append(placement)
-            layout.videoEnds.append(videoEnd)
-            layout.hiddenTails.append(hiddenTail)
         }
         if let a = seg.audio {
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
@@ -79,18 +76,12 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
                 let at = placement.audioPosition(pts: p.pts, timeBase: a.stream.timeBase!)
                 var trial = assembler
                 let step = trial.place(at: at, samples: samples, limit: limit)
+                if let why = silence.unavailable, step.silence > 0 {
+                    return CopiedAudioScan(reencodeReason: gapNeedsSilence(why, step: step, plan: plan))
+                }
                 if k > 0, runStarts[k].isEmpty, silence.overlapsFrames,
                    padded || step.silence != 0 || step.trimStart != 0 || step.residual != 0 {
-                    // A frame's transform overlaps the next frame's and holds
-                    // what its own recording went on with: at a joint that is
-                    // not the packets' own continuation (a split's parts are),
-                    // the last frames before it and the first after it are
-                    // re-encoded from the spliced sound (with any priming
-                    // before them decoded first).
-                    jointPackets[k].append(0..<min(i + CopiedAudioScan.jointFrames, packets.count))
-                    if let last = before.dropLast(CopiedAudioScan.jointFrames - 1).last {
-                        jointPackets[k - 1].append(last..<Int.max)
-                    }
+                    markJoint(before: k, firstWritten: i, packets: packets.count, lastWritten: before, in: &jointPackets)
                 }
                 if step.residual != 0, step.writes, let at {
                     // Not whole frames from the packets before: a run on another grid.
@@ -117,12 +108,23 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
                     if lastWritten.count > CopiedAudioScan.jointFrames { lastWritten.removeFirst() }
                 }
             }
+            // Audio alone ends where its audio does, and the next segment joins there.
+            let audioEnd = assembler.cursor ?? placement.jointSamples
+            if seg.video == nil { videoEnd = audioEnd }
+            if let why = silence.unavailable,
+               let reason = endNeedsSilence(why, plan: plan, videoEnd: videoEnd, audioEnd: audioEnd, frame: silence.quantum) {
+                return CopiedAudioScan(reencodeReason: reason)
+            }
             padded = false
-            if segments.count > 1,
-               let target = plan.padEnd(videoEnd: videoEnd, audioEnd: assembler.cursor ?? placement.jointSamples) {
+            if segments.count > 1, let target = plan.padEnd(videoEnd: videoEnd, audioEnd: audioEnd) {
                 assembler.start(at: placement.jointSamples)
                 padded = assembler.pad(to: target) > 0
             }
+        }
+        if segments.count > 1 {
+            layout.placements.append(placement)
+            layout.videoEnds.append(videoEnd)
+            layout.hiddenTails.append(hiddenTail)
         }
         plan.end(placement, videoEnd: videoEnd)
     }
@@ -140,6 +142,37 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
 extension CopiedAudioScan {
     /// Frames of a segment's start re-encoded with the joint before it (after its priming).
     static let jointFrames = 2
+}
+
+/// A frame's transform overlaps the next frame's and holds what its own
+/// recording went on with: at the joint before segment `k` that is not the
+/// packets' own continuation (a split's parts are), the last frames before
+/// it and the first after it are re-encoded from the spliced sound (with
+/// any priming before them decoded first).
+private func markJoint(before k: Int, firstWritten i: Int, packets: Int, lastWritten: [Int], in joints: inout [[Range<Int>]]) {
+    joints[k].append(0..<min(i + CopiedAudioScan.jointFrames, packets))
+    if let last = lastWritten.dropLast(CopiedAudioScan.jointFrames - 1).last {
+        joints[k - 1].append(last..<Int.max)
+    }
+}
+
+/// Why audio without silence of its own is re-encoded after all: the end
+/// policy pads it to the video's end by a frame or more (a shortfall under
+/// one frame is left as it is: the audio ends that much early).
+private func endNeedsSilence(_ why: String, plan: AssemblyPlan, videoEnd: Int64, audioEnd: Int64, frame: Int64) -> String? {
+    guard let short = plan.padLength(videoEnd: videoEnd, audioEnd: audioEnd), short >= frame else { return nil }
+    let ms = fixed(Timestamp(short, plan.sampleTimeBase).seconds * 1000, 1)
+    return "\(why); the audio ends \(ms) ms before the video, and the end policy pads it with silence ('--end shortest' in merge, or fill-silence without '--to-video-end', copies it)"
+}
+
+/// Why audio without silence of its own is re-encoded after all: the gap
+/// before a step needs its silence; a tolerance as wide as the gap leaves
+/// it as it is and copies the audio.
+private func gapNeedsSilence(_ why: String, step: AudioStep, plan: AssemblyPlan) -> String {
+    let at = step.position - step.silence
+    let seconds = Timestamp(step.silence, plan.sampleTimeBase).seconds
+    let widest = Int((seconds * 1000).rounded(.up))
+    return "\(why); a gap of \(fixed(seconds * 1000, 1)) ms at \(fixed(Timestamp(at, plan.sampleTimeBase).seconds, 3)) s needs silence (a '--tolerance' of \(widest)ms or more leaves it as it is and copies the audio)"
 }
 
 /// The ordinal ranges of each segment's packets in runs that are not copied.

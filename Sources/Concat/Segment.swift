@@ -305,8 +305,17 @@ func checkCompatible(_ segments: [Segment], container: Container) throws(MediaEr
                                message: "\(what) differs from the first segment's (\(b), not \(a))",
                                hint: "segments must share codec parameters to be joined without re-encoding")
         }
-        // Only a single segment may be audio alone.
-        let a = first.video!.stream, b = seg.video!.stream
+        // Segments of audio alone are joined as such; audio alone and video do not mix.
+        guard let a = first.video?.stream, let b = seg.video?.stream else {
+            if let v = first.video?.stream ?? seg.video?.stream {
+                let alone = first.video == nil ? first.main.stream : seg.main.stream
+                throw MediaError.invalid("could not concatenate", path: alone.file.path, stream: alone.index,
+                                         message: "it has audio only but '\(v.file.path)' has video",
+                                         hint: "join files of audio alone, or files with video, in one concat")
+            }
+            try checkAudioCompatible(first, seg, mismatch)
+            continue
+        }
         if a.codecName != b.codecName { throw mismatch(b, "video codec", a.codecName, b.codecName) }
         if a.width != b.width || a.height != b.height {
             throw mismatch(b, "video size", "\(a.width)x\(a.height)", "\(b.width)x\(b.height)")
@@ -315,20 +324,27 @@ func checkCompatible(_ segments: [Segment], container: Container) throws(MediaEr
         if a.extradata != b.extradata {
             throw mismatch(b, "video codec configuration (SPS/PPS)", "\(a.extradata.count) bytes", "\(b.extradata.count) bytes")
         }
-        switch (first.audio?.stream, seg.audio?.stream) {
-        case (nil, nil): break
-        case (let x?, nil):
-            throw MediaError.invalid("could not concatenate", path: b.file.path,
-                                     message: "it has no audio but the first segment has \(x.codecName) audio")
-        case (nil, let y?):
-            throw MediaError.invalid("could not concatenate", path: y.file.path, stream: y.index,
-                                     message: "it has audio but the first segment has none")
-        case (let x?, let y?):
-            if x.codecName != y.codecName { throw mismatch(y, "audio codec", x.codecName, y.codecName) }
-            if x.sampleRate != y.sampleRate { throw mismatch(y, "sample rate", "\(x.sampleRate)", "\(y.sampleRate)") }
-            if x.channelCount != y.channelCount {
-                throw mismatch(y, "channel count", "\(x.channelCount)", "\(y.channelCount)")
-            }
+        try checkAudioCompatible(first, seg, mismatch)
+    }
+}
+
+/// A later segment's audio against the first's: both or neither, of one
+/// codec, rate and channel count (the packets go into one track).
+private func checkAudioCompatible(_ first: Segment, _ seg: Segment,
+                                  _ mismatch: (InputStream, String, String, String) -> MediaError) throws(MediaError) {
+    switch (first.audio?.stream, seg.audio?.stream) {
+    case (nil, nil): break
+    case (let x?, nil):
+        throw MediaError.invalid("could not concatenate", path: seg.main.stream.file.path,
+                                 message: "it has no audio but the first segment has \(x.codecName) audio")
+    case (nil, let y?):
+        throw MediaError.invalid("could not concatenate", path: y.file.path, stream: y.index,
+                                 message: "it has audio but the first segment has none")
+    case (let x?, let y?):
+        if x.codecName != y.codecName { throw mismatch(y, "audio codec", x.codecName, y.codecName) }
+        if x.sampleRate != y.sampleRate { throw mismatch(y, "sample rate", "\(x.sampleRate)", "\(y.sampleRate)") }
+        if x.channelCount != y.channelCount {
+            throw mismatch(y, "channel count", "\(x.channelCount)", "\(y.channelCount)")
         }
     }
 }

@@ -39,7 +39,9 @@ public func merge(video: String, audio: String, output: String, alignment: Merge
 }
 
 /// `avtool concat A B … OUT`: segments end to end, each segment's audio
-/// padded or cut to its video so A/V sync restarts at every joint.
+/// padded or cut to its video so A/V sync restarts at every joint. Files
+/// of audio alone (voice memos, podcast segments, audiobook chapters) are
+/// joined each where the one before ends, every packet copied.
 public func concat(_ inputs: [String], output: String, options: AssemblyOptions,
                    cancellation: Cancellation = .shared,
                    progress: ((AssemblyProgress) -> Void)? = nil) throws(MediaError) -> AssemblyReport {
@@ -50,7 +52,7 @@ public func concat(_ inputs: [String], output: String, options: AssemblyOptions,
     options.end = .video
     let specs = inputs.enumerated().map { i, path in
         SegmentSpec(videoPath: path, audioPath: path, alignment: .timestamps, name: "segment \(i + 1)",
-                    requiresAudio: false)
+                    requiresAudio: false, allowsAudioOnly: true)
     }
     return try assemble(specs, output: output, options: options, verb: "concatenate",
                         cancellation: cancellation, progress: progress)
@@ -100,7 +102,7 @@ public func concat(memory segments: [[UInt8]], container: Container, options: As
     options.end = .video
     let specs = segments.indices.map {
         SegmentSpec(videoPath: "segment\($0 + 1)", audioPath: "segment\($0 + 1)", alignment: .timestamps,
-                    name: "segment \($0 + 1)", requiresAudio: false)
+                    name: "segment \($0 + 1)", requiresAudio: false, allowsAudioOnly: true)
     }
     return try assemble(specs, to: .memory(limit: limit), options: options, verb: "concatenate",
                         open: InputOpener { name, c, light throws(MediaError) in

@@ -82,6 +82,8 @@ public final class AudioReencoder {
     public var silenceInserted: Int64 { assembler.silenceInserted }
     public var samplesTrimmed: Int64 { assembler.samplesTrimmed }
     public var repairs: [AudioRepair] { assembler.repairs }
+    /// The farthest a frame landed from its timestamp, within the tolerance.
+    public var largestShift: Int64 { assembler.largestShift }
     /// The next sample's output position (encoder time base), `nil` before any.
     public var cursor: Int64? { assembler.cursor }
     public var origin: Int64? { assembler.origin }

@@ -47,6 +47,8 @@ public struct AudioTrackSummary: Sendable {
     public var silenceInserted: Int64
     public var samplesTrimmed: Int64
     public var repairs: [AudioRepair]
+    /// The farthest a packet landed from where its timestamp put it (samples).
+    public var largestShift: Int64 = 0
 }
 
 /// The error when the audio cannot be placed: a gap or overlap that whole
@@ -257,6 +259,10 @@ public final class AudioCopyTrack: AudioTrackWriter {
         }
         assembler.start(at: start)
         let from = assembler.cursor!
+        // Without silence to make, an end short by less than one frame stays
+        // short (the copied-audio scan re-encodes where it is short by more).
+        if silence.unavailable != nil, case let (short, false) = end.subtractingReportingOverflow(from),
+           short < silence.quantum { return }
         try writeSilence(assembler.pad(to: end), at: from)
     }
 
@@ -268,7 +274,8 @@ public final class AudioCopyTrack: AudioTrackWriter {
         AudioTrackSummary(start: audibleStart ?? assembler.origin, end: region?.cursor ?? assembler.cursor,
                           silenceInserted: assembler.silenceInserted.addingReportingOverflow(regionSilence).partialValue,
                           samplesTrimmed: assembler.samplesTrimmed.addingReportingOverflow(regionTrim).partialValue,
-                          repairs: (assembler.repairs + regionRepairs).sorted { $0.position < $1.position })
+                          repairs: (assembler.repairs + regionRepairs).sorted { $0.position < $1.position },
+                          largestShift: assembler.largestShift)
     }
 
     /// Silent packets covering `count` samples from `position`.
@@ -335,6 +342,7 @@ public final class AudioReencodeTrack: AudioTrackWriter {
 
     public var summary: AudioTrackSummary {
         AudioTrackSummary(start: reencoder.origin, end: reencoder.cursor, silenceInserted: reencoder.silenceInserted,
-                          samplesTrimmed: reencoder.samplesTrimmed, repairs: reencoder.repairs)
+                          samplesTrimmed: reencoder.samplesTrimmed, repairs: reencoder.repairs,
+                          largestShift: reencoder.largestShift)
     }
 }

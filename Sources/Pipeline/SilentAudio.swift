@@ -10,7 +10,9 @@ import Sync
 /// says (`AudioCodecRecord`: for AAC the object type, rate, channel
 /// configuration and frame length, not the bytes each encoder writes) and
 /// its frames are as long. AC-3, E-AC-3, MP3 and MP2 frames carry their own
-/// headers, so rate, layout and frame length are the whole match.
+/// headers, so rate, layout and frame length are the whole match. For
+/// Opus, frames made by hand (`OpusSilence`): any decoder takes them, with
+/// the stream's own codec record.
 public final class SilentAudio {
     /// Silence comes in multiples of this many samples (1 for PCM).
     public let quantum: Int64
@@ -28,6 +30,11 @@ public final class SilentAudio {
     public var overlapsFrames: Bool { encoderSettings.map { !["alac", "flac"].contains($0.codec) } ?? false }
     /// One silent sample frame, for PCM.
     private let pcmFrame: [UInt8]?
+    /// Opus silence, made by hand.
+    private let opus: OpusSilence?
+    /// Why no silence can be made (`none(for:reason:)`): the stream is
+    /// copied only where nothing has to be inserted.
+    public let unavailable: String?
     private var pcmBytes: [UInt8] = []
 
     /// Silence for a stream, or why there is none.
@@ -43,6 +50,9 @@ public final class SilentAudio {
         if let frame = s.pcmSilence { return .silence(try SilentAudio(pcm: frame)) }
         if s.codecName.hasPrefix("pcm_") {
             return .unavailable("silence cannot be made as \(s.codecName) samples (not interleaved integer or float PCM)")
+        }
+        if s.codecName == "opus", let opus = OpusSilence(channels: s.channelCount, sampleRate: s.sampleRate, extradata: s.extradata) {
+            return .silence(try SilentAudio(opus: opus, frameSize: Int64(s.frameSize)))
         }
         if let reason = aacRefusal(s) { return .unavailable(reason) }
         guard let name = s.encoderName, let caps = AudioEncoderCapabilities(codec: name) else {
@@ -79,10 +89,42 @@ public final class SilentAudio {
         return .silence(SilentAudio(frame: frame, samples: Int64(encoder.frameSize), settings: settings))
     }
 
+    /// No silence, for a stream with none (HE-AAC, AMR, …): its frames (the
+    /// stream's frame size, else single samples) still measure what an end
+    /// falls short by, but nothing is made.
+    public static func none(for s: InputStream, reason: String) throws(MediaError) -> SilentAudio {
+        try SilentAudio(unavailable: reason, frameSize: Int64(max(s.frameSize, 1)))
+    }
+
+    private init(unavailable reason: String, frameSize: Int64) throws(MediaError) {
+        quantum = frameSize
+        packetSamples = frameSize
+        pcmFrame = nil
+        opus = nil
+        unavailable = reason
+        template = try Packet()
+        encoderSettings = nil
+    }
+
     private init(pcm frame: [UInt8]) throws(MediaError) {
         quantum = 1
         packetSamples = 1024
         pcmFrame = frame
+        opus = nil
+        unavailable = nil
+        template = try Packet()
+        encoderSettings = nil
+    }
+
+    /// Opus: silence in steps of 2.5 ms, in packets as long as the stream's
+    /// frames (`frameSize`, when it is a CELT multiple), else 20 ms.
+    private init(opus: OpusSilence, frameSize: Int64) throws(MediaError) {
+        quantum = OpusSilence.quantum
+        let fits = frameSize > 0 && frameSize % OpusSilence.quantum == 0 && frameSize <= OpusSilence.longestPacket
+        packetSamples = fits ? frameSize : 960
+        pcmFrame = nil
+        self.opus = opus
+        unavailable = nil
         template = try Packet()
         encoderSettings = nil
     }
@@ -91,12 +133,23 @@ public final class SilentAudio {
         quantum = samples
         packetSamples = samples
         pcmFrame = nil
+        opus = nil
+        unavailable = nil
         template = frame
         encoderSettings = settings
     }
 
-    /// A silent packet of `samples` samples (a whole frame for frame codecs).
+    /// A silent packet of `samples` samples (a whole frame for frame codecs,
+    /// whole multiples of `quantum` up to `packetSamples` for Opus).
     public func packet(samples: Int64, into packet: borrowing Packet) throws(MediaError) {
+        if let unavailable { throw MediaError.invalid("could not make silence", message: unavailable) }
+        if let opus {
+            guard let bytes = opus.packet(samples: samples) else {
+                throw MediaError.invalid("could not make silence", message: "\(samples) samples are not a whole Opus packet of 2.5 ms frames")
+            }
+            try packet.fill(bytes, keyframe: true)
+            return
+        }
         guard let pcmFrame else {
             try packet.reference(template)
             return

@@ -140,8 +140,9 @@ public struct AssemblyPlan: Hashable, Sendable {
         splice = SplicePlan(timeBase: videoTimeBase)
     }
 
-    /// A plan for audio alone (fill-silence on an .m4a): one segment, times
-    /// in samples on both time bases, both ends left as they are.
+    /// A plan for audio alone (fill-silence on an .m4a, concat of voice
+    /// memos): times in samples on both time bases, both ends left as they
+    /// are (each segment ends where its audio does).
     public init(audioOnlySampleRate sampleRate: Int32) {
         let tb = Rational.perSecond(max(sampleRate, 1))!
         self.init(videoTimeBase: tb, sampleRate: sampleRate, end: nil, segments: 1)
@@ -199,16 +200,22 @@ public struct AssemblyPlan: Hashable, Sendable {
 
     /// Places audio that has no video (a plan made by
     /// `init(audioOnlySampleRate:)`): its first sample (the stream's start,
-    /// else its first PTS) lands at 0, as a first segment's video does, and
-    /// every later packet keeps its distance from it. There is no offset
-    /// (`offsetSamples` stays `nil`).
+    /// else its first PTS) lands at the joint, and every later packet keeps
+    /// its distance from it. The first segment's joint is 0, as a first
+    /// segment's video's is; a later segment's is where the one before
+    /// ended (`end(_:videoEnd:)` with its audio's end), so a joint is
+    /// sample-exact and no packet moves against its own segment. There is
+    /// no offset (`offsetSamples` stays `nil`).
     public mutating func begin(audioOnly audio: SegmentAudioTiming) throws(AssemblyPlanError) -> SegmentPlacement {
         let first = audio.firstPTS.flatMap { rescale($0, from: audio.timeBase, to: sampleTimeBase) }
         let anchor = audio.startTime?.rescaled(to: sampleTimeBase)?.value ?? first ?? 0
         guard anchor != .min else { throw .overflow }
+        let joint = videoStart == nil ? 0 : videoEnd
+        let (shift, overflow) = joint.subtractingReportingOverflow(anchor)
+        guard !overflow else { throw .overflow }
         videoStart = videoStart ?? 0
         return SegmentPlacement(timeBase: videoTimeBase, videoTimeBase: videoTimeBase, sampleTimeBase: sampleTimeBase,
-                                videoShift: 0, joint: 0, jointSamples: 0, audioShift: -anchor,
+                                videoShift: 0, joint: joint, jointSamples: joint, audioShift: shift,
                                 audioAnchor: anchor, offsetSamples: 0)
     }
 
@@ -246,6 +253,13 @@ public struct AssemblyPlan: Hashable, Sendable {
     public func padEnd(videoEnd: Int64, audioEnd: Int64) -> Int64? {
         guard let end, let at = ends(video: videoEnd, audioSamples: audioEnd, policy: end).audio else { return nil }
         return at.rescaled(to: sampleTimeBase)?.value
+    }
+
+    /// The samples `padEnd` adds after the audio's end; `nil` where the
+    /// policy pads none.
+    public func padLength(videoEnd: Int64, audioEnd: Int64) -> Int64? {
+        guard let target = padEnd(videoEnd: videoEnd, audioEnd: audioEnd), target > audioEnd else { return nil }
+        return target.minus(audioEnd)
     }
 
     /// A video time (output) in samples.

@@ -84,6 +84,10 @@ public struct AudioAssembler: Sendable {
     /// The largest distance (samples) a packet landed from its place
     /// (whole-packet mode), within the tolerance or not; 0 if none.
     public private(set) var worstResidual: Int64 = 0
+    /// The largest distance (samples) a written packet landed from where
+    /// its timestamp put it: timestamp jitter absorbed within the
+    /// tolerance, and in whole-packet mode what whole silent frames leave.
+    public private(set) var largestShift: Int64 = 0
     public let keepAtMost: Int
 
     public init(sampleRate: Int32, frameSize: Int64? = nil, toleranceSamples: Int64, keepAtMost: Int = 1000) {
@@ -158,6 +162,9 @@ public struct AudioAssembler: Sendable {
         let start = c.plus(step.silence)
         step.position = start
         step.keep = keepCount(from: start, samples: samples - step.trimStart, limit: limit)
+        if at != nil, step.trimStart == 0, step.keep > 0 {
+            largestShift = max(largestShift, start.minus(target).absolute)
+        }
         let cut = samples - step.trimStart - step.keep
         if cut > 0 { samplesTrimmed = samplesTrimmed.plus(cut) }
         cursor = start.plus(step.keep)

@@ -87,6 +87,30 @@ struct AssemblyPlanTests {
         #expect(try bare.begin(audioOnly: audio(ms, start: nil, pts: nil)).audioShift == 0)
     }
 
+    @Test("audio alone joined: each segment starts where the one before ended, to the sample")
+    func audioOnlySegments() throws {
+        var plan = AssemblyPlan(audioOnlySampleRate: 48_000)
+        let one = try plan.begin(audioOnly: audio(a48, start: 0, pts: 0))
+        #expect(one.joint == 0)
+        plan.end(one, videoEnd: 49_152)
+        // A second memo whose stream starts at 0 lands at the first one's end.
+        let two = try plan.begin(audioOnly: audio(a48, start: 0, pts: 0))
+        #expect(two.joint == 49_152 && two.jointSamples == 49_152)
+        #expect(two.audioPosition(pts: 0, timeBase: a48) == 49_152)
+        #expect(two.audioPosition(pts: 1024, timeBase: a48) == 50_176)
+        plan.end(two, videoEnd: 98_304)
+        // A third from MPEG-TS, starting at 1.5 s on 90 kHz.
+        let three = try plan.begin(audioOnly: audio(v90, start: 135_000, pts: 135_000))
+        #expect(three.audioPosition(pts: 135_000, timeBase: v90) == 98_304)
+        plan.end(three, videoEnd: 120_000)
+        #expect(plan.duration == Timestamp(120_000, a48))
+        // A start that cannot be moved to the joint is refused, not wrapped.
+        var edge = AssemblyPlan(audioOnlySampleRate: 48_000)
+        let e = try edge.begin(audioOnly: audio(a48, start: 0, pts: 0))
+        edge.end(e, videoEnd: 10)
+        #expect(throws: AssemblyPlanError.overflow) { try edge.begin(audioOnly: audio(a48, start: .min + 1, pts: nil)) }
+    }
+
     @Test("Matroska's missing first DTS is inferred from the reorder delay, as TrackTimeline does")
     func inferredFirstDTS() throws {
         #expect(TrackTimeline.inferredFirstDTS(pts: 80, duration: 40, reorderDelay: 2) == 0)

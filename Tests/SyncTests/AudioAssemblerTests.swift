@@ -35,6 +35,29 @@ struct AudioAssemblerTests {
         #expect(a.worstResidual == 10)
     }
 
+    @Test("the largest shift counts jitter absorbed within the tolerance, early and late")
+    func largestShift() {
+        var a = AudioAssembler(sampleRate: 48_000, frameSize: 1024, toleranceSamples: 960)
+        _ = a.place(at: 0, samples: 1024)
+        #expect(a.largestShift == 0)
+        // A messaging app's timestamps: 11 ms late, then 15 ms early, each laid back to back.
+        _ = a.place(at: 1024 + 528, samples: 1024)
+        #expect(a.largestShift == 528)
+        _ = a.place(at: 2048 - 720, samples: 1024)
+        #expect(a.largestShift == 720)
+        // Continuing from the cursor (no timestamp) moves nothing.
+        _ = a.place(at: nil, samples: 1024)
+        #expect(a.largestShift == 720 && a.repairs.isEmpty)
+        // A packet past the end limit is not written, so it moves nothing.
+        _ = a.place(at: 90_000, samples: 1024, limit: 4096)
+        #expect(a.largestShift == 720)
+        // Exact mode counts it too.
+        var e = AudioAssembler(sampleRate: 48_000, toleranceSamples: 48)
+        _ = e.place(at: 0, samples: 1024)
+        _ = e.place(at: 1024 - 30, samples: 1024)
+        #expect(e.largestShift == 30)
+    }
+
     @Test("whole packets: a gap of 2.5 frames cannot be filled in sync: the step says by how much")
     func wholeFramesResidual() {
         var a = AudioAssembler(sampleRate: 48_000, frameSize: 1024, toleranceSamples: 48)

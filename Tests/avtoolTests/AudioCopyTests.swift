@@ -26,7 +26,16 @@ struct AudioCopyTests {
         ("24-bit PCM (in24)", { try Fixtures.path("encoders/pcm_s24le_in24.mov") }),
         ("24-bit PCM (sowt) in GStreamer's MOV", { try Fixtures.path("encoders/qtmux_pcm_s24le_sowt.mov") }),
         ("32-bit float PCM", { try Fixtures.path("encoders/pcm_f32le.mov") }),
+        ("Chrome MediaRecorder Opus in WebM, audio only", { try Fixtures.wild("chrome_mediarecorder_opus_audio_only.webm") }),
+        ("Telegram voice note (libopus in Ogg), audio only", { try Fixtures.wild("telegram_voice_note_opus16k.ogg") }),
     ]
+
+    /// The output's name for an input: the same extension, but Matroska
+    /// for what avtool does not write (Ogg).
+    static func output(for input: String, in scratch: Scratch) -> String {
+        let ext = (input as NSString).pathExtension
+        return scratch.path("out." + (ext == "ogg" ? "mka" : ext))
+    }
 
     /// The audio packets' hashes as `ffmpeg -c copy -f framemd5` lists them.
     static func audioHashes(_ path: String) throws -> [String] {
@@ -46,7 +55,7 @@ struct AudioCopyTests {
         let (name, path) = Self.recordings[k]
         let input = try path()
         let scratch = try Scratch()
-        let out = scratch.path("out." + (input as NSString).pathExtension)
+        let out = Self.output(for: input, in: scratch)
         let run = try Tool.avtool(["fill-silence", input, out, "--json"])
         try #require(run.status == 0, "\(name): \(run)")
         #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(name): \(run.stdout)")
@@ -210,6 +219,35 @@ struct AudioCopyTests {
         let video = try #require(FFprobe.double(try FFprobe(out).streams[0], "duration"))
         let audio = try #require(FFprobe.double(try FFprobe(out).streams[1], "duration"))
         #expect(abs(video - audio) < 0.022, "video \(video) s, audio \(audio) s")
+    }
+
+    /// A Telegram video note (its own MP4 writer, 2017): audio timestamps
+    /// 2–15 ms early and 11–89 ms late against 1024-sample frames. At the
+    /// default tolerance (1 ms) the frames off the grid are re-encoded
+    /// onto it; with `--tolerance 20ms` the jitter is absorbed and every
+    /// frame copied (silent frames only where a real hole is), and the
+    /// report says how far any packet was moved: within the tolerance, and
+    /// never more than 1 ms at the default.
+    @Test func messagingAppJitterIsCopiedWithinTheToleranceAndTheShiftReported() throws {
+        let input = try Fixtures.wild("telegram_videonote_2017_irregular_aac.mp4")
+        let scratch = try Scratch()
+        let exact = try Tool.avtool("fill-silence", input, scratch.path("exact.mp4"), "--json")
+        try #require(exact.status == 0, "\(exact)")
+        let strict = try #require(try JSONSerialization.jsonObject(with: Data(exact.stdout.utf8)) as? [String: Any])
+        let strictShift = try #require(strict["largest_shift_samples"] as? Int)
+        #expect(strictShift <= 45, "\(strictShift) samples at 44.1 kHz")
+        let out = scratch.path("jitter.mp4")
+        let run = try Tool.avtool("fill-silence", "--tolerance", "20ms", input, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied")
+        #expect(report["audio_frames_reencoded"] as? Int == 0)
+        let shift = try #require(report["largest_shift_milliseconds"] as? Double)
+        #expect(shift > 1 && shift <= 20, "\(shift) ms")
+        // Every packet of the recording, in order, around the silent frames.
+        let theirs = try Self.audioHashes(input), ours = try Self.audioHashes(out)
+        #expect(ours.filter { Set(theirs).contains($0) } == theirs)
+        #expect(ours.count == theirs.count + (report["silent_frames_added"] as? Int ?? -1))
     }
 
     /// The level of each beep (RMS over its first 40 ms, first channel) in

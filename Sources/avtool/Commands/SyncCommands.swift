@@ -15,7 +15,7 @@ import Transcode
 
 /// Options merge, concat and fill-silence share.
 struct SyncOptions: ParsableArguments {
-    @Option(help: "Timestamp differences up to this are rounding, not gaps (e.g. 2ms; default: 1 ms or one tick).")
+    @Option(help: "Timestamp differences up to this are rounding, not gaps: packets are laid back to back and the report gives the largest shift (e.g. 20ms for a messaging app's jittery timestamps; 0 places every sample by its timestamp; default: 1 ms or one tick).")
     var tolerance: Parsed<DurationKind>?
 
     @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate if the audio must be re-encoded (default: the input's).")
@@ -148,7 +148,10 @@ struct ConcatCommand: WritingVerb {
             Video is stream-copied, so the segments must share codec, size, pixel format and codec \
             configuration; a mismatch is an error naming the segment and parameter. Audio is copied \
             when every joint falls on a whole codec frame within --tolerance, otherwise re-encoded \
-            once (the report says so).
+            once (the report says so). Files of audio alone (voice memos, podcast segments, \
+            audiobook chapters: .m4a, .mka, .webm, .mp3, .wav, ...) are joined each at the sample \
+            where the one before ends, every packet copied; they must share audio codec, rate and \
+            channel count.
             """
     )
 
@@ -240,6 +243,9 @@ extension AssemblyReport: VerbReport {
         if let audioCodec, let audioMode {
             s += "\(videoCodec == nil ? "" : ",") audio \(audioCodec) \(audioMode)"
             if let reencodeReason { s += " (\(reencodeReason))" }
+            if audioMode == "copied", silentFramesAdded == 0, audioFramesReencoded == 0, audioPackets > 0 {
+                s += " (all \(audioPackets) packets as they were)"
+            }
             if silentFramesAdded > 0 { s += " (\(silentFramesAdded) silent frame\(silentFramesAdded == 1 ? "" : "s") added)" }
             if audioFramesReencoded > 0 {
                 let n = audioStretchesReencoded
@@ -256,7 +262,15 @@ extension AssemblyReport: VerbReport {
             s += "; \(silenceInsertedSamples) samples of silence in \(repairs.filter { $0.samples > 0 }.count) place(s)"
         }
         if samplesTrimmed > 0 { s += "; \(samplesTrimmed) samples trimmed" }
-        if jointsSeconds.count > 1 { s += "; joints at " + jointsSeconds.map { fixed($0, 2) + " s" }.joined(separator: ", ") }
+        if largestShiftSamples > 0 {
+            s += "; packets moved at most \(largestShiftSamples) samples (\(fixed(largestShiftMilliseconds, 1)) ms) from their timestamps"
+        }
+        if jointsSeconds.count > 1, videoCodec == nil, jointsSamples.count == jointsSeconds.count {
+            // Audio alone: each joint to the sample, where the segment before ended.
+            s += "; joints at " + zip(jointsSamples, jointsSeconds).map { "sample \($0) (\(fixed($1, 3)) s)" }.joined(separator: ", ")
+        } else if jointsSeconds.count > 1 {
+            s += "; joints at " + jointsSeconds.map { fixed($0, 2) + " s" }.joined(separator: ", ")
+        }
         if let k = skew {
             s += "; A/V start skew \(k.startSamples.map { "\($0) samples" } ?? "\(k.startMicroseconds) µs")"
             s += ", end difference \(k.endSamples.map { "\($0) samples" } ?? "\(k.endMicroseconds) µs")"

@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+/// Files of audio alone (an iPhone's Voice Memos) joined and cut as video
+/// files are: every packet copied, each joint where the segment before
+/// ends, to the sample.
+@Suite("audio-only joins and cuts")
+struct AudioOnlyJoinTests {
+    static func memo() throws -> String { try Fixtures.wild("ios_voicememos_2021.m4a") }
+
+    @Test func concatOfTwoVoiceMemosKeepsEveryPacketAndJoinsOnTheSample() throws {
+        let memo = try Self.memo()
+        let scratch = try Scratch()
+        let out = scratch.path("both.m4a")
+        let run = try Tool.avtool("concat", memo, memo, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied")
+        #expect(report["audio_frames_reencoded"] as? Int == 0)
+        #expect(report["silent_frames_added"] as? Int == 0)
+        // Every packet of both, byte for byte, in order (48 + 48).
+        let once = try AudioCopyTests.audioHashes(memo)
+        #expect(once.count == 48)
+        #expect(try AudioCopyTests.audioHashes(out) == once + once)
+        // The second memo starts where the first one's audio ends (1.024 s:
+        // 48 frames of 1024 samples at 48 kHz), within 1 ms, by ffprobe.
+        let length = try #require(FFprobe.double(try FFprobe(memo).stream(0), "duration"))
+        let packets = try PacketList(out)
+        let pts = packets.packets.compactMap(\.pts)
+        let joint = packets.seconds(pts[once.count], stream: 0) - packets.seconds(pts[0], stream: 0)
+        #expect(abs(joint - length) <= 0.001, "joint at \(joint) s, the first memo lasts \(length) s")
+        #expect(report["joints_samples"] as? [Int] == [0, 49_152])
+        let total = try #require(FFprobe.double(try FFprobe(out).stream(0), "duration"))
+        #expect(abs(total - 2 * length) <= 0.001, "\(total) s")
+        // The report says so in words.
+        let text = try Tool.avtool("concat", memo, memo, scratch.path("text.m4a"))
+        #expect(text.stderr.contains("all 96 packets as they were"), "\(text.stderr)")
+        #expect(text.stderr.contains("joints at sample 0 (0.000 s), sample 49152 (1.024 s)"), "\(text.stderr)")
+    }
+
+    /// `cut --keep` joins its ranges by concat: on audio alone too (it
+    /// said "no video stream"). The joint is laid to the sample: the frames
+    /// around it re-encoded onto the copied ones' grid, the rest copied.
+    @Test func cutKeepOfAVoiceMemoJoinsItsRanges() throws {
+        let memo = try Self.memo()
+        let scratch = try Scratch()
+        let out = scratch.path("kept.m4a")
+        let run = try Tool.avtool("cut", "--keep", "0.1-0.3,0.5-0.7", memo, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect((report["audio"] as? String)?.hasPrefix("copied") == true, "\(run.stdout)")
+        let length = try #require(FFprobe.double(try FFprobe(out).stream(0), "duration"))
+        #expect(abs(length - 0.42) <= 0.03, "\(length) s for 0.4 s asked")
+        // The first range's frames are the memo's own, byte for byte.
+        let source = Set(try AudioCopyTests.audioHashes(memo))
+        let ours = try AudioCopyTests.audioHashes(out)
+        #expect(ours.prefix(8).allSatisfy { source.contains($0) }, "\(ours)")
+        let decode = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+        #expect(decode.status == 0, "\(decode)")
+    }
+
+    @Test func audioAloneAndVideoAreNotJoinedTogether() throws {
+        let memo = try Self.memo()
+        let scratch = try Scratch()
+        let video = try Fixtures.wild("telegram_videonote_2017_irregular_aac.mp4")
+        let mixed = try Tool.avtool("concat", memo, video, scratch.path("mixed.m4a"))
+        #expect(mixed.status != 0)
+        #expect(mixed.stderr.contains("has audio only but '\(video)' has video"), "\(mixed.stderr)")
+        #expect(mixed.stderr.split(separator: "\n").count <= 2, "\(mixed.stderr)")
+        let opus = try Fixtures.wild("chrome_mediarecorder_opus_audio_only.webm")
+        let codecs = try Tool.avtool("concat", memo, opus, scratch.path("codecs.mka"))
+        #expect(codecs.status != 0)
+        #expect(codecs.stderr.contains("audio codec differs from the first segment's (opus, not aac)"), "\(codecs.stderr)")
+    }
+
+    /// A browser's Opus with a 1 s hole (timestamps after 2 s moved 1 s
+    /// later by FFmpeg's `setts`): filled with hand-made silent frames,
+    /// every packet of the recording copied (it was re-encoded whole:
+    /// libopus's frames carry a codec record of their own). Both libopus
+    /// and libavcodec's decoder give zeros for the silence and 48,000 more
+    /// samples in all.
+    @Test func aHoleInBrowserOpusIsFilledWithSilentFramesMadeByHand() throws {
+        let scratch = try Scratch()
+        let holed = scratch.path("holed.webm"), out = scratch.path("filled.webm")
+        let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.wild("chrome_mediarecorder_opus_audio_only.webm"),
+                                           "-t", "4", "-c", "copy", "-bsf:a", "setts=ts=if(gte(PTS\\,2000)\\,PTS+1000\\,PTS)", holed])
+        try #require(made.status == 0, "\(made)")
+        let run = try Tool.avtool("fill-silence", holed, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied")
+        #expect(report["silence_inserted_samples"] as? Int == 48_000)
+        let silent = try #require(report["silent_frames_added"] as? Int)
+        // The recording's packets, in order, around the silent ones.
+        let theirs = try AudioCopyTests.audioHashes(holed), ours = try AudioCopyTests.audioHashes(out)
+        #expect(ours.count == theirs.count + silent)
+        #expect(ours.filter { Set(theirs).contains($0) } == theirs)
+        // The hole starts after the packet at 1.98 s (60 ms long): 2.04 s, sample 97,920.
+        let hole = 97_920
+        for decoder in ["opus", "libopus"] {
+            let before = try Self.decoded(holed, decoder: decoder), after = try Self.decoded(out, decoder: decoder)
+            #expect(after.count == before.count + 48_000, "\(decoder)")
+            // After the first silent frame (the last sound's transform tail), zeros to the hole's end.
+            let inside = after[(hole + 960)..<(hole + 48_000)]
+            #expect(inside.allSatisfy { $0 == 0 }, "\(decoder): \(inside.map { abs(Int($0)) }.max() ?? 0)")
+            #expect(after[(hole + 48_000)...].contains { $0 != 0 }, "\(decoder)")
+        }
+    }
+
+    /// Mono 16-bit samples decoded by `decoder`.
+    static func decoded(_ path: String, decoder: String) throws -> [Int16] {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-c:a", decoder, "-i", path, "-ac", "1", "-f", "s16le", "-"])
+        try #require(r.status == 0, "\(r)")
+        return r.data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    /// AMR-NB from a 2005 QuickTime 3GPP export (3 s, taken out with
+    /// `ffmpeg -c copy` to .amr: one frame a packet). libavcodec has no AMR
+    /// encoder to make silence with, so the audio was re-encoded to AAC
+    /// whether or not anything was missing. Now it is copied where nothing
+    /// is; with a 50 ms hole it is re-encoded, the report saying why and
+    /// which '--tolerance' copies it, and with that tolerance it is copied.
+    @Test func amrIsCopiedWhereNothingHasToBeInserted() throws {
+        let scratch = try Scratch()
+        let amr = scratch.path("speech.amr"), holed = scratch.path("holed.mov")
+        let export = try Fixtures.wild("qt_3gpp_export_2005_amrnb_mp4v_hinted.3gp")
+        for args in [["-i", export, "-map", "0:a", "-c", "copy", "-t", "3", amr],
+                     ["-i", amr, "-c", "copy", "-bsf:a", "setts=ts=if(gte(PTS\\,8000)\\,PTS+400\\,PTS)", holed]] {
+            let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error"] + args)
+            try #require(made.status == 0, "\(made)")
+        }
+        let whole = scratch.path("whole.mov")
+        let run = try Tool.avtool("fill-silence", amr, whole, "--json")
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("\"audio_mode\" : \"copied\""), "\(run.stdout)")
+        let theirs = try AudioCopyTests.audioHashes(amr)
+        #expect(theirs.count == 150)
+        #expect(try AudioCopyTests.audioHashes(whole) == theirs)
+        // A hole of 400 samples (50 ms at 8 kHz) after 1 s.
+        let filled = try Tool.avtool("fill-silence", holed, scratch.path("filled.mov"), "--json")
+        try #require(filled.status == 0, "\(filled)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(filled.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "re-encoded")
+        let reason = report["reencode_reason"] as? String ?? ""
+        #expect(reason.contains("a gap of 50.0 ms at 1.000 s needs silence (a '--tolerance' of 50ms or more"), "\(reason)")
+        let kept = scratch.path("kept.mov")
+        let tolerated = try Tool.avtool("fill-silence", "--tolerance", "50ms", holed, kept, "--json")
+        try #require(tolerated.status == 0, "\(tolerated)")
+        #expect(tolerated.stdout.contains("\"audio_mode\" : \"copied\""), "\(tolerated.stdout)")
+        #expect(try AudioCopyTests.audioHashes(kept) == theirs)
+    }
+}
