@@ -142,8 +142,9 @@ public enum OutputCheck {
         guard kind == p.type || p.type == .data || p.type == .unknown else {
             return "a \(p.type.rawValue) track (\(p.codec)) was written as a '\(handler)' track"
         }
-        let entry = track.sampleEntryType?.description
-        if let tag = p.tag, let entry, entry != tag, ![("hvc1", "dvh1"), ("hev1", "dvhe")].contains(where: { $0 == (tag, entry) }) {
+        // Every description: an exact cut's re-encoded HEVC has one of its own, which must be the same kind.
+        let entries = track.sampleDescriptions.compactMap { BigEndianReader($0).fourCC(at: 4)?.description }
+        if let tag = p.tag, let entry = entries.first(where: { e in e != tag && ![("hvc1", "dvh1"), ("hev1", "dvhe")].contains { $0 == (tag, e) } }) {
             return "its \(p.codec) sample entry is '\(entry)' where '\(tag)' was set"
         }
         guard let samples = track.samples else { return "its sample tables do not agree" }
