@@ -354,7 +354,9 @@ public final class Splicer: TrackWriter {
         if let r = coding.stretchRecord, !packets.isEmpty {
             try session.describe(track: track, samples: firstSample..<session.packetCount(track: track), record: r)
         }
-        stretches.append((stretch.from, stretch.until, packets.count))
+        // A stretch open at the end (no clean keyframe after the start) ends where its frames do.
+        let end = stretch.until < .max ? stretch.until : packets.map { $0.pts &+ (durations[$0.pts] ?? 0) }.max() ?? stretch.from
+        stretches.append((stretch.from, end, packets.count))
         resuming = !packets.isEmpty
     }
 }
