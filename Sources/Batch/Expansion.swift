@@ -298,20 +298,21 @@ enum Glob {
     /// How many folders a `**` walks at most, and files `filesNamed` counts.
     static let walkLimit = 100_000
 
-    /// `root` and every folder below it (not hidden, symbolic links not followed).
-    static func folders(under root: String) -> [String] {
+    /// `root` and every folder below it (not hidden, symbolic links not
+    /// followed), except those in `skipping` and what is below them.
+    static func folders(under root: String, skipping: Set<String> = []) -> [String] {
         var out = [root], next = 0
         while next < out.count, out.count < walkLimit {
-            out += entries(of: out[next]).filter(\.isFolder).map(\.path)
+            out += entries(of: out[next]).filter { $0.isFolder && !skipping.contains(Paths.normalize($0.path)) }.map(\.path)
             next += 1
         }
         return out
     }
 
-    /// Files below `root` (any depth, not hidden) whose name matches `name` (fnmatch).
-    static func filesNamed(_ name: String, under root: String) -> Int {
+    /// Files below `root` (any depth, not hidden, not in `skipping`) whose name matches `name` (fnmatch).
+    static func filesNamed(_ name: String, under root: String, skipping: Set<String>) -> Int {
         var count = 0
-        for folder in folders(under: root) {
+        for folder in folders(under: root, skipping: skipping) {
             count += entries(of: folder).filter { !$0.isFolder && fnmatch(name, $0.name, 0) == 0 && Paths.isFile($0.path) }.count
         }
         return count
@@ -335,8 +336,11 @@ enum Glob {
 extension Recipe {
     /// Warnings for input patterns that match far fewer files than lie
     /// below their folder with a name like theirs (`library/*` when the
-    /// files are in subfolders): the count, and the `**` pattern that takes them.
-    public func sparsePatterns(base: String) -> [RecipeError] {
+    /// files are in subfolders): the count, and the `**` pattern that takes
+    /// them. The folders `outputs` go to are not counted (a rerun's outputs
+    /// are not inputs left out).
+    public func sparsePatterns(base: String, outputs: [String]) -> [RecipeError] {
+        let written = Set(outputs.map { Paths.normalize(Paths.directory(of: $0)) })
         var out: [RecipeError] = []
         for step in steps {
             for p in step.inputs + [step.video, step.audio].compactMap({ $0 }) where !p.text.contains("**") {
@@ -345,7 +349,7 @@ extension Recipe {
                 guard let last = parts.last, let wild = parts.firstIndex(where: { $0.contains(where: { "*?[{".contains($0) }) }) else { continue }
                 let root = wild == 0 ? "/" : parts[..<wild].joined(separator: "/")
                 let matched = Glob.match(full).count
-                let named = Glob.filesNamed(String(last), under: root.isEmpty ? "/" : root)
+                let named = Glob.filesNamed(String(last), under: root.isEmpty ? "/" : root, skipping: written)
                 guard named > 2 * matched, named - matched >= 2 else { continue }
                 let rel = Paths.relative(root, to: base)
                 out.append(RecipeError(file: file, line: p.line,

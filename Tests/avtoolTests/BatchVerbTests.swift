@@ -166,8 +166,8 @@ struct BatchVerbTests {
                                                     withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: memo, toPath: s.path(p))
         }
-        func plan(_ pattern: String) throws -> (jobs: Int, run: Run) {
-            try "version: 1\nsteps:\n  - verb: remux\n    inputs: \(pattern)\n    output: out/{stem}.mka\n"
+        func plan(_ pattern: String, output: String = "out/{stem}.mka") throws -> (jobs: Int, run: Run) {
+            try "version: 1\nsteps:\n  - verb: remux\n    inputs: \(pattern)\n    output: \(output)\n"
                 .write(toFile: s.path("r.yaml"), atomically: true, encoding: .utf8)
             let r = try Tool.avtool(["batch", s.path("r.yaml"), "--dry-run", "--json"])
             #expect(r.status == 0, "\(r)")
@@ -180,6 +180,14 @@ struct BatchVerbTests {
         #expect(one.jobs == 1)
         #expect(one.run.stderr.contains("r.yaml:4:") && one.run.stderr.contains("matches 1 file(s), but 13 files")
                     && one.run.stderr.contains("'library/**/*'"), "\(one.run)")
+        // A previous run's outputs in a folder below the inputs are not inputs left out.
+        try FileManager.default.createDirectory(atPath: s.path("flat/done"), withIntermediateDirectories: true)
+        for n in 1...3 {
+            try FileManager.default.copyItem(atPath: memo, toPath: s.path("flat/m\(n).m4a"))
+            try FileManager.default.copyItem(atPath: memo, toPath: s.path("flat/done/m\(n).m4a"))
+        }
+        let rerun = try plan("flat/*", output: "flat/done/{stem}.m4a")
+        #expect(rerun.jobs == 3 && !rerun.run.stderr.contains("warning"), "\(rerun.run)")
         let help = try Tool.avtool("batch", "--help")
         #expect(help.stdout.contains("version: 1") && help.stdout.contains("inputs: library/**/*.mov"), "\(help.stdout)")
     }

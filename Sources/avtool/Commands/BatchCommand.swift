@@ -186,9 +186,6 @@ struct BatchCommand: ParsableCommand {
             throw ExitCode(2)
         }
         let root = base ?? Paths.directory(of: recipe)
-        if !reporting.quiet {
-            for w in parsed.sparsePatterns(base: root) { Terminal.error("avtool: warning: \(w)") }
-        }
         // Every mistake is listed at once, before any job runs: the steps'
         // and defaults' own, inputs that match nothing, and the options of
         // every step (of steps whose inputs match nothing too).
@@ -205,6 +202,11 @@ struct BatchCommand: ParsableCommand {
         try refuseOutputsOverBatchFiles(jobs, ledger: ledgerPath)
         let expanded = Set(jobs.map(\.step))
         let standIns = parsed.standIns(for: Set(parsed.steps.map(\.number)).subtracting(expanded), base: root)
+        if !reporting.quiet {
+            for w in parsed.sparsePatterns(base: root, outputs: (jobs + standIns).map(\.output)) {
+                Terminal.error("avtool: warning: \(w)")
+            }
+        }
         // Each job's options through the verb's own parser and checks.
         var seen = Set<String>()
         let runner = VerbRunner()
