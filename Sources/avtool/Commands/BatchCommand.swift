@@ -425,7 +425,7 @@ struct BatchSummary: Encodable {
         if notRun > 0 { s += ", \(notRun) not started" }
         s += " in \(fixed(seconds, 2)) s; ledger '\(Paths.display(ledger))'"
         for j in jobs where j.status == .failed {
-            s += "\n  failed (\(j.code ?? "error")): \(j.verb) → \(Paths.display(j.output)): \(j.detail)"
+            s += "\n  failed: \(j.verb) → \(Paths.display(j.output)): \(j.detail)" + (j.code.map { " (\($0))" } ?? "")
         }
         return s
     }
