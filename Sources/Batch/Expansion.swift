@@ -262,15 +262,100 @@ enum Template {
     }
 }
 
-/// Sorted glob matches (`*`, `?`, `[…]`, `{a,b}`); a path without wildcards
-/// matches itself if it exists.
+/// Sorted glob matches (`*`, `?`, `[…]`, `{a,b}`; `**` as a whole path
+/// component matches any depth of folders, none included, as bash's
+/// `globstar` does); a path without wildcards matches itself if it exists.
+/// Hidden files and folders (a leading dot) are matched only by a pattern
+/// that names the dot.
 enum Glob {
     static func match(_ pattern: String) -> [String] {
+        Set(expand(pattern)).filter { Paths.isFile($0) }.sorted()
+    }
+
+    /// What `pattern` names, files and folders, `**` expanded.
+    private static func expand(_ pattern: String) -> [String] {
+        let parts = pattern.split(separator: "/", omittingEmptySubsequences: false)
+        guard let k = parts.firstIndex(of: "**") else { return plain(pattern) }
+        let head = parts[..<k].joined(separator: "/")
+        let tail = k + 1 < parts.count ? parts[(k + 1)...].joined(separator: "/") : "*"
+        var out: [String] = []
+        for root in head.isEmpty ? ["/"] : plain(head) where Paths.isDirectory(root) {
+            for folder in folders(under: root) {
+                out += expand((folder.hasSuffix("/") ? folder : folder + "/") + tail)
+            }
+        }
+        return out
+    }
+
+    /// glob(3) with braces.
+    private static func plain(_ pattern: String) -> [String] {
         var g = glob_t()
         defer { globfree(&g) }
         guard glob(pattern, GLOB_BRACE, nil, &g) == 0 else { return [] }
-        return (0..<Int(g.gl_pathc)).compactMap { i in
-            g.gl_pathv[i].map { String(cString: $0) }
-        }.filter { Paths.isFile($0) }.sorted()
+        return (0..<Int(g.gl_pathc)).compactMap { i in g.gl_pathv[i].map { String(cString: $0) } }
+    }
+
+    /// How many folders a `**` walks at most, and files `filesNamed` counts.
+    static let walkLimit = 100_000
+
+    /// `root` and every folder below it (not hidden, symbolic links not
+    /// followed), except those in `skipping` and what is below them.
+    static func folders(under root: String, skipping: Set<String> = []) -> [String] {
+        var out = [root], next = 0
+        while next < out.count, out.count < walkLimit {
+            out += entries(of: out[next]).filter { $0.isFolder && !skipping.contains(Paths.normalize($0.path)) }.map(\.path)
+            next += 1
+        }
+        return out
+    }
+
+    /// Files below `root` (any depth, not hidden, not in `skipping`) whose name matches `name` (fnmatch).
+    static func filesNamed(_ name: String, under root: String, skipping: Set<String>) -> Int {
+        var count = 0
+        for folder in folders(under: root, skipping: skipping) {
+            count += entries(of: folder).filter { !$0.isFolder && fnmatch(name, $0.name, 0) == 0 && Paths.isFile($0.path) }.count
+        }
+        return count
+    }
+
+    private static func entries(of folder: String) -> [(path: String, name: String, isFolder: Bool)] {
+        guard let dir = opendir(folder) else { return [] }
+        defer { closedir(dir) }
+        var out: [(path: String, name: String, isFolder: Bool)] = []
+        while let e = readdir(dir) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard !name.hasPrefix(".") else { continue }
+            let path = (folder.hasSuffix("/") ? folder : folder + "/") + name
+            var st = stat()
+            out.append((path, name, lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR))
+        }
+        return out
+    }
+}
+
+extension Recipe {
+    /// Warnings for input patterns that match far fewer files than lie
+    /// below their folder with a name like theirs (`library/*` when the
+    /// files are in subfolders): the count, and the `**` pattern that takes
+    /// them. The folders `outputs` go to are not counted (a rerun's outputs
+    /// are not inputs left out).
+    public func sparsePatterns(base: String, outputs: [String]) -> [RecipeError] {
+        let written = Set(outputs.map { Paths.normalize(Paths.directory(of: $0)) })
+        var out: [RecipeError] = []
+        for step in steps {
+            for p in step.inputs + [step.video, step.audio].compactMap({ $0 }) where !p.text.contains("**") {
+                let full = Paths.join(base, p.text)
+                let parts = full.split(separator: "/", omittingEmptySubsequences: false)
+                guard let last = parts.last, let wild = parts.firstIndex(where: { $0.contains(where: { "*?[{".contains($0) }) }) else { continue }
+                let root = wild == 0 ? "/" : parts[..<wild].joined(separator: "/")
+                let matched = Glob.match(full).count
+                let named = Glob.filesNamed(String(last), under: root.isEmpty ? "/" : root, skipping: written)
+                guard named > 2 * matched, named - matched >= 2 else { continue }
+                let rel = Paths.relative(root, to: base)
+                out.append(RecipeError(file: file, line: p.line,
+                    "'\(p.text)' matches \(matched) file(s), but \(named) files named like '\(last)' lie in '\(rel)' and its subfolders: '**' takes every depth ('\(rel)/**/\(last)')"))
+            }
+        }
+        return out
     }
 }

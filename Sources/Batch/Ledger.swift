@@ -39,12 +39,14 @@ public struct LedgerEntry: Codable, Sendable, Equatable {
     public var error: String?
     /// A failure's error code (an AVERROR: a negative errno, or a libav tag), where it had one.
     public var errorCode: Int32?
+    /// A failure's kind, as the verbs' `--json` errors name it (`unsupported`, `not-found`…).
+    public var errorCategory: String?
     public var finished: String
     public var host: String
     public var shard: String?
 
     public init(job: Job, inputs: [FileSignature], outputFile: FileSignature?, status: Status,
-                seconds: Double, error: String?, errorCode: Int32? = nil, shard: String?) {
+                seconds: Double, error: String?, errorCode: Int32? = nil, errorCategory: String? = nil, shard: String?) {
         verb = job.verb
         self.inputs = inputs
         output = job.output
@@ -55,6 +57,7 @@ public struct LedgerEntry: Codable, Sendable, Equatable {
         self.seconds = seconds
         self.error = error
         self.errorCode = errorCode
+        self.errorCategory = errorCategory
         finished = Date().ISO8601Format()
         host = ProcessInfo.processInfo.hostName
         self.shard = shard

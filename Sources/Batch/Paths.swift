@@ -87,6 +87,11 @@ public enum Paths {
         return stat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFDIR
     }
 
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR
+    }
+
     public static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let d = String(path[..<slash])

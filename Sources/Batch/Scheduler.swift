@@ -25,12 +25,17 @@ public struct JobFailure: Error, CustomStringConvertible, Sendable {
     public var option: String?
     /// The error's code (an AVERROR), kept in the ledger.
     public var code: Int32?
+    /// The kind of failure, as the verbs' `--json` errors name it
+    /// (`MediaError.Category`: `not-found`, `unsupported`, `invalid-option`…).
+    public var category: String
 
-    public init(message: String, interrupted: Bool = false, option: String? = nil, code: Int32? = nil) {
+    public init(message: String, interrupted: Bool = false, option: String? = nil, code: Int32? = nil,
+                category: String) {
         self.message = message
         self.interrupted = interrupted
         self.option = option
         self.code = code
+        self.category = category
     }
 
     public var description: String { message }
@@ -64,6 +69,8 @@ public struct JobResult: Sendable {
     public var seconds: Double
     /// The verb's summary, the error, or why it was skipped.
     public var detail: String
+    /// A failed or interrupted job's kind of failure (`JobFailure.category`).
+    public var category: String?
 }
 
 /// What the scheduler tells its observer: from worker threads, one call at a time.
@@ -166,6 +173,7 @@ public final class Scheduler: @unchecked Sendable {
         var status: JobResult.Status
         var detail: String
         var code: Int32?
+        var category: String?
         do {
             detail = try runner.run(job, overwrite: overwrite) { [self] fraction in
                 report(index: index, fraction: fraction, total: total, start: start)
@@ -175,6 +183,7 @@ public final class Scheduler: @unchecked Sendable {
             status = error.interrupted ? .interrupted : .failed
             detail = error.message
             code = error.code
+            category = error.category
         }
         let seconds = (clock.now - began).seconds
         // The ledger says done only for an output that exists now.
@@ -182,6 +191,7 @@ public final class Scheduler: @unchecked Sendable {
         if status == .done, output == nil {
             status = .failed
             detail = "the verb finished but '\(Paths.display(job.firstOutput))' does not exist"
+            category = "io-error"
         }
         let entryStatus: LedgerEntry.Status = switch status {
         case .done: .done
@@ -191,13 +201,13 @@ public final class Scheduler: @unchecked Sendable {
         do {
             try ledger.append(LedgerEntry(job: job, inputs: inputs, outputFile: output, status: entryStatus,
                                           seconds: seconds, error: status == .done ? nil : detail,
-                                          errorCode: status == .done ? nil : code,
+                                          errorCode: status == .done ? nil : code, errorCategory: status == .done ? nil : category,
                                           shard: settings.shard?.description))
         } catch {
-            if status == .done { status = .failed }
+            if status == .done { (status, category) = (.failed, "io-error") }
             detail += "; \(error)"
         }
-        return JobResult(job: job, status: status, seconds: seconds, detail: detail)
+        return JobResult(job: job, status: status, seconds: seconds, detail: detail, category: category)
     }
 
     private func report(index: Int, fraction: Double, total: Int, start: ContinuousClock.Instant) {

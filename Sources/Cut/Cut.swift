@@ -176,7 +176,8 @@ final class CutSource {
         let editList = container.isISOBMFF && !spec.split && !spec.startAtKeyframe
         let exact = spec.mode == .exact && video != nil
         let start = spec.first ? origin : (editList || exact ? (found?.frame ?? spec.from) : (found?.keyframe ?? spec.from))
-        let coding = try exact ? video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil
+        // (Video whose every frame is a keyframe starts at the frame asked with none re-encoded: no coding.)
+        let coding = try exact ? video.flatMap { v throws(MediaError) in try StretchCoding.forExactCut(v, container: container) } : nil
         let partPlan = try partPlan(spec, start: start, editList: editList)
         // A part from the recording's start is read from a new opening, not a
         // seek: the demuxer seeks a track whose samples share one time (a
@@ -273,7 +274,7 @@ func previewCut(input inputPath: String, output outputPath: String, options: Cut
     }
     let source = try CutSource(path: inputPath, container: container, streams: options.streams, operation: "could not cut",
                                cancellation: cancellation)
-    let coding = try options.mode == .exact ? source.video.map { v throws(MediaError) in try StretchCoding(stream: v, container: container) } : nil
+    let coding = try options.mode == .exact ? source.video.flatMap { v throws(MediaError) in try StretchCoding.forExactCut(v, container: container) } : nil
     var previews: [KeptRangeReport] = []
     for r in ranges {
         let from = source.absolute(r.from)
@@ -284,6 +285,7 @@ func previewCut(input inputPath: String, output outputPath: String, options: Cut
         var preview = KeptRangeReport(from: r.from.seconds, to: to == nil ? nil : r.to.seconds,
                                       start: start.seconds - source.origin.seconds, reencodedFrames: 0)
         preview.keyframe = found.map { $0.keyframe.seconds - source.origin.seconds }
+        if options.mode == .exact, source.video?.isIntraOnly == true { preview.copiedFrom = preview.start }
         if let coding, let v = source.video, let tb = v.timeBase, let f = found {
             // The first clean keyframe after the start, before the end.
             let packet = try Packet()

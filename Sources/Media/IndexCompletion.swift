@@ -5,7 +5,8 @@ import Glibc
 /// video's sample entry the muxer does not write (Dolby Vision's `dvcC`/
 /// `dvvC`, spatial video's `lhvC`/`vexu`/`hfov`, Apple's `amve`, `clli`,
 /// `mdcv`…) with the entry's type (`dvh1`), and whole tracks it cannot write
-/// (`CarriedTrack`), whose samples go into a media data box of their own.
+/// (`CarriedTrack`), whose samples go into a media data box of their own,
+/// and sample descriptions after a track's first (`Descriptions`).
 /// The index is then moved in front of the media data when asked
 /// (faststart, done here since the muxer's would come before the additions).
 public enum IndexCompletion {
@@ -74,7 +75,7 @@ public enum IndexCompletion {
     /// appended to the file; otherwise the index goes to the end after them
     /// and, with `faststart`, is moved in front of the media.
     public static func complete(path: String, entries: [EntryAdditions], carried: [Carried], userData: [[UInt8]] = [],
-                                faststart: Bool) throws(Failure) {
+                                descriptions: [Descriptions] = [], faststart: Bool) throws(Failure) {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
         defer { close(fd) }
@@ -109,7 +110,7 @@ public enum IndexCompletion {
         // In place: the index and the free boxes after it, when the media data follows.
         let room = top[(m + 1)...].prefix { $0.type == "free" }.reduce(moovBox.size) { $0 + $1.size }
         if top[(m + 1)...].contains(where: { $0.type == "mdat" }) {
-            let index = try completed(moov, entries: entries, carried: carried, userData: userData, dataAt: size + dataHeader)
+            let index = try completed(moov, entries: entries, carried: carried, userData: userData, descriptions: descriptions, dataAt: size + dataHeader)
             let rest = room - Int64(index.count)
             if rest == 0 || rest >= 8 {
                 var free: [UInt8] = []
@@ -123,7 +124,7 @@ public enum IndexCompletion {
         // At the end: where the index was when it ends the file (else it becomes a `free` box).
         let last = moovBox.start + moovBox.size == size
         let dataStart = last ? moovBox.start : size
-        let index = try completed(moov, entries: entries, carried: carried, userData: userData,
+        let index = try completed(moov, entries: entries, carried: carried, userData: userData, descriptions: descriptions,
                                   dataAt: dataStart + dataHeader)
         if !last {
             var free: [UInt8] = []
@@ -140,13 +141,17 @@ public enum IndexCompletion {
     /// The index `moov` with the entry additions and the carried tracks,
     /// whose samples lie one track after another from `dataAt`, encoded.
     private static func completed(_ moov: Box, entries: [EntryAdditions], carried: [Carried], userData: [[UInt8]],
-                                  dataAt: Int64) throws(Failure) -> [UInt8] {
+                                  descriptions: [Descriptions], dataAt: Int64) throws(Failure) -> [UInt8] {
         var moov = moov
         var kids = moov.children ?? []
         if !userData.isEmpty { kids = try withUserData(userData, kids) }
         let traks = kids.indices.filter { kids[$0].type == "trak" }
         for e in entries where e.track < traks.count {
             kids[traks[e.track]] = addToEntry(kids[traks[e.track]], e)
+        }
+        // After the additions: a described stretch's entry is a copy of the first, boxes added included.
+        for d in descriptions where d.track < traks.count {
+            kids[traks[d.track]] = try described(kids[traks[d.track]], d)
         }
         if !carried.isEmpty {
             guard let mvhdAt = kids.firstIndex(where: { $0.type == "mvhd" }) else { throw Failure(description: "its index has no movie header") }

@@ -43,6 +43,11 @@ public struct InputStream {
     /// libavcodec's short codec name, e.g. `h264`, `aac`, `pcm_s16le`, `none`.
     public var codecName: String { avcodec_get_name(codecID).string ?? "unknown" }
     public var codecLongName: String? { avcodec_descriptor_get(codecID)?.pointee.long_name.string }
+    /// Whether every frame of the codec is a keyframe (libavcodec's
+    /// `AV_CODEC_PROP_INTRA_ONLY`: MJPEG, Photo-JPEG, ProRes, DNxHD, PNG…).
+    public var isIntraOnly: Bool {
+        avcodec_descriptor_get(codecID).map { $0.pointee.props & AV_CODEC_PROP_INTRA_ONLY != 0 } ?? false
+    }
     public var profileName: String? { avcodec_profile_name(codecID, parameters.pointee.profile).string }
     /// The codec tag as four characters (`avc1`, `hvc1`), when set.
     public var codecTag: String? {

@@ -164,6 +164,33 @@ public struct NALStream: Sendable, Equatable {
         return out
     }
 
+    /// An `hvcC` record holding `sets` (VPS, SPS and PPS NAL units, another
+    /// encoder's) in place of the record's own, each array complete (as
+    /// `hvc1` wants): the profile, tier, level and temporal layers from the
+    /// new SPS, chroma format, bit depths and length size as the record's.
+    public func hevcRecord(with sets: [[UInt8]]) -> [UInt8]? {
+        guard codec == .hevc, record.count >= 23 else { return nil }
+        func type(_ u: [UInt8]) -> UInt8? { u.first.map { ($0 >> 1) & 0x3f } }
+        guard let sps = sets.first(where: { type($0) == 33 }) else { return nil }
+        // sps_video_parameter_set_id, max_sub_layers_minus1, temporal_id_nesting; then the general profile_tier_level (12 bytes).
+        let rbsp = Self.unescaped(sps.dropFirst(2))
+        guard rbsp.count >= 13 else { return nil }
+        var out = Array(record[0..<23])
+        out.replaceSubrange(1..<13, with: rbsp[1..<13])
+        out[13] = 0xf0; out[14] = 0x00  // min_spatial_segmentation_idc unknown
+        out[15] = 0xfc  // parallelismType unknown
+        let layers = (rbsp[0] >> 1) & 0x07 + 1, nested = rbsp[0] & 1
+        out[21] = (record[21] & 0xc3) | (layers << 3) | (nested << 2)
+        let arrays = [32, 33, 34].map { t in sets.filter { type($0) == UInt8(t) } }.enumerated().filter { !$0.element.isEmpty }
+        out[22] = UInt8(arrays.count)
+        for (k, units) in arrays {
+            out.append(0x80 | UInt8(32 + k))
+            out += [UInt8(units.count >> 8), UInt8(units.count & 0xff)]
+            for u in units { out += [UInt8(u.count >> 8), UInt8(u.count & 0xff)] + u }
+        }
+        return out
+    }
+
     /// The NAL units of Annex B data (start codes), headers first, trailing
     /// zero bytes left out.
     public static func annexBUnits(_ b: UnsafeRawBufferPointer) -> [[UInt8]] {

@@ -56,3 +56,20 @@ extension MuxSession {
         tracks[track].shownUntil = at + into
     }
 }
+
+extension MuxSession {
+    /// Packets written to `track` so far: the number the next one's sample gets (from 0).
+    public func packetCount(track: Int) -> Int { tracks[track].packets }
+
+    /// `track`'s samples `samples` (numbered as `packetCount` numbers them)
+    /// use a sample description of their own, the track's first with its
+    /// codec record (`hvcC`) replaced by `record`; one description per
+    /// record, added after the muxer's trailer. MP4/MOV files only.
+    public func describe(track: Int, samples: Range<Int>, record: [UInt8]) throws(MediaError) {
+        guard container.isISOBMFF, staged != nil, let m = tracks[track].muxerIndex else {
+            throw MediaError.invalid("could not write", path: name, stream: track,
+                                     message: "only an MP4/MOV file takes a second sample description")
+        }
+        descriptions[track, default: IndexCompletion.Descriptions(track: m)].add(samples, record: record)
+    }
+}

@@ -63,7 +63,7 @@ public final class MuxSession {
     public let name: String
     public let container: Container
     public let cancellation: Cancellation
-    private let staged: StagedOutput?
+    let staged: StagedOutput?
     /// The caller names the file (`MuxDestination.part`).
     private let namedByCaller: Bool
     private let memory: MemoryOutput?
@@ -81,6 +81,8 @@ public final class MuxSession {
     private let userData: [[UInt8]]
     /// The index is moved in front of the media after the additions, not by the muxer.
     private let faststartAfterCompletion: Bool
+    /// Sample descriptions added after the first, by track (`describe`).
+    var descriptions: [Int: IndexCompletion.Descriptions] = [:]
 
     struct Track {
         /// The muxer's stream for the track; nil for a carried one.
@@ -167,13 +169,16 @@ public final class MuxSession {
                                              edits: edits, audioSampleRate: audioSampleRate)
         expectedTagLosses = expected
         userData = completes ? LocationUserData.boxes(container, keys: keys, metadataSource: metadataSource, edits: edits) : []
-        let completing = !additions.isEmpty || tracks.contains { $0.carried != nil } || !userData.isEmpty
+        // An exact cut's HEVC stretches may get a sample description of their own (`describe`).
+        let describing = completes && streams.contains { if case .spliced(_, _, let tag) = $0 { tag == "hvc1" } else { false } }
+        let completing = !additions.isEmpty || tracks.contains { $0.carried != nil } || !userData.isEmpty || describing
         faststartAfterCompletion = completing && faststart
         let faststart = faststart && !completing
         // Room reserved for the index (measured without what is added after
         // the trailer) grows by what the additions may take.
         let added = tracks.compactMap(\.carried).reduce(0) { $0 + $1.source.indexBytes + 256 }
             + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } } + userData.reduce(8) { $0 + $1.count }
+            + (describing ? 4096 : 0)
         let reservedIndex = reservedIndex.map { $0 + added }
         switch destination {
         case let .file(path, overwrite, inputs):
@@ -391,10 +396,11 @@ public final class MuxSession {
             })
         }
         // (The muxer was not asked for faststart: with nothing to add, the index is still moved.)
-        guard !carried.isEmpty || !entryAdditions.isEmpty || !userData.isEmpty || faststartAfterCompletion else { return }
+        let described = descriptions.keys.sorted().compactMap { descriptions[$0] }
+        guard !carried.isEmpty || !entryAdditions.isEmpty || !userData.isEmpty || !described.isEmpty || faststartAfterCompletion else { return }
         do {
             try IndexCompletion.complete(path: path, entries: entryAdditions, carried: carried, userData: userData,
-                                         faststart: faststartAfterCompletion)
+                                         descriptions: described, faststart: faststartAfterCompletion)
         } catch {
             throw MediaError.invalid("could not write", path: name, message: "could not complete its index: \(error.description)")
         }

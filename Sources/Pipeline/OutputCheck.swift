@@ -153,10 +153,7 @@ public enum OutputCheck {
         guard kind == p.type || p.type == .data || p.type == .unknown else {
             return "a \(p.type.rawValue) track (\(p.codec)) was written as a '\(handler)' track"
         }
-        let entry = track.sampleEntryType?.description
-        if let tag = p.tag, let entry, entry != tag, ![("hvc1", "dvh1"), ("hev1", "dvhe")].contains(where: { $0 == (tag, entry) }) {
-            return "its \(p.codec) sample entry is '\(entry)' where '\(tag)' was set"
-        }
+        if let tag = p.tag, let what = entryMismatch(track, tag: tag, codec: p.codec) { return what }
         guard let samples = track.samples else { return "its sample tables do not agree" }
         let pcm = p.codec.hasPrefix("pcm_")
         // The muxer merges E-AC-3 frames, and fills the time between subtitles with empty samples of its own.
@@ -178,6 +175,17 @@ public enum OutputCheck {
             }
         }
         return nil
+    }
+
+    /// How `track`'s sample descriptions differ from the entry `tag` the
+    /// muxer was told to write, if they do: every description, as an exact
+    /// cut's re-encoded HEVC has one of its own that must be the same kind
+    /// (`hvc1`; `dvh1` with Dolby Vision).
+    static func entryMismatch(_ track: SourceTrack, tag: String, codec: String) -> String? {
+        let entries = track.sampleDescriptions.compactMap { BigEndianReader($0).fourCC(at: 4)?.description }
+        guard let entry = entries.first(where: { e in e != tag && ![("hvc1", "dvh1"), ("hev1", "dvhe")].contains { $0 == (tag, e) } })
+        else { return nil }
+        return "its \(codec) sample entry is '\(entry)' where '\(tag)' was set"
     }
 
     /// The file's duration against its content's: players show the movie's

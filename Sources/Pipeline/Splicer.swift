@@ -10,7 +10,14 @@ import Sync
 /// (`force-cfr`), which demuxers take each frame's duration from. HEVC: x265 cannot number its parameter sets, so
 /// each stretch carries its own VPS/SPS/PPS in band, the first copied
 /// picture after it the source's, and the sample entry is `hev1` (which
-/// allows parameter sets in band).
+/// allows parameter sets in band) except in MP4/MOV, where the stretches
+/// get a sample description of their own: the track's first is the
+/// source's `hvc1` (its `hvcC`), a second `hvc1` holds the encoder's
+/// VPS/SPS/PPS, and the re-encoded samples point at it (as editors'
+/// QuickTime files do; added to the index after the muxer's trailer,
+/// `IndexCompletion.Descriptions`), so the sample entry stays `hvc1` and no
+/// parameter set is in band.
+/// A codec whose every frame is a keyframe needs no coding: see `forExactCut`.
 public final class StretchCoding {
     public let stream: InputStream
     public let nal: NALStream
@@ -18,6 +25,10 @@ public final class StretchCoding {
     /// The output's codec record and sample-entry tag.
     public let record: [UInt8]
     public let tag: String?
+    /// HEVC in MP4/MOV: the `hvcC` record of the re-encoded stretches'
+    /// sample description (the encoder's parameter sets); nil where they
+    /// are in band.
+    public let stretchRecord: [UInt8]?
     /// Where the new parameter sets are, for the report.
     public let parameterSets: String
     /// The encoder's parameter sets (NAL units) as the output holds them,
@@ -37,7 +48,7 @@ public final class StretchCoding {
             MediaError.invalid(operation, path: s.file.path, stream: s.index, message: "\(why); \(otherwise)")
         }
         guard s.codecName == "h264" || s.codecName == "hevc" else {
-            throw refuse("exact mode re-encodes H.264 and HEVC only, not \(s.codecName)")
+            throw refuse("exact mode re-encodes H.264 and HEVC only (video whose every frame is a keyframe, such as MJPEG or ProRes, it copies), not \(s.codecName)")
         }
         guard let nal = NALStream(codecName: s.codecName, extradata: s.extradata) else {
             throw refuse("its \(s.codecName) is not stored with a codec record (avcC/hvcC) as in MP4, MOV or Matroska (MPEG-TS input: remux it to MP4 first)")
@@ -71,9 +82,9 @@ public final class StretchCoding {
             var params = "bframes=0:scenecut=0:open-gop=0:repeat-headers=0:log-level=error"
             if let level = s.level { params += ":level-idc=\(level / 30).\((level % 30) / 3)" }
             settings.options = [("preset", "fast"), ("crf", "14"), ("x265-params", params)]
-            parameterSets = container.isISOBMFF ? "in band in each re-encoded stretch and the picture after it (sample entry hev1)"
+            parameterSets = container.isISOBMFF ? "in a second hvc1 sample description (hvcC) that the re-encoded stretches use"
                 : "in band in each re-encoded stretch and the picture after it"
-            tag = container.isISOBMFF ? "hev1" : nil
+            tag = container.isISOBMFF ? "hvc1" : nil
         }
         self.settings = settings
         let encoder: Encoder
@@ -96,11 +107,28 @@ public final class StretchCoding {
         case .h264:
             guard let r = nal.h264Record(adding: encoderSets) else { throw refuse("its codec record cannot take another parameter set") }
             record = r
+            stretchRecord = nil
         case .hevc:
             record = nal.record
+            if container.isISOBMFF {
+                guard let r = nal.hevcRecord(with: encoderSets) else { throw refuse("\(settings.codec)'s parameter sets make no hvcC record") }
+                stretchRecord = r
+            } else {
+                stretchRecord = nil
+            }
         }
         spare = encoder
     }
+
+    /// The coding of an exact cut's re-encoded stretches; nil for video
+    /// whose every frame is a keyframe (MJPEG, ProRes, DNxHD, PNG…): any
+    /// frame starts a cut, which copies it and needs no re-encoding.
+    public static func forExactCut(_ s: InputStream, container: Container) throws(MediaError) -> StretchCoding? {
+        s.isIntraOnly ? nil : try StretchCoding(stream: s, container: container)
+    }
+
+    /// Whether the stretches' parameter sets are in band (not in a sample description of their own).
+    var inBand: Bool { nal.codec == .hevc && stretchRecord == nil }
 
     /// An encoder for one stretch; its parameter sets must be those in the record.
     func encoder() throws(MediaError) -> Encoder {
@@ -119,7 +147,7 @@ public final class StretchCoding {
 
     /// A re-encoded packet (Annex B) as the source stores its packets:
     /// length-prefixed, without parameter sets or delimiters, HEVC's
-    /// parameter sets in band at the stretch's start.
+    /// parameter sets in band at the stretch's start (where they are).
     func payload(encoded b: UnsafeRawBufferPointer, first: Bool) -> [UInt8] {
         let units = NALStream.annexBUnits(b).filter { u in
             let t = u.withUnsafeBytes { nal.type($0) }
@@ -128,13 +156,13 @@ public final class StretchCoding {
             case .hevc: return ![32, 33, 34, 35, 38].contains(t)
             }
         }
-        return nal.lengthPrefixed((first && nal.codec == .hevc ? encoderSets : []) + units)
+        return nal.lengthPrefixed((first && inBand ? encoderSets : []) + units)
     }
 
-    /// The first copied packet after a stretch: for HEVC, the source's
-    /// parameter sets in band before it (the stretch's replaced them).
+    /// The first copied packet after a stretch: for HEVC with the sets in
+    /// band, the source's parameter sets before it (the stretch's replaced them).
     func resumePayload(_ b: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard nal.codec == .hevc else { return nil }
+        guard inBand else { return nil }
         let sets = nal.parameterSets.filter { (32...34).contains($0.withUnsafeBytes { nal.type($0) }) }
         return nal.lengthPrefixed(sets) + Array(b)
     }
@@ -313,6 +341,7 @@ public final class Splicer: TrackWriter {
         }
         run = nil
         let packets = try current.finish(window: range)
+        let firstSample = session.packetCount(track: track)
         var durations: [Int64: Int64] = [:]
         for h in held.values { durations[h.info.pts] = h.info.duration }
         let pts = packets.map(\.pts)
@@ -322,7 +351,12 @@ public final class Splicer: TrackWriter {
             scratch.timing = PacketTiming(pts: p.pts, dts: dts[i], duration: durations[p.pts] ?? 0)
             try session.write(scratch, track: track)
         }
-        stretches.append((stretch.from, stretch.until, packets.count))
+        if let r = coding.stretchRecord, !packets.isEmpty {
+            try session.describe(track: track, samples: firstSample..<session.packetCount(track: track), record: r)
+        }
+        // A stretch open at the end (no clean keyframe after the start) ends where its frames do.
+        let end = stretch.until < .max ? stretch.until : packets.map { $0.pts &+ (durations[$0.pts] ?? 0) }.max() ?? stretch.from
+        stretches.append((stretch.from, end, packets.count))
         resuming = !packets.isEmpty
     }
 }

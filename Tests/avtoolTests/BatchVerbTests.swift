@@ -154,6 +154,92 @@ struct BatchVerbTests {
         #expect(fast.status == 1 && f.failed == 1 && f.notRun == 3 && f.done == 0, "\(fast)")
     }
 
+    /// `**` takes every depth of folders (as bash's globstar), and a pattern
+    /// that reaches few of the files below it is warned about; `batch
+    /// --help` shows a recipe. Real recordings (a voice memo) in a library tree.
+    @Test func globStarRecursesAndSparsePatternsAreWarned() throws {
+        let s = try Scratch()
+        let memo = try Fixtures.wild("ios_voicememos_2021.m4a")
+        let places = ["library/m01.m4a", "library/a/m02.m4a"] + (3...13).map { String(format: "library/a/b/m%02d.m4a", $0) }
+        for p in places {
+            try FileManager.default.createDirectory(atPath: s.path((p as NSString).deletingLastPathComponent),
+                                                    withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: memo, toPath: s.path(p))
+        }
+        func plan(_ pattern: String, output: String = "out/{stem}.mka") throws -> (jobs: Int, run: Run) {
+            try "version: 1\nsteps:\n  - verb: remux\n    inputs: \(pattern)\n    output: \(output)\n"
+                .write(toFile: s.path("r.yaml"), atomically: true, encoding: .utf8)
+            let r = try Tool.avtool(["batch", s.path("r.yaml"), "--dry-run", "--json"])
+            #expect(r.status == 0, "\(r)")
+            return ((try JSONSerialization.jsonObject(with: r.data) as? [Any])?.count ?? -1, r)
+        }
+        let star = try plan("library/**/*")
+        #expect(star.jobs == 13, "\(star.run)")
+        #expect(!star.run.stderr.contains("warning"), "\(star.run)")
+        let one = try plan("library/*")
+        #expect(one.jobs == 1)
+        #expect(one.run.stderr.contains("r.yaml:4:") && one.run.stderr.contains("matches 1 file(s), but 13 files")
+                    && one.run.stderr.contains("'library/**/*'"), "\(one.run)")
+        // A previous run's outputs in a folder below the inputs are not inputs left out.
+        try FileManager.default.createDirectory(atPath: s.path("flat/done"), withIntermediateDirectories: true)
+        for n in 1...3 {
+            try FileManager.default.copyItem(atPath: memo, toPath: s.path("flat/m\(n).m4a"))
+            try FileManager.default.copyItem(atPath: memo, toPath: s.path("flat/done/m\(n).m4a"))
+        }
+        let rerun = try plan("flat/*", output: "flat/done/{stem}.m4a")
+        #expect(rerun.jobs == 3 && !rerun.run.stderr.contains("warning"), "\(rerun.run)")
+        let help = try Tool.avtool("batch", "--help")
+        #expect(help.stdout.contains("version: 1") && help.stdout.contains("inputs: library/**/*.mov"), "\(help.stdout)")
+    }
+
+    /// Option ranges are checked with the recipe, before any job: a
+    /// tolerance past 10 s and an AAC bit rate below the least, in steps of
+    /// their own, both named (their verbs refused them only when running).
+    @Test func optionRangesAreCheckedBeforeAnyJob() throws {
+        let s = try Scratch()
+        try FileManager.default.createDirectory(atPath: s.path("in"), withIntermediateDirectories: true)
+        for n in 1...2 {
+            try FileManager.default.copyItem(atPath: try Fixtures.wild("ipad2_ios5_h264_rot180.mov"), toPath: s.path("in/take\(n).mov"))
+        }
+        try """
+            version: 1
+            steps:
+              - verb: concat
+                inputs: in/*.mov
+                output: out/all.mov
+                options: {tolerance: 20s}
+              - verb: fill-silence
+                inputs: in/*.mov
+                output: out/{stem}-filled.mov
+                options: {audio-bitrate: 1k}
+            """.write(toFile: s.path("r.yaml"), atomically: true, encoding: .utf8)
+        let r = try Tool.avtool(["batch", s.path("r.yaml"), "--dry-run"])
+        #expect(r.status == 2, "\(r)")
+        #expect(r.stderr.contains("r.yaml:6: step 1 (concat): '--tolerance' must be between 0 and 10 seconds"), "\(r)")
+        #expect(r.stderr.contains("r.yaml:10: step 2 (fill-silence): '--audio-bitrate' must be at least"), "\(r)")
+    }
+
+    /// A failed job carries its kind of failure (the verb's own `--json`
+    /// error code) in the batch's `--json` summary and in the ledger.
+    @Test func failedJobsCarryTheirCode() throws {
+        let s = try Scratch()
+        try FileManager.default.createDirectory(atPath: s.path("in"), withIntermediateDirectories: true)
+        // A real recording cut off before its index (a camera that lost power).
+        let whole = try Data(contentsOf: URL(fileURLWithPath: try Fixtures.wild("ipad2_ios5_h264_rot180.mov")))
+        try whole.prefix(3000).write(to: URL(fileURLWithPath: s.path("in/cut-off.mov")))
+        let alone = try Tool.avtool("remux", s.path("in/cut-off.mov"), s.path("alone.mp4"), "--json")
+        let error = try #require(try JSONSerialization.jsonObject(with: alone.data) as? [String: Any])["error"] as? [String: Any]
+        let code = try #require(error?["code"] as? String, "\(alone)")
+        try "version: 1\nsteps:\n  - verb: remux\n    inputs: in/*.mov\n    output: out/{stem}.mp4\n"
+            .write(toFile: s.path("r.yaml"), atomically: true, encoding: .utf8)
+        let r = try Tool.avtool(["batch", s.path("r.yaml"), "--json"])
+        #expect(r.status == 1, "\(r)")
+        let jobs = try #require(try JSONSerialization.jsonObject(with: r.data) as? [String: Any])["jobs"] as? [[String: Any]]
+        #expect(jobs?.first?["code"] as? String == code, "\(r)")
+        let entry = try #require(try ledger(s.path("out/.avtool-ledger.jsonl")).first)
+        #expect(entry["error_category"] as? String == code, "\(entry)")
+    }
+
     @Test func optionErrorsNameTheRecipeLineAndNothingRuns() throws {
         let s = try samples()
         let text = """

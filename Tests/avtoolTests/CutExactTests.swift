@@ -105,9 +105,63 @@ struct CutExactTests {
         #expect(stretches.count == 1)
         #expect(stretches.first?.to == 2.4, "the stretch ends at the CRA at 2.4 s")
         if ext == "mp4" {
+            // hvc1 kept: the re-encoded head has a sample description of its own, both hvc1.
             let v = try #require(try FFprobe(out).streams.first { FFprobe.string($0, "codec_type") == "video" })
-            #expect(FFprobe.string(v, "codec_tag_string") == "hev1")
+            #expect(FFprobe.string(v, "codec_tag_string") == "hvc1")
+            #expect(try Self.videoSampleEntries(out) == ["hvc1", "hvc1"])
         }
+    }
+
+    /// The sample description types of the first video track, as FFmpeg's
+    /// MP4/MOV demuxer reads them (its trace log).
+    static func videoSampleEntries(_ path: String) throws -> [String] {
+        let r = try Tool.run("ffprobe", ["-v", "trace", path])
+        var tracks: [[String]] = [], inStsd = false
+        for line in r.stderr.split(separator: "\n") {
+            if line.contains("type:'stsd'") { tracks.append([]); inStsd = true; continue }
+            if line.contains("type:'stts'") || line.contains("type:'stsc'") { inStsd = false }
+            if inStsd, let at = line.range(of: "4CC=") {
+                tracks[tracks.count - 1].append(String(line[at.upperBound...].prefix(4)))
+            }
+        }
+        return tracks.first { $0.contains { ["hvc1", "hev1", "avc1", "dvh1", "dvhe"].contains($0) } } ?? []
+    }
+
+    /// An iPhone's HEVC (hvc1, one GOP) cut exactly: still hvc1 (Apple's
+    /// players refuse hev1), the re-encoded frames described by a second
+    /// hvc1 entry, the whole file decoding cleanly.
+    @Test func iPhoneHEVCStaysHvc1() throws {
+        let scratch = try Scratch()
+        let (out, stretches) = try Self.cutAndCheck(try Fixtures.wild("iphonexr_ios15_hevc_livephoto_rot90.mov"), ext: "mov",
+                                                    from: 0.5, to: 0.59, scratch)
+        #expect(stretches.reduce(0) { $0 + $1.frames } == 6)
+        let v = try #require(try FFprobe(out).streams.first { FFprobe.string($0, "codec_type") == "video" })
+        #expect(FFprobe.string(v, "codec_tag_string") == "hvc1")
+        #expect(try Self.videoSampleEntries(out) == ["hvc1", "hvc1"])
+    }
+
+    /// All-intra video (a camera's MJPEG AVI: every frame a keyframe): the
+    /// cut copies the frames from the one shown at --from, nothing
+    /// re-encoded; the packets are the source's, byte for byte.
+    @Test(arguments: ["mov", "mkv"])
+    func allIntraVideoIsCopiedFromTheFrame(_ ext: String) throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.wild("generalplus_cam_mjpeg_pcm_garbage_hdr.avi")
+        let out = scratch.path("intra." + ext)
+        let run = try Tool.avtool("cut", source, out, "--mode", "exact", "--from", "0.5", "--to", "1.5", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        #expect((report["reencoded"] as? [[String: Any]] ?? []).allSatisfy { $0["frames"] as? Int == 0 })
+        // 15 fps: the frame shown at 0.5 s starts at 7/15 s.
+        let start = try #require(report["start"] as? Double)
+        #expect(abs(start - 7.0 / 15) < 1e-3, "starts at \(start)")
+        let whole = try PacketList(source), part = try PacketList(out)
+        let expected = whole.packets.filter { p in
+            p.stream == 0 && p.pts.map { whole.seconds($0, stream: 0) >= 7.0 / 15 - 1e-6 && whole.seconds($0, stream: 0) < 1.5 } == true
+        }.map { "\($0.size):\($0.hash)" }
+        #expect(expected.count == 16)
+        #expect(part.payloads[0] == expected)
+        #expect(try CutTests.decoded(out).first?.pts == 0)
     }
 
     /// 10-bit HDR HEVC in MOV with PCM audio, as HDR cameras and phones write it.

@@ -21,6 +21,30 @@ struct BatchCommand: ParsableCommand {
             name the recipe line, missing inputs are listed, two jobs writing one output are \
             refused, and each job's options go through the verb's own command-line checks.
 
+            Globs are the shell's (*, ?, [..], {a,b}; * stays in one folder); ** as a whole \
+            part of the path matches any depth of folders (library/**/*.mov). A pattern that \
+            matches far fewer files than lie below its folder with a name like its last part \
+            gets a warning. An example recipe:
+
+              version: 1
+              defaults:
+                transcode: {crf: 26, preset: fast}
+              steps:
+                - verb: transcode          # one job per file; {dir} {stem} {ext} {name}
+                  inputs: library/**/*.mov
+                  output: hevc/{dir}/{stem}.mp4
+                - verb: cut
+                  inputs: rec/*.mp4
+                  output: clips/{stem}.mp4
+                  options: {from: "0:10", to: "0:25", mode: exact}
+                - verb: merge              # pairs rec/take1.mp4 with rec/take1.m4a
+                  video: rec/{name}.mp4
+                  audio: rec/{name}.m4a
+                  output: merged/{name}.mp4
+
+            A failed job's entry (ledger: error_category; --json: code) names its kind of \
+            failure as the verbs' --json errors do: not-found, unsupported, invalid-option...
+
             A ledger (JSON Lines; .avtool-ledger.jsonl in the outputs' common directory, or \
             'ledger:' / --ledger) records every finished job. A job whose output exists and whose \
             ledger entry shows the same inputs (size and mtime), options and output is skipped; \
@@ -178,6 +202,11 @@ struct BatchCommand: ParsableCommand {
         try refuseOutputsOverBatchFiles(jobs, ledger: ledgerPath)
         let expanded = Set(jobs.map(\.step))
         let standIns = parsed.standIns(for: Set(parsed.steps.map(\.number)).subtracting(expanded), base: root)
+        if !reporting.quiet {
+            for w in parsed.sparsePatterns(base: root, outputs: (jobs + standIns).map(\.output)) {
+                Terminal.error("avtool: warning: \(w)")
+            }
+        }
         // Each job's options through the verb's own parser and checks.
         var seen = Set<String>()
         let runner = VerbRunner()
@@ -310,10 +339,10 @@ struct VerbRunner: JobRunner {
                 message.firstRange(of: "'--\(o.name)'").map { (o.name, $0.lowerBound) }
             }
             let option = named.min { $0.1 < $1.1 }?.0 ?? job.options.first { message.contains("--\($0.name)") }?.name
-            throw JobFailure(message: message, option: option)
+            throw JobFailure(message: message, option: option, category: MediaError.Category.invalidOption.rawValue)
         }
         guard let verb = parsed as? any WritingVerb else {
-            throw JobFailure(message: "'\(job.verb)' cannot run in a batch")
+            throw JobFailure(message: "'\(job.verb)' cannot run in a batch", category: MediaError.Category.unsupported.rawValue)
         }
         return verb
     }
@@ -328,9 +357,10 @@ struct VerbRunner: JobRunner {
             let report = try Signals.wakeable { () throws(MediaError) in try verb.work(JobProgress(report: progress)) }
             return ([report.summary] + report.warnings.map { "warning: \($0)" }).joined(separator: "; ")
         } catch MediaError.interrupted {
-            throw JobFailure(message: "interrupted", interrupted: true, code: MediaError.interrupted.code)
+            throw JobFailure(message: "interrupted", interrupted: true, code: MediaError.interrupted.code,
+                             category: MediaError.interrupted.category.rawValue)
         } catch {
-            throw JobFailure(message: error.commandLineText, code: error.code)
+            throw JobFailure(message: error.commandLineText, code: error.code, category: error.category.rawValue)
         }
     }
 
@@ -360,6 +390,8 @@ struct BatchSummary: Encodable {
         var status: JobResult.Status
         var seconds: Double
         var detail: String
+        /// A failed job's kind of failure, as the verbs' `--json` errors name it (`unsupported`, `not-found`…).
+        var code: String?
     }
 
     var done: Int
@@ -383,7 +415,8 @@ struct BatchSummary: Encodable {
         self.ledger = ledger
         self.shard = shard
         jobs = results.map { Line(verb: $0.job.verb, inputs: $0.job.inputs, output: $0.job.output,
-                                  status: $0.status, seconds: $0.seconds, detail: $0.detail) }
+                                  status: $0.status, seconds: $0.seconds, detail: $0.detail,
+                                  code: $0.status == .failed || $0.status == .interrupted ? $0.category : nil) }
     }
 
     var text: String {
@@ -392,7 +425,7 @@ struct BatchSummary: Encodable {
         if notRun > 0 { s += ", \(notRun) not started" }
         s += " in \(fixed(seconds, 2)) s; ledger '\(Paths.display(ledger))'"
         for j in jobs where j.status == .failed {
-            s += "\n  failed: \(j.verb) → \(Paths.display(j.output)): \(j.detail)"
+            s += "\n  failed: \(j.verb) → \(Paths.display(j.output)): \(j.detail)" + (j.code.map { " (\($0))" } ?? "")
         }
         return s
     }

@@ -27,15 +27,18 @@ struct CutCommand: WritingVerb {
             end, video keeps every frame shown before --to (and the frames they refer to); audio \
             keeps every packet that starts before --to.
 
-            --mode exact (H.264, HEVC) starts the video at the frame shown at --from in every \
+            --mode exact (H.264, HEVC, all-intra video) starts the video at the frame shown at --from in every \
             container: the frames from there to the next clean keyframe (IDR; for HEVC also a \
             CRA, whose RASL frames are re-encoded with them) are decoded and encoded again with \
             the source's codec, size, pixel format, colour, profile and level (libx264, \
             libx265; no B-frames), and everything after is copied. When a frame shown before \
             --to refers to one shown after it, the last GOP is re-encoded up to --to too. H.264 \
             keeps its avc1 sample entry: the new frames' SPS/PPS get an id of their own beside \
-            the source's. HEVC's new frames carry their parameter sets in band (sample entry \
-            hev1). The report lists each re-encoded stretch.
+            the source's. HEVC keeps its hvc1 sample entry in MP4/MOV: the new frames get a \
+            second hvc1 sample description holding x265's parameter sets (in MKV they carry \
+            them in band). Video whose every frame is a keyframe \
+            (MJPEG, ProRes, DNxHD, PNG…) is copied from the frame shown at --from, nothing \
+            re-encoded. The report lists each re-encoded stretch.
 
             Tags, chapters, rotation and cover art are kept, as in remux.
             """
@@ -157,7 +160,7 @@ extension CutReport: VerbReport {
         s += "\(packets) packets, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
         if mode == .exact {
             let frames = reencoded.reduce(0) { $0 + $1.frames }
-            s += frames == 0 ? "; exact: nothing re-encoded (the range starts on a clean keyframe)"
+            s += frames == 0 ? "; exact: nothing re-encoded (the range starts on a clean keyframe, or every frame is one)"
                 : "; exact: \(frames) frames re-encoded (" + reencoded.map { "\(fixed($0.from, 3))–\(fixed($0.to, 3)) s" }.joined(separator: ", ")
                     + "), parameter sets \(parameterSets ?? "")"
         } else if let k = keyframe {

@@ -34,6 +34,10 @@ struct SyncOptions: ParsableArguments {
         if let audioBitrate, audioBitrate.value == nil {
             throw ValidationError("'--audio-bitrate' \(audioBitrate.text) is not a bit rate like 128k")
         }
+        // Ranges too, as the verb would refuse them: a recipe's are all listed before any job.
+        var o = AssemblyOptions()
+        apply(to: &o)
+        do { try o.validate() } catch { throw ValidationError(error.commandLineMessage) }
     }
 
     func apply(to o: inout AssemblyOptions) {
