@@ -1,3 +1,4 @@
+import FileNames
 import FoundationEssentials
 import Glibc
 
@@ -268,9 +269,9 @@ enum Glob {
     static func match(_ pattern: String) -> [String] {
         var g = glob_t()
         defer { globfree(&g) }
-        guard glob(pattern, GLOB_BRACE, nil, &g) == 0 else { return [] }
+        guard pattern.withFileSystemPath({ glob($0, GLOB_BRACE, nil, &g) }) == 0 else { return [] }
         return (0..<Int(g.gl_pathc)).compactMap { i in
-            g.gl_pathv[i].map { String(cString: $0) }
+            g.gl_pathv[i].map { FileName.text(cString: $0) }
         }.filter { Paths.isFile($0) }.sorted()
     }
 }
