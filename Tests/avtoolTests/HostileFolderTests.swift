@@ -201,4 +201,45 @@ struct HostileFolderTests {
             #expect(try FFprobe(out, countPackets: true).streams.count == 1)
         }
     }
+
+    /// A user who is not root cannot give a file back to its owner: `-y`
+    /// over another user's file (root's, in a folder of the user's) is
+    /// refused in one line, the file untouched, unless `--replace-others-files`
+    /// (then the new file is the user's). Before: replaced with exit 0, the
+    /// old owner's file now another's (issue 47). A batch step takes the option too.
+    @Test func aUserDoesNotReplaceAnotherUsersFileUnasked() throws {
+        try Self.requireRoot()
+        let s = try Scratch()
+        let folder = s.path("drop")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        try #require(chown(folder, uid_t(Self.other.uid), gid_t(Self.other.gid)) == 0)
+        let input = s.path("memo.m4a")
+        try FileManager.default.copyItem(atPath: try Fixtures.wild("ios_voicememos_2021.m4a"), toPath: input)
+        let out = folder + "/theirs.m4a"
+        FileManager.default.createFile(atPath: out, contents: Data("root's old file".utf8))
+        try "version: 1\nsteps:\n  - verb: remux\n    inputs: ../memo.m4a\n    output: theirs.m4a\n    options: {overwrite: true, replace-others-files: true}\n"
+            .write(toFile: folder + "/r.yaml", atomically: true, encoding: .utf8)
+        try #require(chown(folder + "/r.yaml", uid_t(Self.other.uid), gid_t(Self.other.gid)) == 0)
+        func asOther(_ arguments: [String]) throws -> Run {
+            try Tool.run("/usr/bin/setpriv", ["--reuid=\(Self.other.uid)", "--regid=\(Self.other.gid)", "--clear-groups", Tool.avtool] + arguments)
+        }
+        let refused = try asOther(["remux", input, out, "-y"])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("another user's (uid 0)") && refused.stderr.contains("--replace-others-files"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "root's old file")
+        let replaced = try asOther(["remux", input, out, "-y", "--replace-others-files", "-q"])
+        #expect(replaced.status == 0, "\(replaced)")
+        var st = stat()
+        try #require(stat(out, &st) == 0)
+        #expect(Int(st.st_uid) == Self.other.uid, "\(st.st_uid)")
+        #expect(try FFprobe(out, countPackets: true).streams.count == 1)
+        // The batch step's option, over root's file again.
+        try #require(unlink(out) == 0)
+        FileManager.default.createFile(atPath: out, contents: Data("root's old file".utf8))
+        let batch = try asOther(["batch", folder + "/r.yaml", "--force", "-q"])
+        #expect(batch.status == 0, "\(batch)")
+        try #require(stat(out, &st) == 0)
+        #expect(Int(st.st_uid) == Self.other.uid, "batch: \(st.st_uid)")
+    }
 }
