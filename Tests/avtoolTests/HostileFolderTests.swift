@@ -242,4 +242,39 @@ struct HostileFolderTests {
         try #require(stat(out, &st) == 0)
         #expect(Int(st.st_uid) == Self.other.uid, "batch: \(st.st_uid)")
     }
+
+    /// The output's folder swapped for a link to another directory while the
+    /// run works (here: at the commit, where the run stops itself with
+    /// `AVTOOL_STOP_AT=commit`): the output still goes into the folder the
+    /// run opened, and the other directory's file of the same name is kept.
+    /// Before: the unnamed temporary was linked by path, through the link, over
+    /// that file; a named one's rename by path failed and the output was lost (issue 47).
+    @Test(arguments: [false, true])
+    func aFolderSwappedBeforeTheCommitSendsNothingElsewhere(named: Bool) throws {
+        let s = try Scratch()
+        let drop = s.path("shared/drop"), victim = s.path("victim")
+        try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: victim, withIntermediateDirectories: false)
+        FileManager.default.createFile(atPath: victim + "/out.m4a", contents: Data("precious".utf8))
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Tool.avtool)
+        p.arguments = ["remux", try Fixtures.wild("ios_voicememos_2021.m4a"), drop + "/out.m4a", "-y", "-q"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["AVTOOL_STOP_AT"] = "commit"
+        if named { environment["AVTOOL_NAMED_TEMPORARIES"] = "1" }
+        p.environment = environment
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, p.isRunning, KillTests.state(p.processIdentifier) != "T" { usleep(2000) }
+        try #require(KillTests.state(p.processIdentifier) == "T", "the run never reached its commit")
+        try #require(rename(drop, drop + ".old") == 0 && symlink(victim, drop) == 0)
+        kill(p.processIdentifier, SIGCONT)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "named \(named)")
+        #expect(try String(contentsOfFile: victim + "/out.m4a", encoding: .utf8) == "precious", "named \(named)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victim) == ["out.m4a"], "named \(named)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: drop + ".old") == ["out.m4a"], "named \(named)")
+        #expect(try FFprobe(drop + ".old/out.m4a", countPackets: true).streams.count == 1)
+    }
 }
