@@ -1,3 +1,4 @@
+import CFFmpeg
 import FileNames
 import Glibc
 
@@ -11,8 +12,12 @@ public struct Directory: ~Copyable {
     let fd: Int32
 
     /// The directory at `path` (the user named it: a link in its path is theirs to make).
+    /// A directory this user may write into but not list (`-wx`, a drop
+    /// box) opens for lookups only (`O_PATH`): its entries can be made, linked,
+    /// renamed and removed through it, not listed.
     public init?(path: String) {
-        let fd = FileSystem.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        var fd = FileSystem.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 && errno == EACCES { fd = FileSystem.open(path, AVTOOL_O_PATH | O_DIRECTORY | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         self.fd = fd
     }
