@@ -26,10 +26,10 @@ public enum FileBytes {
         for part in path.split(separator: "/") {
             current += (current.isEmpty || current.hasSuffix("/") ? "" : "/") + part
             if FileSystem.makeDirectory(current, 0o777) != 0 && errno != EEXIST {
-                return "\(String(cString: strerror(errno))) (\(quoted(escapedForTerminal(current))))"
+                return "\(String(cString: strerror(errno))) (\(quoted(current)))"
             }
         }
-        guard let st = FileSystem.status(path), st.st_mode & S_IFMT == S_IFDIR else { return "not a directory (\(quoted(escapedForTerminal(path))))" }
+        guard let st = FileSystem.status(path), st.st_mode & S_IFMT == S_IFDIR else { return "not a directory (\(quoted(path)))" }
         return nil
     }
 
