@@ -54,15 +54,17 @@ let package = Package(
         .target(name: "Sync"),
         // Threads and a condition on pthreads, without Foundation: writing behind, the index trial, the batch scheduler, chunked transcode.
         .target(name: "Threads"),
+        // File names as bytes (not always UTF-8) in text, exactly; text shown on a terminal, escaped.
+        .target(name: "FileNames"),
         // The safe Swift layer over FFmpeg.
-        .target(name: "Media", dependencies: ["CFFmpeg", "CFFmpegLazy", "Sync", "Threads"]),
-        .target(name: "Probe", dependencies: ["Media", "Sync"]),
+        .target(name: "Media", dependencies: ["CFFmpeg", "CFFmpegLazy", "Sync", "Threads", "FileNames"]),
+        .target(name: "Probe", dependencies: ["Media", "Sync", "FileNames"]),
         // The one writing path every verb shares: the mux session (staged output, muxer,
         // one timeline per track) and the track writers (copy, re-encode) behind one protocol.
-        .target(name: "Pipeline", dependencies: ["Media", "Sync", "Threads"]),
+        .target(name: "Pipeline", dependencies: ["Media", "Sync", "Threads", "FileNames"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
-        .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads"]),
-        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters"]),
+        .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads", "FileNames"]),
+        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters", "FileNames"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline", "Loudness"]),
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
@@ -84,7 +86,7 @@ let package = Package(
         // expansion, the ledger, sharding and the scheduler. It runs jobs through a `JobRunner`
         // the CLI supplies, so a recipe's options are checked and run by the very code that
         // parses the command line.
-        .target(name: "Batch", dependencies: ["Threads", "CYAML"]),
+        .target(name: "Batch", dependencies: ["Threads", "CYAML", "FileNames"]),
         // The library product: every verb as an async function, with the names its callers need
         // (options, reports, progress, the error); the modules behind are not re-exported.
         .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Threads", "Pipeline", "Probe", "Remux", "Transcode", "Concat",
@@ -93,7 +95,7 @@ let package = Package(
             name: "avtool",
             dependencies: [
                 "AVToolKit", "Media", "Sync", "Pipeline", "Probe", "Remux", "Transcode", "Concat", "Repair", "Cut", "Loudness",
-                "Batch",
+                "Batch", "FileNames",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

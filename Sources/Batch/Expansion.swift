@@ -1,3 +1,4 @@
+import FileNames
 import FoundationEssentials
 import Glibc
 
@@ -291,8 +292,8 @@ enum Glob {
     private static func plain(_ pattern: String) -> [String] {
         var g = glob_t()
         defer { globfree(&g) }
-        guard glob(pattern, GLOB_BRACE, nil, &g) == 0 else { return [] }
-        return (0..<Int(g.gl_pathc)).compactMap { i in g.gl_pathv[i].map { String(cString: $0) } }
+        guard pattern.withFileSystemPath({ glob($0, GLOB_BRACE, nil, &g) }) == 0 else { return [] }
+        return (0..<Int(g.gl_pathc)).compactMap { i in g.gl_pathv[i].map { FileName.text(cString: $0) } }
     }
 
     /// How many folders a `**` walks at most, and files `filesNamed` counts.
@@ -319,15 +320,14 @@ enum Glob {
     }
 
     private static func entries(of folder: String) -> [(path: String, name: String, isFolder: Bool)] {
-        guard let dir = opendir(folder) else { return [] }
+        guard let dir = folder.withFileSystemPath({ opendir($0) }) else { return [] }
         defer { closedir(dir) }
         var out: [(path: String, name: String, isFolder: Bool)] = []
         while let e = readdir(dir) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: e.pointee.d_name) { FileName.text($0.prefix { $0 != 0 }) }
             guard !name.hasPrefix(".") else { continue }
             let path = (folder.hasSuffix("/") ? folder : folder + "/") + name
-            var st = stat()
-            out.append((path, name, lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR))
+            out.append((path, name, FileSystem.linkStatus(path).map { ($0.st_mode & S_IFMT) == S_IFDIR } ?? false))
         }
         return out
     }

@@ -1,3 +1,4 @@
+import FileNames
 import FoundationEssentials
 import Threads
 import Glibc
@@ -16,8 +17,7 @@ public struct FileSignature: Codable, Sendable, Equatable, Hashable {
 
     /// The signature of an existing file, or nil.
     public static func of(_ path: String) -> FileSignature? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
+        guard let st = FileSystem.status(path) else { return nil }
         return FileSignature(path: path, size: Int64(st.st_size),
                              mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
     }
@@ -242,7 +242,7 @@ public final class Ledger: @unchecked Sendable {
                 try append(e)
                 moved += 1
             }
-            unlink(file)
+            FileSystem.unlink(file)
         }
         return moved
     }

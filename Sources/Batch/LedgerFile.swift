@@ -1,3 +1,4 @@
+import FileNames
 import Glibc
 
 /// The opening and reading of a ledger file (the main one, a shard's). The
@@ -15,7 +16,7 @@ enum LedgerFile {
     /// cannot block the open), then checks it is a regular file; nil if it
     /// does not exist and `flags` do not create it.
     static func open(_ path: String, flags: Int32, what: String = "ledger") throws(Ledger.Failure) -> Int32? {
-        let fd = Glibc.open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+        let fd = FileSystem.open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             let e = errno
             if e == ENOENT && flags & O_CREAT == 0 { return nil }

@@ -1,3 +1,4 @@
+import FileNames
 import FoundationEssentials
 import Glibc
 
@@ -10,27 +11,7 @@ public enum Paths {
     /// `FileManager.contents(atPath:)` loses a 4 KiB buffer on every empty
     /// file, which LeakSanitizer reports); nil, with `errno` set, when it
     /// cannot be read.
-    public static func contents(of path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        return contents(of: fd)
-    }
-
-    /// Everything left to read from the open file `fd`.
-    public static func contents(of fd: Int32) -> [UInt8]? {
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if n == 0 { return out }
-            out.append(contentsOf: chunk[0..<n])
-        }
-    }
+    public static func contents(of path: String) -> [UInt8]? { FileSystem.contents(of: path) }
 
     /// `rel` under `base` unless it is absolute.
     public static func join(_ base: String, _ rel: String) -> String {
@@ -60,8 +41,7 @@ public enum Paths {
     }
 
     static func currentDirectory() -> String? {
-        let cwd = FileManager.default.currentDirectoryPath
-        return cwd.isEmpty ? nil : cwd
+        FileSystem.currentDirectory()
     }
 
     /// `path` from the root: joined to the working directory unless absolute.
@@ -72,19 +52,16 @@ public enum Paths {
     /// The same file (device and inode, links followed), or, where either
     /// does not exist yet, the same path from the root.
     public static func sameFile(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        if stat(a, &sa) == 0, stat(b, &sb) == 0 { return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino }
+        if let sa = FileSystem.status(a), let sb = FileSystem.status(b) { return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino }
         return absolute(a) == absolute(b)
     }
 
     public static func exists(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0
+        FileSystem.status(path) != nil
     }
 
     static func isFile(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFDIR
+        FileSystem.status(path).map { $0.st_mode & S_IFMT != S_IFDIR } ?? false
     }
 
     static func isDirectory(_ path: String) -> Bool {

@@ -48,6 +48,12 @@ static const int AVTOOL_O_TMPFILE = __O_TMPFILE;
 #else
 static const int AVTOOL_O_TMPFILE = 0;
 #endif
+// A descriptor for lookups only (Linux): a directory one may write into but not list.
+#if defined(O_PATH)
+static const int AVTOOL_O_PATH = O_PATH;
+#else
+static const int AVTOOL_O_PATH = 010000000;
+#endif
 
 static inline int avtool_averror(int posix_errno) { return AVERROR(posix_errno); }
 

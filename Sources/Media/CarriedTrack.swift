@@ -1,3 +1,4 @@
+import FileNames
 import Glibc
 import Sync
 
@@ -39,7 +40,7 @@ public struct CarriedTrack {
         var open: [String: Int32] = [:]
         func fd(_ path: String) -> Int32? {
             if let fd = open[path] { return fd }
-            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            let fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return nil }
             open[path] = fd
             return fd

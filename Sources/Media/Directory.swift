@@ -1,3 +1,5 @@
+import CFFmpeg
+import FileNames
 import Glibc
 
 /// An open directory whose entries are named relative to it (`openat`,
@@ -10,8 +12,12 @@ public struct Directory: ~Copyable {
     let fd: Int32
 
     /// The directory at `path` (the user named it: a link in its path is theirs to make).
+    /// A directory this user may write into but not list (`-wx`, a drop
+    /// box) opens for lookups only (`O_PATH`): its entries can be made, linked,
+    /// renamed and removed through it, not listed.
     public init?(path: String) {
-        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        var fd = FileSystem.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 && errno == EACCES { fd = FileSystem.open(path, AVTOOL_O_PATH | O_DIRECTORY | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         self.fd = fd
     }
@@ -64,6 +70,29 @@ public struct Directory: ~Copyable {
         return names
     }
 
+    /// The status of the entry `name`, a link followed (as `stat` by path would).
+    func status(following name: [CChar]) -> stat? {
+        var st = stat()
+        return name.withUnsafeBufferPointer { fstatat(fd, $0.baseAddress!, &st, 0) } == 0 ? st : nil
+    }
+
+    /// Makes an entry under a name of its own, `prefix` and six random
+    /// letters (as `mkstemp` and `mkdtemp` do, relative to this directory):
+    /// `make` tries a name, giving a descriptor or 0 on success, -1 with
+    /// `errno` on failure; a name taken is tried again with another. Nil with
+    /// `errno` set if none could be made.
+    func makeUnique(_ prefix: String, _ make: (UnsafePointer<CChar>) -> Int32) -> (name: [CChar], result: Int32)? {
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        for _ in 0..<100 {
+            let name = (prefix + String(decoding: (0..<6).map { _ in letters.randomElement()! }, as: UTF8.self)).fileSystemPath
+            let result = name.withUnsafeBufferPointer { make($0.baseAddress!) }
+            if result >= 0 { return (name, result) }
+            guard errno == EEXIST else { return nil }
+        }
+        errno = EEXIST
+        return nil
+    }
+
     /// Opens the entry `name` (`flags` gain `O_NOFOLLOW` and `O_CLOEXEC`); -1 if it cannot.
     func open(_ name: [CChar], _ flags: Int32) -> Int32 {
         name.withUnsafeBufferPointer { openat(fd, $0.baseAddress!, flags | O_NOFOLLOW | O_CLOEXEC) }
@@ -95,11 +124,9 @@ public struct Directory: ~Copyable {
     /// The directory's sticky bit: only an entry's owner (or the directory's) may remove or rename it.
     var isSticky: Bool { status.map { $0.st_mode & S_ISVTX != 0 } ?? false }
 
-    /// `name` as text for messages (bytes that are not UTF-8 shown as U+FFFD).
-    static func text(_ name: [CChar]) -> String {
-        String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    /// `name` as text, exactly (`FileName`).
+    static func text(_ name: [CChar]) -> String { FileName.text(name.dropLast().map { UInt8(bitPattern: $0) }) }
 
     /// `text` as a name (NUL-terminated bytes).
-    static func name(_ text: String) -> [CChar] { Array(text.utf8CString) }
+    static func name(_ text: String) -> [CChar] { text.fileSystemPath }
 }

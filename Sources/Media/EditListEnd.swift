@@ -1,3 +1,4 @@
+import FileNames
 import Glibc
 import Sync
 
@@ -18,7 +19,7 @@ public enum EditListEnd {
     /// where the file has no such edit or it already ends there.
     @discardableResult
     public static func end(path: String, track: Int, shownEnd: Int64, firstDTS: Int64) -> Bool {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+        let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var st = stat()

@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 
@@ -24,18 +25,17 @@ public enum FileBytes {
         var current = path.hasPrefix("/") ? "/" : ""
         for part in path.split(separator: "/") {
             current += (current.isEmpty || current.hasSuffix("/") ? "" : "/") + part
-            if mkdir(current, 0o777) != 0 && errno != EEXIST {
-                return "\(String(cString: strerror(errno))) ('\(current)')"
+            if FileSystem.makeDirectory(current, 0o777) != 0 && errno != EEXIST {
+                return "\(String(cString: strerror(errno))) (\(quoted(current)))"
             }
         }
-        var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { return "not a directory ('\(path)')" }
+        guard let st = FileSystem.status(path), st.st_mode & S_IFMT == S_IFDIR else { return "not a directory (\(quoted(path)))" }
         return nil
     }
 
     /// Opens `path` for writing from its start (a staged temporary).
     public static func create(_ path: String, reportingAs name: String) throws(MediaError) -> Int32 {
-        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        let fd = FileSystem.open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
         return fd
     }
@@ -114,6 +114,5 @@ public enum FileBytes {
 
 /// The size of the file at `path` in bytes (`stat`); nil when there is none to read.
 package func fileSize(_ path: String) -> Int64? {
-    var st = stat()
-    return stat(path, &st) == 0 ? Int64(st.st_size) : nil
+    FileSystem.status(path).map { Int64($0.st_size) }
 }

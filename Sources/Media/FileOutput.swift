@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 import Threads
@@ -58,7 +59,7 @@ final class FileOutput {
     init(path: String, reportingAs name: String, expectedSize: Int64?, payloads: PayloadReferences? = nil) throws(MediaError) {
         self.path = name
         self.payloads = payloads
-        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666)
+        fd = FileSystem.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw MediaError.posix(errno, "could not create output", path: name) }
         var st = stat()
         // Truncating a file that is already empty (the staged temporary)

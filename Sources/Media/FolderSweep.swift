@@ -21,7 +21,13 @@ enum FolderSweep {
     /// this process's own (a temporary another staged writer replaced by
     /// name no longer holds its writer's lock).
     static func sweep(_ dir: String) -> [String] {
-        guard let folder = Directory(path: dir), !folder.othersMayWrite || folder.isSticky else { return [] }
+        guard let folder = Directory(path: dir) else { return [] }
+        return sweep(folder, named: dir)
+    }
+
+    /// The same in the open folder `folder`, whose path is `dir`.
+    static func sweep(_ folder: borrowing Directory, named dir: String) -> [String] {
+        guard !folder.othersMayWrite || folder.isSticky else { return [] }
         let now = time(nil)
         var removed: [String] = []
         for name in folder.names() {

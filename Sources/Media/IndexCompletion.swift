@@ -1,3 +1,4 @@
+import FileNames
 import Glibc
 
 /// What a written MP4/MOV output's index lacks of its sources, added after
@@ -76,7 +77,7 @@ public enum IndexCompletion {
     /// and, with `faststart`, is moved in front of the media.
     public static func complete(path: String, entries: [EntryAdditions], carried: [Carried], userData: [[UInt8]] = [],
                                 descriptions: [Descriptions] = [], faststart: Bool) throws(Failure) {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+        let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
         defer { close(fd) }
         var st = stat()

@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 import Sync
@@ -106,7 +107,9 @@ public final class InputFile {
         var maybe: UnsafeMutablePointer<AVFormatContext>? = ctx
         // On failure avformat_open_input frees the context it was given
         // (not a custom I/O context: that stays with its owner).
-        let opened = avformat_open_input(&maybe, url, format.flatMap { av_find_input_format($0) }, &options)
+        let demuxer = format.flatMap { av_find_input_format($0) }
+        let opened = url.map { u in u.withFileSystemPath { avformat_open_input(&maybe, $0, demuxer, &options) } }
+            ?? avformat_open_input(&maybe, nil, demuxer, &options)
         guard opened >= 0, let c = maybe else {
             // A stop while probing cuts the read short: that is the stop, not a bad file.
             if cancellation.isCancelled { throw MediaError.interrupted }
@@ -168,8 +171,7 @@ public final class InputFile {
     /// Refuses what libavformat would misreport: directories, empty files.
     /// Returns the identity of a regular file.
     private static func checkReadable(_ path: String) throws(MediaError) -> FileIdentity? {
-        var st = stat()
-        guard stat(path, &st) == 0 else {
+        guard let st = FileSystem.status(path) else {
             throw MediaError.posix(errno, "could not open input", path: path)
         }
         if st.st_mode & S_IFMT == S_IFDIR {
@@ -320,11 +322,8 @@ public struct FileIdentity: Equatable, Sendable {
     /// replaced while being read (what was read may be part old, part new,
     /// or stop early). `nil` if unchanged.
     public static func changedError(path: String, since before: FileIdentity) -> MediaError? {
-        var st = stat()
         let what: String
-        if stat(path, &st) != 0 {
-            what = "it was removed or renamed"
-        } else {
+        if let st = FileSystem.status(path) {
             let now = FileIdentity(st)
             if now == before { return nil }
             if now.device != before.device || now.inode != before.inode {
@@ -336,6 +335,8 @@ public struct FileIdentity: Equatable, Sendable {
             } else {
                 what = "it was modified"
             }
+        } else {
+            what = "it was removed or renamed"
         }
         return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not read", path: path,
                           message: "the file changed while it was being read (\(what))",
@@ -385,7 +386,7 @@ let allowedFormats: String = {
 /// first bytes (`av_probe_input_buffer2`), to name a refused format.
 private func probedFormat(_ url: String) -> (names: [String], description: String)? {
     var pb: UnsafeMutablePointer<AVIOContext>? = nil
-    guard avio_open(&pb, url, AVIO_FLAG_READ) >= 0 else { return nil }
+    guard url.withFileSystemPath({ avio_open(&pb, $0, AVIO_FLAG_READ) }) >= 0 else { return nil }
     defer { avio_closep(&pb) }
     var format: UnsafePointer<AVInputFormat>? = nil
     guard av_probe_input_buffer2(pb, &format, url, nil, 0, 0) >= 0, let f = format else { return nil }

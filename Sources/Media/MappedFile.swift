@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 
@@ -11,7 +12,7 @@ public final class MappedFile {
 
     public init(path: String) throws(MediaError) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw MediaError(code: -errno, operation: "could not open input", path: path)
         }

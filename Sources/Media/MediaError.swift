@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 
@@ -49,7 +50,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// wording of them): operation, file, stream, message; hint.
     public func line(message: String, hint: String?) -> String {
         var s = operation
-        if let path { s += " '\(path)'" }
+        if let path { s += " \(quoted(path))" }
         if let stream { s += " (stream #\(stream))" }
         s += ": " + message
         if let hint { s += "; " + hint }
@@ -140,6 +141,8 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
     case repair
     /// Name a whole recording made with the same settings.
     case reference
+    /// Allow replacing another user's file with one of the caller's.
+    case replaceOthersFiles
 
     /// In library terms (the command line words it with its flags).
     public var description: String {
@@ -157,6 +160,7 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
         case .salvage: "salvage it to keep the complete packets"
         case .repair: "repair it with a whole recording made by the same device with the same settings as reference"
         case .reference: "name a whole recording made by the same device with the same settings as reference"
+        case .replaceOthersFiles: "allow replacing other users' files to replace it anyway"
         }
     }
 }

@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 
@@ -115,7 +116,7 @@ public final class HollowFileInput {
     let context: UnsafeMutablePointer<AVIOContext>
 
     public init(path: String, holes: [Range<Int64>]) throws(MediaError) {
-        fd = open(path, O_RDONLY | O_CLOEXEC)
+        fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw MediaError.posix(errno, "could not open input", path: path) }
         var st = stat()
         fstat(fd, &st)

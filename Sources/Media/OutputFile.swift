@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 import Sync
@@ -82,7 +83,9 @@ public final class OutputFile {
         self.container = container
         self.cancellation = cancellation
         var maybe: UnsafeMutablePointer<AVFormatContext>? = nil
-        let r = avformat_alloc_output_context2(&maybe, nil, container.muxer, memory == nil ? path : nil)
+        // The muxer keeps the path as its url (a faststart pass reopens the file by it): the name's bytes.
+        let r = memory == nil ? path.withFileSystemPath { avformat_alloc_output_context2(&maybe, nil, container.muxer, $0) }
+            : avformat_alloc_output_context2(&maybe, nil, container.muxer, nil)
         guard r >= 0, let ctx = maybe else {
             throw MediaError(code: r < 0 ? r : AVTOOL_AVERROR_ENOMEM, operation: "could not create output",
                              path: name, message: "no \(container.muxer) muxer in this FFmpeg build")

@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 
@@ -39,7 +40,7 @@ public final class PayloadReferences {
     /// For the packets of `path`.
     public init(path: String) throws(MediaError) {
         self.path = path
-        source = open(path, O_RDONLY | O_CLOEXEC)
+        source = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { throw MediaError.posix(errno, "could not open input", path: path) }
         var st = stat()
         guard fstat(source, &st) == 0, st.st_size > 0 else {

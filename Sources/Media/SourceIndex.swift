@@ -1,3 +1,4 @@
+import FileNames
 import Glibc
 
 /// An MP4/MOV file's tracks as its index describes them, read from the boxes
@@ -21,7 +22,7 @@ public struct SourceIndex: Sendable {
     /// Reads the index of the file at `path`; nil when it is not an MP4/MOV
     /// file with one readable `moov` (at most 256 MiB).
     public init?(path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var st = stat()

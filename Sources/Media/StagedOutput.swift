@@ -1,4 +1,5 @@
 import CFFmpeg
+import FileNames
 import Glibc
 
 /// An output written to a temporary file beside its target and moved into
@@ -18,6 +19,15 @@ public final class StagedOutput {
     public let target: String
     public let temporary: String
     public let overwrite: Bool
+    /// The target's folder, opened once (`O_DIRECTORY`): the temporary is
+    /// made, checked, linked, renamed and removed relative to it, never by a
+    /// path after a check, so a folder another user swaps for a link meanwhile
+    /// cannot send the output, or a removal, elsewhere.
+    private let folder: Directory
+    /// The target's name in `folder`.
+    private let name: [CChar]
+    /// The named temporary's name in `folder`; nil for an unnamed one.
+    private let temporaryName: [CChar]?
     /// The unnamed temporary's descriptor, held until commit or discard; -1 for a named one.
     private let unnamed: Int32
     /// The named temporary's descriptor, which holds its lock; -1 for an unnamed one.
@@ -29,7 +39,8 @@ public final class StagedOutput {
 
     /// Checks the target before any work starts: its directory exists and is
     /// writable, it is not one of `inputs`, and it does not exist unless
-    /// `overwrite`. Reserves the temporary file.
+    /// `overwrite` (nor is another user's that this one could not give back,
+    /// unless `OthersFiles.current` allows it). Reserves the temporary file.
     /// `named`: a named temporary even where unnamed files work, for an
     /// intermediate file that another staged writer replaces by its name.
     /// `counted`: its bytes are an output's (`OutputBytes`), not an
@@ -45,16 +56,16 @@ public final class StagedOutput {
         guard !base.isEmpty, base != ".", base != ".." else {
             throw MediaError.posix(EISDIR, op, path: target)
         }
-        var st = stat()
-        guard stat(dir, &st) == 0 else {
-            throw MediaError(code: avtool_averror(errno), operation: op, path: target,
-                             message: "directory '\(dir)' does not exist")
+        guard let folder = Directory(path: dir) else {
+            let e = errno
+            throw MediaError(code: avtool_averror(e), operation: op, path: target,
+                             message: e == ENOTDIR ? "\(quoted(dir)) is not a directory"
+                                : e == ENOENT ? "directory \(quoted(dir)) does not exist"
+                                : "directory \(quoted(dir)): \(MediaError.describe(avtool_averror(e)))")
         }
-        guard st.st_mode & S_IFMT == S_IFDIR else {
-            throw MediaError(code: avtool_averror(ENOTDIR), operation: op, path: target,
-                             message: "'\(dir)' is not a directory")
-        }
-        for input in inputs where Self.sameFile(input, target) {
+        name = base.fileSystemPath
+        let existing = folder.status(following: name)
+        for input in inputs where Self.sameFile(input, existing) {
             throw MediaError(code: avtool_averror(EINVAL), operation: op, path: target,
                              message: "the output is the input file", hint: "choose another output path")
         }
@@ -63,10 +74,9 @@ public final class StagedOutput {
         let mask = umask(0)
         umask(mask)
         var mode = mode_t(0o666) & ~mask
-        var tst = stat()
-        if stat(target, &tst) == 0 {
-            mode = tst.st_mode & 0o7777
-            if tst.st_mode & S_IFMT == S_IFDIR {
+        if let existing {
+            mode = existing.st_mode & 0o7777
+            if existing.st_mode & S_IFMT == S_IFDIR {
                 throw MediaError.posix(EISDIR, op, path: target)
             }
             if !overwrite {
@@ -74,33 +84,39 @@ public final class StagedOutput {
                                  message: "file exists", remedy: .overwrite)
             }
         }
-        Self.sweepFolder(of: target)
-        if !named, let fd = Self.openUnnamed(in: dir, mode: mode) {
+        if let link = folder.status(of: name) { try Self.checkOwner(of: link, target: target) }
+        let swept = FolderSweep.sweep(folder, named: dir)
+        if !swept.isEmpty { Self.sweptReporter.withLock { $0 }?(dir, swept) }
+        if !named, let fd = Self.openUnnamed(in: folder, mode: mode) {
             unnamed = fd
             lock = -1
+            temporaryName = nil
             temporary = "/proc/self/fd/\(fd)"
+            self.folder = folder
             if self.counted { OutputBytes.writing(self) }
             return
         }
         unnamed = -1
-        // Reserve a unique temporary name in the same directory (same
-        // filesystem, so the final rename is atomic).
-        var template = Array("\(dir)/.\(base).avtool-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else {
+        // A unique temporary name in the same folder (same filesystem, so
+        // the final rename is atomic), made as mkstemp makes one.
+        guard let made = folder.makeUnique(".\(base).avtool-", {
+            openat(folder.fd, $0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }) else {
             let e = errno
             throw MediaError(code: avtool_averror(e), operation: op, path: target,
                              message: e == EACCES || e == EROFS || e == EPERM
-                                ? "directory '\(dir)' is not writable (\(MediaError.describe(avtool_averror(e))))"
+                                ? "directory \(quoted(dir)) is not writable (\(MediaError.describe(avtool_averror(e))))"
                                 : MediaError.describe(avtool_averror(e)))
         }
-        fchmod(fd, mode)
+        fchmod(made.result, mode)
         // Locked for the temporary's whole life: the kernel drops the lock
         // when this process ends, however it ends, which tells a later run
         // the temporary is a killed writer's (`sweep`).
-        flock(fd, LOCK_EX)
-        lock = fd
-        temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        flock(made.result, LOCK_EX)
+        lock = made.result
+        temporaryName = made.name
+        temporary = dir + "/" + Directory.text(made.name)
+        self.folder = folder
         TemporaryFiles.shared.register(temporary)
         if self.counted { OutputBytes.writing(self) }
     }
@@ -108,23 +124,19 @@ public final class StagedOutput {
     /// The temporary's size so far.
     public var bytesSoFar: Int64 {
         var st = stat()
-        let ok = unnamed >= 0 ? fstat(unnamed, &st) == 0 : stat(temporary, &st) == 0
-        return ok ? Int64(st.st_size) : 0
+        return fstat(unnamed >= 0 ? unnamed : lock, &st) == 0 ? Int64(st.st_size) : 0
     }
 
     /// Told of the temporaries `init` removed from a directory (the CLI
     /// says so in one line): those whose writer was killed.
     public static let sweptReporter = Locked<(@Sendable (_ directory: String, _ names: [String]) -> Void)?>(nil)
 
-    /// Removes what killed runs left in `dir` (`FolderSweep`) and returns the names.
-    static func sweep(_ dir: String) -> [String] { FolderSweep.sweep(dir) }
-
     deinit { discard() }
 
-    /// An unnamed file in `dir`, or nil where the filesystem (or the switch) says no.
-    private static func openUnnamed(in dir: String, mode: mode_t) -> Int32? {
+    /// An unnamed file in `folder`, or nil where the filesystem (or the switch) says no.
+    private static func openUnnamed(in folder: borrowing Directory, mode: mode_t) -> Int32? {
         guard AVTOOL_O_TMPFILE != 0, getenv("AVTOOL_NAMED_TEMPORARIES") == nil else { return nil }
-        let fd = open(dir, AVTOOL_O_TMPFILE | O_RDWR | O_CLOEXEC, mode)
+        let fd = openat(folder.fd, ".", AVTOOL_O_TMPFILE | O_RDWR | O_CLOEXEC, mode)
         guard fd >= 0 else { return nil }
         // It must open again by its /proc path, as the muxer and read-backs open it.
         let again = open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
@@ -136,12 +148,6 @@ public final class StagedOutput {
         fchmod(fd, mode)
         return fd
     }
-
-    /// Gives the unnamed temporary the name `name` (fails with EEXIST if it is taken).
-    private func linkUnnamed(as name: String) -> Bool {
-        linkat(AT_FDCWD, temporary, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0
-    }
-
     /// Moves the finished temporary onto the target. Without `overwrite` this
     /// never replaces a file that appeared meanwhile (hard link, then unlink).
     ///
@@ -154,45 +160,53 @@ public final class StagedOutput {
     /// and `cp` do not): a power cut can lose only that output, never an
     /// input or an older file, and the batch ledger's size and time check
     /// redoes it. Flushing costs about 0.3 s per GB here (bench/remux-bench.sh).
+    ///
+    /// Every step is relative to the folder's descriptor (`linkat`,
+    /// `renameat`, `unlinkat`), as the temporary was made.
     public func commit() throws(MediaError) {
         guard !done else { return }
         StopPoint.commit.reached()
         if counted { OutputBytes.finished(self, bytes: bytesSoFar) }
-        let op = "could not write output"
+        if overwrite, let existing = folder.status(of: name) {
+            try Self.checkOwner(of: existing, target: target)
+            keepOwner(of: existing)
+            try flushTemporary()
+        }
+        let replaced = overwrite && folder.status(of: name) != nil
         if unnamed >= 0 {
             try commitUnnamed()
+        } else if let temporaryName {
+            try commitNamed(temporaryName)
+        }
+        if replaced { fsync(folder.fd) }
+        done = true
+        if unnamed >= 0 {
+            close(unnamed)
+        } else {
+            TemporaryFiles.shared.unregister(temporary)
+            close(lock)
+        }
+    }
+
+    /// The named temporary renamed onto the target (`overwrite`), else linked
+    /// under its name and unlinked, so a file that appeared meanwhile is kept.
+    private func commitNamed(_ temporaryName: [CChar]) throws(MediaError) {
+        let op = "could not write output"
+        if overwrite {
+            guard rename(temporaryName, to: name) else { throw MediaError.posix(errno, op, path: target) }
             return
         }
-        if overwrite {
-            var existing = stat()
-            let replacing = lstat(target, &existing) == 0
-            if replacing {
-                keepOwner(of: existing)
-                try flushTemporary()
-            }
-            guard rename(temporary, target) == 0 else {
-                throw MediaError.posix(errno, op, path: target)
-            }
-            if replacing { Self.flushDirectory(of: target) }
-        } else if link(temporary, target) == 0 {
-            unlink(temporary)
-        } else {
-            let e = errno
-            if e == EEXIST {
-                throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target,
-                                 message: "file exists", remedy: .overwrite)
-            }
-            // Filesystems without hard links: check, then rename.
-            var st = stat()
-            if stat(target, &st) == 0 {
-                throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target, message: "file exists",
-                                 remedy: .overwrite)
-            }
-            guard rename(temporary, target) == 0 else { throw MediaError.posix(errno, op, path: target) }
+        if link(temporaryName, to: name) {
+            folder.remove(temporaryName)
+            return
         }
-        done = true
-        TemporaryFiles.shared.unregister(temporary)
-        close(lock)
+        let e = errno
+        // Filesystems without hard links: check, then rename.
+        guard e != EEXIST, folder.status(of: name) == nil else {
+            throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target, message: "file exists",
+                             remedy: .overwrite)
+        }
+        guard rename(temporaryName, to: name) else { throw MediaError.posix(errno, op, path: target) }
     }
 
     /// The unnamed temporary linked under the target's name; over an
@@ -201,32 +215,16 @@ public final class StagedOutput {
     private func commitUnnamed() throws(MediaError) {
         let op = "could not write output"
         if overwrite {
-            var existing = stat()
-            let replacing = lstat(target, &existing) == 0
-            if replacing {
-                keepOwner(of: existing)
-                try flushTemporary()
-            }
-            let (dir, base) = Self.split(target)
-            var named: String?
-            let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-            for _ in 0..<100 {
-                // The named temporaries' pattern: if a kill comes before the rename, the next run sweeps it.
-                let name = "\(dir)/.\(base).avtool-" + String((0..<6).map { _ in letters.randomElement()! })
-                if linkUnnamed(as: name) {
-                    named = name
-                    break
-                }
-                guard errno == EEXIST else { throw MediaError.posix(errno, op, path: target) }
-            }
-            guard let named else { throw MediaError.posix(EEXIST, op, path: target) }
-            guard rename(named, target) == 0 else {
+            // The named temporaries' pattern: if a kill comes before the rename, the next run sweeps it.
+            guard let named = folder.makeUnique(".\(Self.split(target).base).avtool-", { n in
+                temporary.withFileSystemPath { linkat(AT_FDCWD, $0, folder.fd, n, AT_SYMLINK_FOLLOW) }
+            }) else { throw MediaError.posix(errno, op, path: target) }
+            guard rename(named.name, to: name) else {
                 let e = errno
-                unlink(named)
+                folder.remove(named.name)
                 throw MediaError.posix(e, op, path: target)
             }
-            if replacing { Self.flushDirectory(of: target) }
-        } else if !linkUnnamed(as: target) {
+        } else if !(temporary.withFileSystemPath { t in name.withUnsafeBufferPointer { linkat(AT_FDCWD, t, folder.fd, $0.baseAddress!, AT_SYMLINK_FOLLOW) } } == 0) {
             let e = errno
             if e == EEXIST {
                 throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target,
@@ -234,8 +232,28 @@ public final class StagedOutput {
             }
             throw MediaError.posix(e, op, path: target)
         }
-        done = true
-        close(unnamed)
+    }
+
+    /// `renameat` within the folder.
+    private func rename(_ from: [CChar], to: [CChar]) -> Bool {
+        from.withUnsafeBufferPointer { f in to.withUnsafeBufferPointer { renameat(folder.fd, f.baseAddress!, folder.fd, $0.baseAddress!) } } == 0
+    }
+
+    /// `linkat` within the folder (fails with EEXIST if `to` is taken).
+    private func link(_ from: [CChar], to: [CChar]) -> Bool {
+        from.withUnsafeBufferPointer { f in to.withUnsafeBufferPointer { linkat(folder.fd, f.baseAddress!, folder.fd, $0.baseAddress!, 0) } } == 0
+    }
+
+    /// Refuses to replace `existing`, another user's regular file, where
+    /// this process could not give it back to them (`fchown` needs root), unless
+    /// `OthersFiles.current` allows it: the new file would be the caller's,
+    /// and its owner could no longer change it or (mode 0600) read it.
+    static func checkOwner(of existing: stat, target: String) throws(MediaError) {
+        guard existing.st_mode & S_IFMT == S_IFREG, existing.st_uid != geteuid(), geteuid() != 0,
+              OthersFiles.current == .refuse else { return }
+        throw MediaError(code: avtool_averror(EPERM), operation: "could not write output", path: target,
+                         message: "the file is another user's (uid \(existing.st_uid)); replaced, it would be yours",
+                         remedy: .replaceOthersFiles)
     }
 
     /// The temporary given the owner and group of the file it replaces
@@ -251,30 +269,16 @@ public final class StagedOutput {
 
     /// `fsync` of the finished temporary; errors name the target.
     private func flushTemporary() throws(MediaError) {
-        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+        let fd = unnamed >= 0 ? unnamed : lock
         var e: Int32 = 0
-        if fd < 0 {
+        while fsync(fd) != 0 {
+            if errno == EINTR { continue }
             e = errno
-        } else {
-            while fsync(fd) != 0 {
-                if errno == EINTR { continue }
-                e = errno
-                break
-            }
-            close(fd)
+            break
         }
         guard e != 0 else { return }
         if let full = OutputFile.fullDisk(avtool_averror(e), name: target) { throw full }
         throw MediaError.posix(e, "could not write output", path: target)
-    }
-
-    /// `fsync` of the directory holding `path`, so the rename itself is on
-    /// the disk. Best effort: some filesystems refuse it on a directory.
-    static func flushDirectory(of path: String) {
-        let fd = open(split(path).dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
     }
 
     /// Removes the temporary; safe to call again.
@@ -286,7 +290,7 @@ public final class StagedOutput {
             close(unnamed)
             return
         }
-        unlink(temporary)
+        if let temporaryName { folder.remove(temporaryName) }
         TemporaryFiles.shared.unregister(temporary)
         close(lock)
     }
@@ -295,7 +299,7 @@ public final class StagedOutput {
     /// telling `sweptReporter` what it removed.
     public static func sweepFolder(of target: String) {
         let dir = split(target).dir
-        let swept = sweep(dir)
+        let swept = FolderSweep.sweep(dir)
         if !swept.isEmpty { sweptReporter.withLock { $0 }?(dir, swept) }
     }
 
@@ -305,14 +309,21 @@ public final class StagedOutput {
         return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
     }
 
-    /// Same inode, or (for a target that does not exist yet) same resolved path.
-    static func sameFile(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        if stat(a, &sa) == 0, stat(b, &sb) == 0 {
-            return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
-        }
-        return false
+    /// Whether `input` is the file `existing` (same device and inode).
+    static func sameFile(_ input: String, _ existing: stat?) -> Bool {
+        guard let existing, let st = FileSystem.status(input) else { return false }
+        return st.st_dev == existing.st_dev && st.st_ino == existing.st_ino
     }
+}
+
+/// Whether a writing run may replace another user's file it could not give
+/// back to them (`--replace-others-files`). A run's choice, set for the
+/// work it wraps (`with`): a batch's jobs, on threads of their own, each
+/// have their step's.
+public enum OthersFiles: Sendable {
+    case refuse, replace
+
+    @TaskLocal public static var current: OthersFiles = .refuse
 }
 
 /// Moments of a run a test can stop the process at, to kill it there:
@@ -342,7 +353,7 @@ public final class TemporaryFiles: Sendable {
     /// Unlinks every registered temporary (a working directory with its files).
     public func removeAll() {
         paths.withLock {
-            for p in $0 where unlink(p) != 0 && errno == EISDIR { WorkingDirectory.remove(p) }
+            for p in $0 where FileSystem.unlink(p) != 0 && errno == EISDIR { WorkingDirectory.remove(p) }
             $0.removeAll()
         }
     }

@@ -17,12 +17,13 @@ public final class WorkingDirectory {
 
     public init(beside output: String) throws(MediaError) {
         let (dir, base) = StagedOutput.split(output)
-        var template = Array("\(dir)/.\(base)\(Self.marker)XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+        // Made and opened relative to the folder's descriptor, as mkdtemp makes one.
+        guard let folder = Directory(path: dir),
+              let made = folder.makeUnique(".\(base)\(Self.marker)", { mkdirat(folder.fd, $0, 0o700) }) else {
             throw MediaError.posix(errno, "could not make a working directory", path: "\(dir)/.\(base)\(Self.marker)")
         }
-        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        lock = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        path = dir + "/" + Directory.text(made.name)
+        lock = folder.open(made.name, O_RDONLY | O_DIRECTORY)
         if lock >= 0 {
             flock(lock, LOCK_EX)
             let fd = Self.markerFile.withUnsafeBufferPointer {

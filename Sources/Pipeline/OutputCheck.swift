@@ -1,3 +1,4 @@
+import FileNames
 import Glibc
 import Media
 import Sync
@@ -274,7 +275,7 @@ public enum OutputFault: String, Sendable {
     /// Spoils an MP4/MOV file written without a muxer (a copied index): its
     /// first track is made a `free` box, whichever the fault.
     func spoilIndex(_ path: String) {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+        let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: 1 << 20)

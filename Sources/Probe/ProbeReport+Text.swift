@@ -1,3 +1,4 @@
+import FileNames
 import Media
 import Sync
 
@@ -120,28 +121,6 @@ private func orderedTags(_ tags: [String: String]) -> [(key: String, value: Stri
     return tags.sorted { (rank($0.key), $0.key) < (rank($1.key), $1.key) }
         .map { (key: escapedForTerminal($0.key), value: escapedForTerminal($0.value)) }
 }
-
-/// `text` with its control characters escaped as JSON escapes them (`\n`,
-/// `\u001b`), C1 controls and DEL too: a tag or a file name cannot move the
-/// cursor, retitle the terminal or forge a line of the report.
-public func escapedForTerminal(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: isControl) else { return text }
-    var out = ""
-    for c in text.unicodeScalars {
-        switch c {
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where isControl(c):
-            let hex = String(c.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        default: out.unicodeScalars.append(c)
-        }
-    }
-    return out
-}
-
-private func isControl(_ c: Unicode.Scalar) -> Bool { c.value < 0x20 || (0x7F...0x9F).contains(c.value) }
 
 func formatSeconds(_ s: Double) -> String {
     // A broken file's timestamps can be anything: beyond ~30 million years

@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 import Media
@@ -26,7 +27,7 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
                cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport? {
     guard options.bulk, !options.encodeAudioToAAC, bulkOptionsAllow(options), container.isISOBMFF else { return nil }
     let began = ContinuousClock.now
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     guard let identity = FileIdentity(descriptor: fd), identity.size > 0 else { return nil }

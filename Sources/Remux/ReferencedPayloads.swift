@@ -1,3 +1,4 @@
+import FileNames
 import CFFmpeg
 import Glibc
 import Media
@@ -87,7 +88,7 @@ struct ReferencedPackets {
 func compose(_ written: StagedOutput, with payloads: PayloadReferences, into target: StagedOutput, duration: Double?,
              cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> (bytes: Int64, layout: MovieLayout) {
     let name = target.target
-    let scratch = open(written.temporary, O_RDONLY | O_CLOEXEC)
+    let scratch = FileSystem.open(written.temporary, O_RDONLY | O_CLOEXEC)
     guard scratch >= 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
     defer { close(scratch) }
     var st = stat()

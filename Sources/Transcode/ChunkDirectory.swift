@@ -1,3 +1,4 @@
+import FileNames
 import Glibc
 import FoundationEssentials
 import Threads
@@ -44,7 +45,7 @@ final class ChunkDirectory: Sendable {
     /// The bytes of the manifest or a record, nil when it is not there.
     private func contents(_ name: String) -> Data? {
         if let unnamed { return unnamed.withLock { $0.texts[name] } }
-        return FileManager.default.contents(atPath: file(name))
+        return FileSystem.contents(of: file(name)).map { Data($0) }
     }
 
     /// Makes the directory if needed and puts `manifest` there, or checks

@@ -1,3 +1,4 @@
+import FileNames
 import Glibc
 import Media
 import Sync
@@ -37,7 +38,7 @@ final class ChunkPacketWriter {
         path = name
         self.staged = staged
         self.keep = keep
-        guard let f = fopen(staged.temporary, "wb") else {
+        guard let f = FileSystem.openStream(staged.temporary, "wb") else {
             throw MediaError(code: -errno, operation: "could not write", path: path)
         }
         file = f
@@ -96,7 +97,7 @@ final class ChunkPacketReader {
 
     init(path: String) throws(MediaError) {
         self.path = path
-        guard let f = fopen(path, "rb") else { throw MediaError(code: -errno, operation: "could not read", path: path) }
+        guard let f = FileSystem.openStream(path, "rb") else { throw MediaError(code: -errno, operation: "could not read", path: path) }
         file = f
         var magic = [UInt8](repeating: 0, count: ChunkPacketFile.magic.count)
         guard fread(&magic, 1, magic.count, f) == magic.count, magic == ChunkPacketFile.magic else {

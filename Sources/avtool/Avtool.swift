@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Glibc
 import Media
@@ -24,10 +25,10 @@ struct Avtool: ParsableCommand {
         useOwnPagesForLargeBlocks()
         StagedOutput.sweptReporter.withLock {
             $0 = { dir, names in
-                Terminal.error("avtool: removed \(names.count) temporar\(names.count == 1 ? "y" : "ies") that killed runs left in '\(dir)': \(names.joined(separator: ", "))")
+                Terminal.error("avtool: removed \(names.count) temporar\(names.count == 1 ? "y" : "ies") that killed runs left in \(quoted(dir)): \(names.joined(separator: ", "))")
             }
         }
-        let arguments = ArgumentHabits.joiningNegativeValues(Array(CommandLine.arguments.dropFirst()))
+        let arguments = ArgumentHabits.joiningNegativeValues(FileSystem.arguments())
         if !arguments.contains(where: { $0 == "--quiet" || $0 == "--json" || ($0.hasPrefix("-") && !$0.hasPrefix("--") && $0.contains("q")) }) {
             Container.misnamedReporter.withLock { $0 = { Terminal.error("avtool: warning: \($0)") } }
         }
@@ -40,7 +41,7 @@ struct Avtool: ParsableCommand {
         let named = arguments.first == "help" ? arguments.dropFirst().first : arguments.first
         if let first = named, !first.hasPrefix("-"), first != "help", !verbs.contains(first) {
             let guess = VerbSuggestion.closest(to: first, among: verbs)
-            usageFailure("unknown verb '\(first)'" + (guess.map { "; did you mean '\($0)'?" } ?? "; the verbs are \(verbs.joined(separator: ", "))"),
+            usageFailure("unknown verb \(quoted(first))" + (guess.map { "; did you mean \(quoted($0))?" } ?? "; the verbs are \(verbs.joined(separator: ", "))"),
                          see: "avtool --help", json: json)
         }
         if let foreign = ArgumentHabits.foreignOptions(arguments) {
@@ -60,7 +61,7 @@ struct Avtool: ParsableCommand {
     }
 
     private static func usageFailure(_ message: String, see help: String, json: Bool) -> Never {
-        Terminal.error("avtool: error: \(message)\n  See '\(help)' for the verbs and options.")
+        Terminal.error("avtool: error: \(message)\n  See \(quoted(help)) for the verbs and options.")
         if json { Terminal.output(jsonText(ErrorReport.usage(message))) }
         Glibc.exit(ExitCode.validationFailure.rawValue)
     }
@@ -116,7 +117,7 @@ enum ArgumentHabits {
             guard a.hasPrefix("-"), !a.hasPrefix("--"), a.count > 1, !isNegativeValue(a) else { continue }
             let letters = a.dropFirst()
             if letters.allSatisfy({ shortOptions.contains($0) }) { continue }
-            named.append("'\(a)'" + (ffmpeg[a].map { " (avtool's: \($0))" } ?? ""))
+            named.append("\(quoted(a))" + (ffmpeg[a].map { " (avtool's: \($0))" } ?? ""))
         }
         guard !named.isEmpty else { return nil }
         return "unknown option\(named.count == 1 ? "" : "s") " + named.joined(separator: ", ")

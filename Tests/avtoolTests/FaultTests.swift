@@ -168,7 +168,7 @@ struct FaultTests {
     /// rename, so a power cut leaves the old file or the whole new one; a
     /// new name is not flushed (it costs ~0.3 s per GB, and a power cut can
     /// lose only that output). Seen from outside: the system calls strace
-    /// records, in order.
+    /// records, in order, each relative to the folder's descriptor.
     @Test(arguments: WritingVerb.allCases, [true, false])
     func replacedOutputIsOnDiskBeforeItTakesTheName(verb: WritingVerb, replacing: Bool) throws {
         let scratch = try Scratch()
@@ -197,25 +197,25 @@ struct FaultTests {
         func fd(_ call: Substring) -> String? {
             call.range(of: " = ").map { String(call[$0.upperBound...].prefix { $0.isNumber }) }
         }
-        let temporary = "/.out.\(verb.outputExtension).avtool-"
-        let named = try #require(calls.firstIndex { $0.hasPrefix("rename") && $0.contains("\"\(output)\"") },
-                                 "no rename to the output")
-        let flushOpen = calls.lastIndex { $0.hasPrefix("openat(") && $0.contains(temporary) && $0.contains("O_RDONLY") }
+        // The temporary is made, renamed and flushed relative to the folder's descriptor.
+        let temporary = "\".out.\(verb.outputExtension).avtool-"
+        let name = "\"out.\(verb.outputExtension)\""
+        let named = try #require(calls.firstIndex { $0.hasPrefix("rename") && $0.contains(temporary) && $0.contains(name) },
+                                 "no rename to the output:\n\(calls.joined(separator: "\n"))")
         guard replacing else {
             #expect(!calls.contains { $0.hasPrefix("fsync(") }, "a new output was flushed")
             return
         }
-        // The temporary opened for the flush, its fsync, then the rename.
-        let opened = try #require(flushOpen, "no open of the temporary for flushing:\n\(calls.joined(separator: "\n"))")
-        let flushFd = try #require(fd(calls[opened]))
-        let flushed = try #require(calls[opened...].firstIndex { $0.hasPrefix("fsync(\(flushFd))") && $0.hasSuffix("= 0") },
+        // The temporary (its descriptor, from its making) flushed, then the rename.
+        let made = try #require(calls[..<named].lastIndex { $0.hasPrefix("openat(") && $0.contains(temporary) && $0.contains("O_CREAT") },
+                                "the temporary was not made:\n\(calls.joined(separator: "\n"))")
+        let temporaryFd = try #require(fd(calls[made]))
+        let flushed = try #require(calls[made..<named].firstIndex { $0.hasPrefix("fsync(\(temporaryFd))") && $0.hasSuffix("= 0") },
                                    "the temporary was not flushed")
         #expect(flushed < named)
-        // Then the directory.
-        let dirOpen = try #require(calls[named...].firstIndex { $0.hasPrefix("openat(") && $0.contains("\"\(scratch.url.path)\"") && $0.contains("O_DIRECTORY") },
-                                   "the directory was not opened after the rename")
-        let dirFd = try #require(fd(calls[dirOpen]))
-        #expect(calls[dirOpen...].contains { $0.hasPrefix("fsync(\(dirFd))") }, "the directory was not flushed")
+        // Then the folder, through the descriptor the rename was made relative to.
+        let dirFd = String(calls[named].drop { $0 != "(" }.dropFirst().prefix { $0.isNumber })
+        #expect(calls[named...].contains { $0.hasPrefix("fsync(\(dirFd))") }, "the directory was not flushed")
     }
 
     /// Small fixtures for runs that should complete quickly.

@@ -201,4 +201,100 @@ struct HostileFolderTests {
             #expect(try FFprobe(out, countPackets: true).streams.count == 1)
         }
     }
+
+    /// A user who is not root cannot give a file back to its owner: `-y`
+    /// over another user's file (root's, in a folder of the user's) is
+    /// refused in one line, the file untouched, unless `--replace-others-files`
+    /// (then the new file is the user's). Before: replaced with exit 0, the
+    /// old owner's file now another's (issue 47). A batch step takes the option too.
+    @Test func aUserDoesNotReplaceAnotherUsersFileUnasked() throws {
+        try Self.requireRoot()
+        let s = try Scratch()
+        let folder = s.path("drop")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        try #require(chown(folder, uid_t(Self.other.uid), gid_t(Self.other.gid)) == 0)
+        let input = s.path("memo.m4a")
+        try FileManager.default.copyItem(atPath: try Fixtures.wild("ios_voicememos_2021.m4a"), toPath: input)
+        let out = folder + "/theirs.m4a"
+        FileManager.default.createFile(atPath: out, contents: Data("root's old file".utf8))
+        try "version: 1\nsteps:\n  - verb: remux\n    inputs: ../memo.m4a\n    output: theirs.m4a\n    options: {overwrite: true, replace-others-files: true}\n"
+            .write(toFile: folder + "/r.yaml", atomically: true, encoding: .utf8)
+        try #require(chown(folder + "/r.yaml", uid_t(Self.other.uid), gid_t(Self.other.gid)) == 0)
+        func asOther(_ arguments: [String]) throws -> Run {
+            try Tool.run("/usr/bin/setpriv", ["--reuid=\(Self.other.uid)", "--regid=\(Self.other.gid)", "--clear-groups", Tool.avtool] + arguments)
+        }
+        let refused = try asOther(["remux", input, out, "-y"])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("another user's (uid 0)") && refused.stderr.contains("--replace-others-files"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "root's old file")
+        let replaced = try asOther(["remux", input, out, "-y", "--replace-others-files", "-q"])
+        #expect(replaced.status == 0, "\(replaced)")
+        var st = stat()
+        try #require(stat(out, &st) == 0)
+        #expect(Int(st.st_uid) == Self.other.uid, "\(st.st_uid)")
+        #expect(try FFprobe(out, countPackets: true).streams.count == 1)
+        // The batch step's option, over root's file again.
+        try #require(unlink(out) == 0)
+        FileManager.default.createFile(atPath: out, contents: Data("root's old file".utf8))
+        let batch = try asOther(["batch", folder + "/r.yaml", "--force", "-q"])
+        #expect(batch.status == 0, "\(batch)")
+        try #require(stat(out, &st) == 0)
+        #expect(Int(st.st_uid) == Self.other.uid, "batch: \(st.st_uid)")
+    }
+
+    /// The output's folder swapped for a link to another directory while the
+    /// run works (here: at the commit, where the run stops itself with
+    /// `AVTOOL_STOP_AT=commit`): the output still goes into the folder the
+    /// run opened, and the other directory's file of the same name is kept.
+    /// Before: the unnamed temporary was linked by path, through the link, over
+    /// that file; a named one's rename by path failed and the output was lost (issue 47).
+    @Test(arguments: [false, true])
+    func aFolderSwappedBeforeTheCommitSendsNothingElsewhere(named: Bool) throws {
+        let s = try Scratch()
+        let drop = s.path("shared/drop"), victim = s.path("victim")
+        try FileManager.default.createDirectory(atPath: drop, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: victim, withIntermediateDirectories: false)
+        FileManager.default.createFile(atPath: victim + "/out.m4a", contents: Data("precious".utf8))
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Tool.avtool)
+        p.arguments = ["remux", try Fixtures.wild("ios_voicememos_2021.m4a"), drop + "/out.m4a", "-y", "-q"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["AVTOOL_STOP_AT"] = "commit"
+        if named { environment["AVTOOL_NAMED_TEMPORARIES"] = "1" }
+        p.environment = environment
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, p.isRunning, KillTests.state(p.processIdentifier) != "T" { usleep(2000) }
+        try #require(KillTests.state(p.processIdentifier) == "T", "the run never reached its commit")
+        try #require(rename(drop, drop + ".old") == 0 && symlink(victim, drop) == 0)
+        kill(p.processIdentifier, SIGCONT)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "named \(named)")
+        #expect(try String(contentsOfFile: victim + "/out.m4a", encoding: .utf8) == "precious", "named \(named)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victim) == ["out.m4a"], "named \(named)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: drop + ".old") == ["out.m4a"], "named \(named)")
+        #expect(try FFprobe(drop + ".old/out.m4a", countPackets: true).streams.count == 1)
+    }
+
+    /// A folder its user may write into but not list (`-wx`, a drop box):
+    /// the output is made there though the folder opens for lookups only
+    /// (`O_PATH`), with an unnamed temporary and with a named one.
+    @Test func aFolderOneMayWriteButNotListTakesTheOutput() throws {
+        try Self.requireRoot()
+        let s = try Scratch()
+        let box = s.path("box")
+        try FileManager.default.createDirectory(atPath: box, withIntermediateDirectories: false)
+        try #require(chown(box, uid_t(Self.other.uid), gid_t(Self.other.gid)) == 0 && chmod(box, 0o333) == 0)
+        let input = s.path("memo.m4a")
+        try FileManager.default.copyItem(atPath: try Fixtures.wild("ios_voicememos_2021.m4a"), toPath: input)
+        for named in ["0", "1"] {
+            let r = try Tool.run("/usr/bin/setpriv", ["--reuid=\(Self.other.uid)", "--regid=\(Self.other.gid)", "--clear-groups",
+                                                      "/usr/bin/env"] + (named == "1" ? ["AVTOOL_NAMED_TEMPORARIES=1"] : ["-u", "AVTOOL_NAMED_TEMPORARIES"])
+                                 + [Tool.avtool, "remux", input, box + "/out\(named).m4a", "-q"])
+            #expect(r.status == 0, "named \(named): \(r)")
+            #expect(try FFprobe(box + "/out\(named).m4a", countPackets: true).streams.count == 1)
+        }
+    }
 }

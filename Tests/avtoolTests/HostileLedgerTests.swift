@@ -134,4 +134,27 @@ struct HostileLedgerTests {
         #expect(entry["status"] as? String == "failed")
         #expect(entry["error_code"] as? Int == -1_094_995_529, "\(text)")
     }
+
+    /// Shard ledgers in an output folder whose name holds glob characters
+    /// (`o[1]`, which as a pattern names `o1`): `--merge-ledgers` finds and
+    /// folds them, and leaves alone a shard ledger in `o1/` that the
+    /// unescaped pattern would have taken (issue 47; fixed before this test).
+    @Test func shardLedgersInAFolderWithGlobCharactersAreFound() throws {
+        let s = try Scratch()
+        let recipe = try Self.recipe(s, output: "'o[1]/{stem}.m4a'")
+        try FileManager.default.createDirectory(atPath: s.path("o[1]"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: s.path("o1"), withIntermediateDirectories: true)
+        let decoy = s.path("o1/.avtool-ledger.shard-1-of-2.jsonl")
+        try "{}\n".write(toFile: decoy, atomically: true, encoding: .utf8)
+        for shard in ["0/2", "1/2"] {
+            let r = try Tool.avtool("batch", recipe, "--shard", shard, "-q")
+            #expect(r.status == 0, "\(shard): \(r)")
+        }
+        let merged = try Tool.avtool("batch", recipe, "--merge-ledgers")
+        #expect(merged.status == 0 && merged.stderr.contains("merged 1 entries into '\(s.path("o[1]/.avtool-ledger.jsonl"))'"), "\(merged)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("o[1]")).sorted() == [".avtool-ledger.jsonl", "memo.m4a"])
+        #expect(try String(contentsOfFile: decoy, encoding: .utf8) == "{}\n")
+        let again = try Tool.avtool("batch", recipe)
+        #expect(again.status == 0 && again.stderr.contains("1 skipped"), "\(again)")
+    }
 }

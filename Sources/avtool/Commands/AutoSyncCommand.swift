@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Concat
 import Media
@@ -50,7 +51,7 @@ struct AutoSyncCommand: ParsableCommand {
 extension AudioSyncReport {
     var text: String {
         func signed(_ v: Double, _ digits: Int) -> String { (v >= 0 ? "+" : "") + fixed(v, digits) }
-        var s = "'\(audio)' against '\(video)':\n"
+        var s = "\(quoted(audio)) against \(quoted(video)):\n"
         s += "  offset \(signed(offsetMilliseconds, 3)) ms (AUDIO's first sample relative to VIDEO's first frame; merge --offset \(fixed(offsetMilliseconds, 3))ms)\n"
         s += "  drift \(signed(driftPPM, 2)) ppm ± \(fixed(driftErrorPPM, 2)) (AUDIO's clock runs \(driftPPM >= 0 ? "fast" : "slow"); "
         s += "\(fixed(abs(driftPPM) * overlapSeconds / 1000, 2)) ms over the \(fixed(overlapSeconds, 1)) s overlap)\n"

@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Batch
 #if canImport(FoundationEssentials)
@@ -114,7 +115,7 @@ struct BatchCommand: ParsableCommand {
             let l = try open(ledgerPath)
             do {
                 let n = try l.mergeShards()
-                if !reporting.quiet { Terminal.error("avtool: merged \(n) entries into '\(Paths.display(ledgerPath))'") }
+                if !reporting.quiet { Terminal.error("avtool: merged \(n) entries into \(quoted(Paths.display(ledgerPath)))") }
             } catch { throw fail(error.description, status: 1) }
             let joins = BatchChunks.joins(whole)
             if !joins.isEmpty { try execute(joins, ledgerPath: ledgerPath, shard: nil, ledger: l) }
@@ -132,7 +133,7 @@ struct BatchCommand: ParsableCommand {
         let entries: [LedgerEntry], bad: Int
         do { (entries, bad) = try Ledger.read(ledgerPath) } catch { throw fail(error.description, status: 1) }
         if bad > 0 && !reporting.quiet {
-            Terminal.error("avtool: warning: \(bad) line(s) of the ledger '\(Paths.display(ledgerPath))' are not entries; ignored")
+            Terminal.error("avtool: warning: \(bad) line(s) of the ledger \(quoted(Paths.display(ledgerPath))) are not entries; ignored")
         }
         let plan = jobs.planned(ledger: entries, force: force, shard: shard)
         if dryRun { return printPlan(plan) }
@@ -178,7 +179,7 @@ struct BatchCommand: ParsableCommand {
     /// (file:line: …) before the exit.
     private func prepare() throws -> ([Job], String) {
         guard let data = Paths.contents(of: recipe) else {
-            throw fail("could not read the recipe '\(recipe)': \(String(cString: strerror(errno)))", status: 2)
+            throw fail("could not read the recipe \(quoted(recipe)): \(String(cString: strerror(errno)))", status: 2)
         }
         let (read, found) = Recipe.read(yaml: String(decoding: data, as: UTF8.self), file: recipe)
         guard let parsed = read else {
@@ -249,7 +250,7 @@ struct BatchCommand: ParsableCommand {
                 let clash = kept.first { Paths.sameFile(output, $0.0) }?.1
                     ?? (Ledger.isShardLedger(output, of: ledger) ? "a shard ledger" : nil)
                 guard let clash else { continue }
-                throw fail("\(recipe):\(job.line): step \(job.step) (\(job.verb)): the output '\(Paths.display(output))' is \(clash); choose another output", status: 2)
+                throw fail("\(recipe):\(job.line): step \(job.step) (\(job.verb)): the output \(quoted(Paths.display(output))) is \(clash); choose another output", status: 2)
             }
         }
     }
@@ -272,7 +273,7 @@ struct BatchCommand: ParsableCommand {
 
     private func makeDirectory(_ dir: String) throws {
         if let why = FileBytes.makeDirectories(dir) {
-            throw fail("could not create the output directory '\(Paths.display(dir))': \(why)", status: 1)
+            throw fail("could not create the output directory \(quoted(Paths.display(dir))): \(why)", status: 1)
         }
     }
 
@@ -342,7 +343,7 @@ struct VerbRunner: JobRunner {
             throw JobFailure(message: message, option: option, category: MediaError.Category.invalidOption.rawValue)
         }
         guard let verb = parsed as? any WritingVerb else {
-            throw JobFailure(message: "'\(job.verb)' cannot run in a batch", category: MediaError.Category.unsupported.rawValue)
+            throw JobFailure(message: "\(quoted(job.verb)) cannot run in a batch", category: MediaError.Category.unsupported.rawValue)
         }
         return verb
     }
@@ -354,7 +355,7 @@ struct VerbRunner: JobRunner {
     func run(_ job: Job, overwrite: Bool, progress: @escaping @Sendable (Double) -> Void) throws(JobFailure) -> String {
         let verb = try command(job, overwrite: overwrite)
         do {
-            let report = try Signals.wakeable { () throws(MediaError) in try verb.work(JobProgress(report: progress)) }
+            let report = try Signals.wakeable { () throws(MediaError) in try verb.workChoosingOthersFiles(JobProgress(report: progress)) }
             return ([report.summary] + report.warnings.map { "warning: \($0)" }).joined(separator: "; ")
         } catch MediaError.interrupted {
             throw JobFailure(message: "interrupted", interrupted: true, code: MediaError.interrupted.code,
@@ -423,7 +424,7 @@ struct BatchSummary: Encodable {
         var s = "batch: \(done) done, \(failed) failed, \(skipped) skipped"
         if interrupted > 0 { s += ", \(interrupted) interrupted" }
         if notRun > 0 { s += ", \(notRun) not started" }
-        s += " in \(fixed(seconds, 2)) s; ledger '\(Paths.display(ledger))'"
+        s += " in \(fixed(seconds, 2)) s; ledger \(quoted(Paths.display(ledger)))"
         for j in jobs where j.status == .failed {
             s += "\n  failed: \(j.verb) → \(Paths.display(j.output)): \(j.detail)" + (j.code.map { " (\($0))" } ?? "")
         }

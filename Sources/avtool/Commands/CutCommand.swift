@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Cut
 import Media
@@ -131,7 +132,7 @@ extension CutMode: ExpressibleByArgument {}
 extension CutReport: VerbReport {
     var summary: String {
         if dryRun, let ranges {
-            var s = "would cut '\(input)' → '\(output)' (\(container), \(mode.rawValue) mode):"
+            var s = "would cut \(quoted(input)) → \(quoted(output)) (\(container), \(mode.rawValue) mode):"
             for (k, r) in ranges.enumerated() {
                 s += "\n  \(k + 1): \(fixed(r.from, 3))–\(r.to.map { fixed($0, 3) } ?? "end") s"
                 s += r.keyframe.map { ", keyframe at \(fixed($0, 3)) s" } ?? ""
@@ -144,7 +145,7 @@ extension CutReport: VerbReport {
             return s
         }
         if let ranges, let joints {
-            var s = "cut \(ranges.count) ranges of '\(input)' → '\(output)' (\(container)): "
+            var s = "cut \(ranges.count) ranges of \(quoted(input)) → \(quoted(output)) (\(container)): "
             if let held = outputSeconds, let asked = askedSeconds { s += "\(fixed(held, 1)) s for \(fixed(asked, 1)) s asked, " }
             s += "\(packets ?? 0) packets, "
             s += "\(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s; audio \(audio ?? "none")"
@@ -156,7 +157,7 @@ extension CutReport: VerbReport {
             return s + loudnessSummary(loudness)
         }
         let packets = streams.reduce(0) { $0 + $1.packets }
-        var s = "cut '\(input)' \(fixed(from, 3))–\(to.map { fixed($0, 3) } ?? "end") s → '\(output)' (\(container)): "
+        var s = "cut \(quoted(input)) \(fixed(from, 3))–\(to.map { fixed($0, 3) } ?? "end") s → \(quoted(output)) (\(container)): "
         s += "\(packets) packets, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
         if mode == .exact {
             let frames = reencoded.reduce(0) { $0 + $1.frames }
@@ -243,7 +244,7 @@ struct SplitCommand: WritingVerb {
             let bad = at.text.split(separator: ",", omittingEmptySubsequences: false).first { TimeKind.parse(String($0)) == nil }
             throw ValidationError("'--at' \(bad ?? "") is not a time like 90, 1:30, 1:30.250, 90s or 250ms")
         }
-        if !pattern.contains("{n}") { throw ValidationError("PATTERN '\(pattern)' has no {n} for the part number") }
+        if !pattern.contains("{n}") { throw ValidationError("PATTERN \(quoted(pattern)) has no {n} for the part number") }
     }
 
     var options: SplitOptions {
@@ -273,12 +274,12 @@ struct SplitCommand: WritingVerb {
 extension SplitReport: VerbReport {
     var summary: String {
         let list = parts.map { p in
-            "  \(p.number): \(fixed(p.start, 3))–\(p.end.map { fixed($0, 3) } ?? "end") s → '\(p.output)'"
+            "  \(p.number): \(fixed(p.start, 3))–\(p.end.map { fixed($0, 3) } ?? "end") s → \(quoted(p.output))"
                 + (dryRun ? "" : ", \(p.packets) packets, \(formatBytes(p.outputBytes))")
                 + (p.reencodedFrames > 0 ? ", \(p.reencodedFrames) frames re-encoded" : "")
         }
-        let head = dryRun ? "would split '\(input)' into \(parts.count) parts (\(container)):"
-            : "split '\(input)' into \(parts.count) parts (\(container)) in \(fixed(elapsedSeconds, 2)) s:"
+        let head = dryRun ? "would split \(quoted(input)) into \(parts.count) parts (\(container)):"
+            : "split \(quoted(input)) into \(parts.count) parts (\(container)) in \(fixed(elapsedSeconds, 2)) s:"
         return ([head] + list).joined(separator: "\n")
     }
 }

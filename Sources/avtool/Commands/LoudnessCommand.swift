@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Loudness
 import Media
@@ -89,7 +90,7 @@ struct LoudnessCommand: WritingVerb {
 extension LoudnessReport: VerbReport {
     var summary: String {
         let name = target.name.map { "\($0), " } ?? ""
-        var lines = [output.map { "normalized '\(input)' → '\($0)'" } ?? "plan for '\(input)' (nothing written)"]
+        var lines = [output.map { "normalized \(quoted(input)) → \(quoted($0))" } ?? "plan for \(quoted(input)) (nothing written)"]
         lines[0] += " to \(name)\(fixed(target.integratedLUFS, 1)) LUFS, true peak ≤ \(fixed(target.truePeakDBTP, 1)) dBTP"
         for s in streams {
             let p = s.plan

@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Media
 import Pipeline
@@ -118,7 +119,7 @@ extension RemuxReport: VerbReport {
         let packets = streams.reduce(0) { $0 + $1.packets }
         let kinds = streams.map { "\($0.type.rawValue) \($0.codec)" + ($0.encodedFrom.map { " (encoded from \($0))" } ?? "") }
             .joined(separator: ", ")
-        var s = "remuxed '\(input)' → '\(output)' (\(container)): \(kinds); \(packets) packets, "
+        var s = "remuxed \(quoted(input)) → \(quoted(output)) (\(container)): \(kinds); \(packets) packets, "
         s += "\(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
         if let d = durationSeconds, elapsedSeconds > 0 { s += " (×\(fixed(d / elapsedSeconds, 2)))" }
         let c = corrections

@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Media
 import Pipeline
@@ -64,7 +65,7 @@ extension RepairReport: VerbReport {
     var summary: String {
         let packets = streams.map { "\($0.packets) \($0.type == .data || $0.type == .unknown ? $0.codec : $0.type.rawValue)" }
             .joined(separator: ", ")
-        var s = "repaired '\(input)' → '\(output)' (\(container)): "
+        var s = "repaired \(quoted(input)) → \(quoted(output)) (\(container)): "
         switch method {
         case .salvaged: s += "kept \(packets) packets from its own index"
         case .rebuilt:

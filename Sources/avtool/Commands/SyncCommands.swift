@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Batch
 import Concat
@@ -236,7 +237,7 @@ struct FillSilenceCommand: WritingVerb {
 
 extension AssemblyReport: VerbReport {
     var summary: String {
-        var s = "wrote '\(output)' (\(container)):"
+        var s = "wrote \(quoted(output)) (\(container)):"
         if let videoCodec {
             s += " video \(videoCodec) copied"
             if videoFramesReencoded > 0 {

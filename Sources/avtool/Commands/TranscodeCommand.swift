@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Media
 import Pipeline
@@ -261,15 +262,15 @@ extension ChunkReport: VerbReport {
     var summary: String {
         let range = "\(startSeconds.map { fixed($0, 3) } ?? "start")–\(endSeconds.map { fixed($0, 3) } ?? "end") s"
         if status == "done-before" {
-            return "chunk \(number)/\(count) of '\(input)' (\(range)) was already in '\(directory)': \(frames) frames, not encoded again"
+            return "chunk \(number)/\(count) of \(quoted(input)) (\(range)) was already in \(quoted(directory)): \(frames) frames, not encoded again"
         }
-        return "encoded chunk \(number)/\(count) of '\(input)' (\(range)) into '\(directory)': \(frames) frames, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
+        return "encoded chunk \(number)/\(count) of \(quoted(input)) (\(range)) into \(quoted(directory)): \(frames) frames, \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
     }
 }
 
 extension TranscodeReport: VerbReport {
     var summary: String {
-        var s = "transcoded '\(input)' → '\(output)' (\(container)): "
+        var s = "transcoded \(quoted(input)) → \(quoted(output)) (\(container)): "
         s += "\(encoder) \(width)x\(height) \(pixelFormat), \(framesEncoded) frames"
         if let frameRate { s += " at \(frameRate) fps (\(framesDropped) dropped, \(framesDuplicated) repeated)" }
         for a in audio where a.action == "encoded" {

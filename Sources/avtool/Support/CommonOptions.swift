@@ -11,6 +11,12 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: [.customShort("y"), .long], help: "Replace the output file if it already exists.")
     var overwrite = false
 
+    @Flag(help: "With --overwrite, replace an output that is another user's file even where avtool cannot keep its owner (only root can): the new file is yours. Without it that is refused.")
+    var replaceOthersFiles = false
+
+    /// What `--replace-others-files` says.
+    var othersFiles: OthersFiles { replaceOthersFiles ? .replace : .refuse }
+
     @Option(help: "Give up after this long (e.g. 90s, 10m, 2h): stop as Ctrl-C does, write nothing, exit status 124.")
     var timeout: Parsed<DurationKind>?
 

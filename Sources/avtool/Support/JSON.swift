@@ -1,3 +1,4 @@
+import FileNames
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -19,14 +20,15 @@ private func encoder(pretty: Bool) -> JSONEncoder {
     return encoder
 }
 
-/// Stable JSON: sorted snake_case keys, pretty-printed.
+/// Stable JSON: sorted snake_case keys, pretty-printed. A file name's
+/// bytes that are not UTF-8 are written `\\xHH` (JSON holds only Unicode).
 func jsonText<T: Encodable>(_ value: T) -> String {
     guard let data = try? encoder(pretty: true).encode(value) else { return "{}" }
-    return String(decoding: data, as: UTF8.self)
+    return FileName.shown(String(decoding: data, as: UTF8.self), backslash: "\\\\")
 }
 
 /// One line of JSON Lines, its newline included: the same encoding on one line.
 func jsonLine<T: Encodable>(_ value: T) -> String {
     guard let data = try? encoder(pretty: false).encode(value) else { return "{}\n" }
-    return String(decoding: data, as: UTF8.self) + "\n"
+    return FileName.shown(String(decoding: data, as: UTF8.self), backslash: "\\\\") + "\n"
 }

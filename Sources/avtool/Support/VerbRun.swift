@@ -1,3 +1,4 @@
+import FileNames
 import ArgumentParser
 import Glibc
 import Media
@@ -67,18 +68,26 @@ extension WritingVerb {
         let ask = !outputOptions.overwrite && !reporting.json && isatty(0) == 1 && isatty(2) == 1
         try reporting.perform(with: outputOptions) { line throws(MediaError) in
             do throws(MediaError) {
-                return try verb.work(line)
+                return try verb.workChoosingOthersFiles(line)
             } catch {
                 guard ask, error.remedy == .overwrite, let path = error.path, Self.confirmReplacing(path) else { throw error }
                 verb.outputOptions.overwrite = true
-                return try verb.work(line)
+                return try verb.workChoosingOthersFiles(line)
             }
         }
     }
 
+    /// `work` with `--replace-others-files`'s choice in force (`OthersFiles.current`) for the outputs it writes.
+    func workChoosingOthersFiles(_ progress: any ProgressSink) throws(MediaError) -> any VerbReport {
+        let result = OthersFiles.$current.withValue(outputOptions.othersFiles) {
+            Result { () throws(MediaError) -> any VerbReport in try work(progress) }
+        }
+        return try result.get()
+    }
+
     /// Asks on the terminal whether to replace `path`; yes only for y or yes.
     static func confirmReplacing(_ path: String) -> Bool {
-        Terminal.status("avtool: '\(path)' exists; replace it? [y/N] ")
+        Terminal.status("avtool: \(quoted(path)) exists; replace it? [y/N] ")
         guard let answer = readLine() else {
             Terminal.status("\n")
             return false

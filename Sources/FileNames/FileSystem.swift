@@ -1,0 +1,73 @@
+import Glibc
+
+/// The path calls avtool makes, each taking a path as text and giving the
+/// system its bytes (`withFileSystemPath`), so a name that is not UTF-8
+/// reaches `open` as it was typed or listed.
+public enum FileSystem {
+    /// `open(2)`; -1 with `errno` set on failure.
+    public static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        path.withFileSystemPath { Glibc.open($0, flags, mode) }
+    }
+
+    /// `stat(2)` (links followed); nil with `errno` set on failure.
+    public static func status(_ path: String) -> stat? {
+        var st = stat()
+        let r = path.withFileSystemPath { (p: UnsafePointer<CChar>) -> Int32 in stat(p, &st) }
+        return r == 0 ? st : nil
+    }
+
+    /// `lstat(2)` (a link itself); nil with `errno` set on failure.
+    public static func linkStatus(_ path: String) -> stat? {
+        var st = stat()
+        let r = path.withFileSystemPath { (p: UnsafePointer<CChar>) -> Int32 in lstat(p, &st) }
+        return r == 0 ? st : nil
+    }
+
+    /// `unlink(2)`.
+    @discardableResult
+    public static func unlink(_ path: String) -> Int32 { path.withFileSystemPath { Glibc.unlink($0) } }
+
+    /// `mkdir(2)`.
+    public static func makeDirectory(_ path: String, _ mode: mode_t) -> Int32 { path.withFileSystemPath { Glibc.mkdir($0, mode) } }
+
+    /// `fopen(3)`.
+    public static func openStream(_ path: String, _ mode: String) -> UnsafeMutablePointer<FILE>? {
+        path.withFileSystemPath { Glibc.fopen($0, mode) }
+    }
+
+    /// The whole file at `path`, read with read(2); nil, with `errno` set, when it cannot be read.
+    public static func contents(of path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return contents(of: fd)
+    }
+
+    /// Everything left to read from the open file `fd`.
+    public static func contents(of fd: Int32) -> [UInt8]? {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if n == 0 { return out }
+            out.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// The current directory (`getcwd`), as text.
+    public static func currentDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return buffer.withUnsafeBufferPointer { FileName.text(cString: $0.baseAddress!) }
+    }
+
+    /// The program's arguments (`argv` after the program's name) as text, exactly: `CommandLine.arguments`
+    /// puts U+FFFD for a byte that is not UTF-8, which then names another file or none.
+    public static func arguments() -> [String] {
+        (1..<Int(CommandLine.argc)).compactMap { CommandLine.unsafeArgv[$0].map { FileName.text(cString: $0) } }
+    }
+}
