@@ -140,6 +140,8 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
     case repair
     /// Name a whole recording made with the same settings.
     case reference
+    /// The muxer refuses the stream's packets as they are: another container, or a re-encode.
+    case otherContainerOrConvert(StreamKind)
 
     /// In library terms (the command line words it with its flags).
     public var description: String {
@@ -157,6 +159,7 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
         case .salvage: "salvage it to keep the complete packets"
         case .repair: "repair it with a whole recording made by the same device with the same settings as reference"
         case .reference: "name a whole recording made by the same device with the same settings as reference"
+        case .otherContainerOrConvert(let k): "write Matroska (.mkv), which holds it as it is, convert it (transcode), or leave out the \(k.rawValue) streams"
         }
     }
 }
@@ -204,6 +207,8 @@ extension MediaError {
 
     /// The kind of failure; its `rawValue` is the stable name (`not-found`, …).
     public var category: Category {
+        // A muxer that refuses a stream (FFmpeg's EPERM or "patches welcome"): not the file system's doing.
+        if case .otherContainerOrConvert = remedy { return .unsupported }
         switch code {
         case avtool_averror(ENOENT), avtool_averror(ENOTDIR): return .notFound
         case avtool_averror(EACCES), avtool_averror(EPERM), avtool_averror(EROFS): return .permissionDenied
@@ -211,6 +216,7 @@ extension MediaError {
         case avtool_averror(EEXIST): return .outputExists
         case AVTOOL_AVERROR_ENCODER_NOT_FOUND, AVTOOL_AVERROR_DECODER_NOT_FOUND: return .codecUnavailable
         case AVTOOL_AVERROR_EXIT: return .interrupted
+        case AVTOOL_AVERROR_PATCHWELCOME: return .unsupported
         case MediaError.mismatchCode: return .internalMismatch
         default: break
         }

@@ -92,6 +92,9 @@ public final class MuxSession {
         var timeline: TrackTimeline?
         /// The input stream the current timeline reads, for errors.
         var source: (path: String, stream: Int)?
+        /// Copied AMR into MP4/MOV/3GP, whose packets are written a frame each
+        /// (`AMRFrames.cut`): its frames, sample rate and time base.
+        var amr: (frames: AMRFrames, sampleRate: Int32, timeBase: Rational?)?
         /// What was handed over for it, which the written file must hold (`OutputCheck`).
         var plan = PlannedTrack(type: .unknown, codec: "", timeBase: .microseconds)
         var packets: Int { plan.packets }
@@ -269,6 +272,8 @@ public final class MuxSession {
             tracks[track].carried?.use(stream)
             tracks[track].timeline = timeline
             tracks[track].source = (stream.file.path, stream.index)
+            tracks[track].amr = retimedIn == nil && container.isISOBMFF
+                ? stream.amrFrames.map { ($0, stream.sampleRate, stream.timeBase) } : nil
         } catch {
             throw timestampError(error, input: stream.file.path, stream: stream.index)
         }
@@ -281,6 +286,9 @@ public final class MuxSession {
     public func write(_ packet: borrowing Packet, track: Int) throws(MediaError) -> PacketTiming {
         try cancellation.check()
         precondition(tracks[track].timeline != nil, "MuxSession.write: track \(track) has no timeline")
+        if let amr = tracks[track].amr, let frames = packet.withData({ amr.frames.frames(in: $0) }), frames.count > 1 {
+            return try writeFrames(packet, frames, track: track)
+        }
         var mapped: PacketTiming
         do {
             // Mapped in place: the timeline is not copied out and back per packet.
@@ -324,6 +332,22 @@ public final class MuxSession {
         packet.streamIndex = m
         try output.write(packet)
         return mapped
+    }
+
+    /// An AMR packet of several frames written a frame a packet, each timed
+    /// at its place; returns the first frame's output timing. The packet is
+    /// blank afterwards.
+    private func writeFrames(_ packet: borrowing Packet, _ frames: [Range<Int>], track: Int) throws(MediaError) -> PacketTiming {
+        let amr = tracks[track].amr!
+        let part = try Packet()
+        var first: PacketTiming?
+        for (i, range) in frames.enumerated() {
+            try amr.frames.cut(packet, frame: i, at: range, into: part, sampleRate: amr.sampleRate, timeBase: amr.timeBase)
+            let mapped = try write(part, track: track)
+            if first == nil { first = mapped }
+        }
+        packet.unref()
+        return first!
     }
 
     /// Frames of `track` presented at or after `from` (ticks of the source's

@@ -33,6 +33,7 @@ extension Remedy {
         case .salvage: "'avtool repair IN OUT' or --salvage (remux, transcode) keeps every complete packet"
         case .repair: "'avtool repair IN OUT --reference GOOD' rebuilds it, GOOD being a whole recording from the same device and settings"
         case .reference: "name one with --reference: a whole recording from the same device and settings"
+        case .otherContainerOrConvert(let k): "write .mkv, which holds it as it is, convert it with 'avtool transcode', or drop it with \(k.dropFlag)"
         }
     }
 }
