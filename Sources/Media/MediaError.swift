@@ -21,9 +21,15 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// The options the message quotes (as `'name'`), by the names recipes
     /// and the command line share, without dashes: `audio-bitrate`.
     public let options: [String]
+    /// The kind of failure where the code alone would misname it (a muxer's
+    /// EPERM is no permission problem; recordings that do not match are no
+    /// unsupported input): `category` reads it first.
+    public let assigned: Category?
 
     public init(code: Int32, operation: String, path: String? = nil, stream: Int? = nil,
-                message: String? = nil, hint: String? = nil, remedy: Remedy? = nil, options: [String] = []) {
+                message: String? = nil, hint: String? = nil, remedy: Remedy? = nil, options: [String] = [],
+                category: Category? = nil) {
+        self.assigned = category
         self.code = code
         self.operation = operation
         self.path = path
@@ -59,7 +65,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// The same error about another file or stream.
     public func about(path: String? = nil, stream: Int? = nil) -> MediaError {
         MediaError(code: code, operation: operation, path: path ?? self.path, stream: stream ?? self.stream,
-                   message: message, hint: hint, remedy: remedy, options: options)
+                   message: message, hint: hint, remedy: remedy, options: options, category: assigned)
     }
 
     // Codes usable in `catch` patterns: `catch MediaError.endOfFile`.
@@ -87,9 +93,10 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// A problem avtool finds itself (bad option, unsupported stream), with
     /// the code of EINVAL.
     public static func invalid(_ operation: String, path: String? = nil, stream: Int? = nil,
-                               message: String, hint: String? = nil, remedy: Remedy? = nil) -> MediaError {
+                               message: String, hint: String? = nil, remedy: Remedy? = nil,
+                               category: Category? = nil) -> MediaError {
         MediaError(code: AVTOOL_AVERROR_EINVAL, operation: operation, path: path, stream: stream,
-                   message: message, hint: hint, remedy: remedy)
+                   message: message, hint: hint, remedy: remedy, category: category)
     }
 
     /// An option value that cannot work: `message` quotes the `options` it
@@ -190,8 +197,15 @@ extension MediaError {
         case damagedInput = "damaged-input"
         /// The input's data is not what its format says.
         case invalidData = "invalid-data"
-        /// The input asks for something this program does not do.
+        /// The input asks for something this program does not do, or the
+        /// output's container (its FFmpeg muxer) cannot hold a stream as it is.
         case unsupported
+        /// The input lacks the stream the verb needs (no audio to align, no video to merge onto).
+        case missingStream = "missing-stream"
+        /// A recording is shorter than the work needs (sync: the overlap it measures on).
+        case tooShort = "too-short"
+        /// The recordings could not be aligned: too little overlap, one silent, or no offset stands out.
+        case noMatch = "no-match"
         /// The work was cancelled.
         case interrupted
         /// Any other failure to read or write.
@@ -207,8 +221,7 @@ extension MediaError {
 
     /// The kind of failure; its `rawValue` is the stable name (`not-found`, …).
     public var category: Category {
-        // A muxer that refuses a stream (FFmpeg's EPERM or "patches welcome"): not the file system's doing.
-        if case .otherContainerOrConvert = remedy { return .unsupported }
+        if let assigned { return assigned }
         switch code {
         case avtool_averror(ENOENT), avtool_averror(ENOTDIR): return .notFound
         case avtool_averror(EACCES), avtool_averror(EPERM), avtool_averror(EROFS): return .permissionDenied

@@ -17,7 +17,7 @@ extension OutputFile {
             return MediaError(code: code, operation: "could not write", path: name, stream: i,
                               message: "the \(container.name) muxer of FFmpeg 5.1 cannot write \(Self.what(par)) "
                                 + "(FFmpeg: \(MediaError.describe(code)))",
-                              remedy: .otherContainerOrConvert(kind))
+                              remedy: .otherContainerOrConvert(kind), category: .unsupported)
         }
         return nil
     }
@@ -35,7 +35,7 @@ extension OutputFile {
         return MediaError(code: code, operation: "could not write", path: name, stream: stream,
                           message: "the \(container.name) muxer of FFmpeg 5.1 refused \(Self.what(par)): \(cause) "
                             + "(FFmpeg: \(MediaError.describe(code)))",
-                          remedy: .otherContainerOrConvert(Self.kind(par)))
+                          remedy: .otherContainerOrConvert(Self.kind(par)), category: .unsupported)
     }
 
     private static func what(_ par: UnsafePointer<AVCodecParameters>) -> String {
