@@ -22,12 +22,13 @@ struct ContainerFitTests {
         return out
     }
 
-    /// Before: "mkv cannot hold video codec 'h263'" from every verb.
-    @Test(arguments: ["remux", "cut", "split", "fill-silence", "concat"])
-    func h263IntoMatroska(_ verb: String) throws {
+    /// Before: "mkv cannot hold video codec 'h263'" from every verb, and
+    /// "avtool does not write 3gp files".
+    @Test(arguments: ["remux", "cut", "split", "fill-silence", "concat"], ["mkv", "3gp"])
+    func h263PhoneFile(_ verb: String, into ext: String) throws {
         let scratch = try Scratch()
         let input = try Self.h263File(in: scratch)
-        let out = scratch.path(verb == "split" ? "part-{n}.mkv" : "out.mkv")
+        let out = scratch.path(verb == "split" ? "part-{n}.\(ext)" : "out.\(ext)")
         let args: [String] = switch verb {
         case "cut": [verb, input, out, "--from", "0.2", "--to", "0.8"]
         case "split": [verb, input, out, "--every", "0.5"]
@@ -36,7 +37,7 @@ struct ContainerFitTests {
         }
         let r = try Tool.avtool(args)
         try #require(r.status == 0, "\(r)")
-        let written = verb == "split" ? scratch.path("part-1.mkv") : out
+        let written = verb == "split" ? scratch.path("part-1.\(ext)") : out
         let probe = try FFprobe(written)
         #expect(probe.streams.contains { FFprobe.string($0, "codec_name") == "h263" }, "\(probe.streams)")
     }
