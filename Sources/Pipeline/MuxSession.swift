@@ -334,22 +334,6 @@ public final class MuxSession {
         return mapped
     }
 
-    /// An AMR packet of several frames written a frame a packet, each timed
-    /// at its place; returns the first frame's output timing. The packet is
-    /// blank afterwards.
-    private func writeFrames(_ packet: borrowing Packet, _ frames: [Range<Int>], track: Int) throws(MediaError) -> PacketTiming {
-        let amr = tracks[track].amr!
-        let part = try Packet()
-        var first: PacketTiming?
-        for (i, range) in frames.enumerated() {
-            try amr.frames.cut(packet, frame: i, at: range, into: part, sampleRate: amr.sampleRate, timeBase: amr.timeBase)
-            let mapped = try write(part, track: track)
-            if first == nil { first = mapped }
-        }
-        packet.unref()
-        return first!
-    }
-
     /// Frames of `track` presented at or after `from` (ticks of the source's
     /// time base, as packets are written) are written but not shown: in an
     /// MP4/MOV output the track's edit list ends where the frames before
