@@ -166,6 +166,9 @@ public struct AssemblyReport: Sendable, Codable {
     /// Audio start − video start applied on the output timeline.
     public var offsetMilliseconds: Double?
     public var offsetSamples: Int64?
+    /// The audio's own start against the video's (its timestamps: an edit
+    /// list's delay) that `--align start` set aside, in milliseconds.
+    public var startSetAsideMilliseconds: Double?
     public var sampleRate: Int32?
     public var silenceInsertedSamples: Int64 = 0
     /// Copied audio: silent frames of its codec written (gaps, padding).

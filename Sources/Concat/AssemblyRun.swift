@@ -161,6 +161,7 @@ final class AssemblyRun {
             report.offsetSamples = o
             report.offsetMilliseconds = Double(o) * 1000 / Double(plan.sampleRate)
         }
+        report.startSetAsideMilliseconds = plan.startSetAsideSamples.map { Double($0) * 1000 / Double(plan.sampleRate) }
         report.videoPackets = video == nil ? 0 : result.packets[0]
         report.videoFramesReencoded = video?.framesReencoded ?? 0
         report.trimmedStartsReencoded = spliced.count

@@ -82,7 +82,8 @@ private struct Recording {
         let file = try InputFile(path: path, cancellation: cancellation)
         let s = try mainStream(file, .audio, role: role)
         guard s.sampleRate > 0 else {
-            throw MediaError.invalid("could not use \(role)", path: path, stream: s.index, message: "the audio stream has no sample rate")
+            throw MediaError.invalid("could not use \(role)", path: path, stream: s.index, message: "the audio stream has no sample rate",
+                                     category: .invalidData)
         }
         self.path = path
         self.role = role
@@ -92,7 +93,8 @@ private struct Recording {
         start = s.startTime?.seconds ?? 0
         let container = file.duration.map { $0.seconds - (file.startTime?.seconds ?? 0) }
         guard let d = s.duration?.seconds ?? container, d > 0 else {
-            throw MediaError.invalid("could not use \(role)", path: path, stream: s.index, message: "the audio stream's length is unknown")
+            throw MediaError.invalid("could not use \(role)", path: path, stream: s.index, message: "the audio stream's length is unknown",
+                                     category: .invalidData)
         }
         duration = d
     }
@@ -157,8 +159,9 @@ private struct SyncEstimator {
         self.cancellation = cancellation
     }
 
-    private func refuse(_ message: String, hint: String? = nil) -> MediaError {
-        MediaError.invalid("could not sync", path: other.path, message: message, hint: hint)
+    /// `category`: no-match unless said (too-short for a recording shorter than the overlap needed).
+    private func refuse(_ message: String, hint: String? = nil, category: MediaError.Category = .noMatch) -> MediaError {
+        MediaError.invalid("could not sync", path: other.path, message: message, hint: hint, category: category)
     }
 
     private mutating func fft(_ size: Int) throws(MediaError) -> RealFFT {
@@ -172,7 +175,7 @@ private struct SyncEstimator {
         let need = settings.minimumOverlap
         for r in [reference, other] where r.duration < need {
             throw refuse("\(r.label) is \(fixed(r.duration, 2)) s long; at least \(fixed(need, 1)) s overlapping the other recording are needed",
-                         hint: nil).about(path: r.path)
+                         hint: nil, category: .tooShort).about(path: r.path)
         }
         let (coarse, templateCount) = try coarseSearch(progress: progress)
         try cancellation.check()

@@ -171,7 +171,7 @@ final class StreamReader {
 func mainStream(_ file: InputFile, _ type: MediaType, role: String) throws(MediaError) -> InputStream {
     guard let s = file.streams.first(where: { $0.mediaType == type && !$0.isAttachedPicture }) else {
         throw MediaError.invalid("could not use \(role)", path: file.path,
-                                 message: "it has no \(type.rawValue) stream")
+                                 message: "it has no \(type.rawValue) stream", category: .missingStream)
     }
     guard s.timeBase != nil else {
         throw MediaError.invalid("could not use \(role)", path: file.path, stream: s.index,

@@ -8,13 +8,15 @@ public struct LoudnessOptions: Sendable, Equatable {
     public var overwrite = false
     /// The AAC bit rate for all channels (nil: 64 kb/s per channel).
     public var audioBitRate: Int64?
+    /// Which of the other streams are copied (audio is always measured and written).
+    public var streams = StreamSelection()
 
     public init() {}
 }
 
 /// Options as data (a request body, a recipe): a key left out keeps its default.
 extension LoudnessOptions: Codable {
-    private enum CodingKeys: String, CodingKey { case target, overwrite, audioBitRate }
+    private enum CodingKeys: String, CodingKey { case target, overwrite, audioBitRate, streams }
 
     public init(from decoder: any Swift.Decoder) throws {
         self.init()
@@ -22,6 +24,8 @@ extension LoudnessOptions: Codable {
         target = try c.decodeIfPresent(LoudnessTarget.self, forKey: .target) ?? target
         overwrite = try c.decodeIfPresent(Bool.self, forKey: .overwrite) ?? overwrite
         audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
+        streams = try c.decodeIfPresent(StreamSelection.self, forKey: .streams) ?? streams
+        streams.audio = true
     }
 
     public func encode(to encoder: any Swift.Encoder) throws {
@@ -29,6 +33,7 @@ extension LoudnessOptions: Codable {
         try c.encode(target, forKey: .target)
         try c.encode(overwrite, forKey: .overwrite)
         try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
+        try c.encode(streams, forKey: .streams)
     }
 }
 
@@ -115,6 +120,13 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
     for (i, s) in report.streams.enumerated() where s.plan.mode == .limited {
         report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
     }
+    // A family the output cannot hold (Opus into M4A) is written as AAC where it can be.
+    let container = try resolveContainer(nil, output: output)
+    for (i, s) in report.streams.enumerated()
+    where container.canHold(encoder: s.encoder) == false && container.canHold(encoder: "aac") == true {
+        report.warnings.append("stream #\(s.plan.stream): encoded as AAC (\(container.name) cannot hold \(s.encoder) audio)")
+        report.streams[i].encoder = "aac"
+    }
     var overwrite = options.overwrite
     while true {
         report.passes += 1
@@ -179,9 +191,9 @@ private func writeNormalized(input inputPath: String, output outputPath: String,
     let container = try resolveContainer(nil, output: outputPath)
     let input = try InputFile(path: inputPath, cancellation: cancellation)
     let families = Dictionary(uniqueKeysWithValues: report.streams.map { ($0.plan.stream, $0.encoder) })
-    let encodings = try audioEncodings(input, container: container, selection: StreamSelection(), bitRate: options.audioBitRate,
+    let encodings = try audioEncodings(input, container: container, selection: options.streams, bitRate: options.audioBitRate,
                                        operation: op) { s throws(MediaError) in families[s.index] }
-    let plan = try planStreams(input, container: container, selection: StreamSelection(), operation: op) {
+    let plan = try planStreams(input, container: container, selection: options.streams, operation: op) {
         encodings[$0.index] != nil
     }
     var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: op)
@@ -230,12 +242,12 @@ private func presentedEnd(_ s: InputStream) -> Int64? {
 }
 
 /// The encoder of a stream's own family: AAC as AAC, PCM as the same PCM,
-/// any other codec by its own encoder when FFmpeg has one.
+/// any other codec by its own encoder when FFmpeg has one that is not
+/// experimental (Opus by libopus: FFmpeg 5.1's own opus encoder is).
 private func encoderFamily(_ s: InputStream) throws(MediaError) -> String {
     let name = s.codecName
-    if AudioEncoderCapabilities(codec: name) != nil { return name }
-    for candidate in ["lib" + name, name == "mp3" ? "libmp3lame" : nil].compactMap({ $0 })
-    where AudioEncoderCapabilities(codec: candidate) != nil {
+    for candidate in [name, "lib" + name, name == "mp3" ? "libmp3lame" : nil].compactMap({ $0 })
+    where AudioEncoderCapabilities(codec: candidate).map({ !$0.isExperimental }) == true {
         return candidate
     }
     throw MediaError.invalid("could not normalize the loudness of", path: s.file.path, stream: s.index,

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Sync
 
 /// The frames of an AMR packet. A 3GP/MOV sample of AMR holds a run of
 /// frames in the storage format (RFC 4867 §5.3, 3GPP TS 26.101): each a
@@ -39,5 +40,29 @@ public struct AMRFrames: Sendable {
             at = end
         }
         return ranges
+    }
+
+    /// Makes `part` the frame `index` (at `range`) of `packet`: the same
+    /// payload referenced, cut to the frame, and timed at its place in the
+    /// packet — `index` frames after the packet's start on a clock of
+    /// `sampleRate` samples a second, in the packet's `timeBase`. Side data
+    /// (skip samples) belongs to the packet's start and stays with frame 0.
+    /// The decoder sends AMR a frame at a time this way; the MP4/MOV/3GP
+    /// muxer takes only packets of one frame (movenc: "input is not a single
+    /// packet", EPERM), so copied AMR is written so too.
+    public func cut(_ packet: borrowing Packet, frame index: Int, at range: Range<Int>, into part: borrowing Packet,
+                    sampleRate: Int32, timeBase: Rational?) throws(MediaError) {
+        try part.reference(packet)
+        let q = part.pointer
+        q.pointee.data = packet.pointer.pointee.data + range.lowerBound
+        q.pointee.size = Int32(range.count)
+        if index > 0 { av_packet_free_side_data(q) }
+        let samples = Rational.perSecond(sampleRate)
+        let offset = samples.flatMap { st in timeBase.flatMap { rescale(Int64(index) * samplesPerFrame, from: st, to: $0) } }
+        let end = samples.flatMap { st in timeBase.flatMap { rescale(Int64(index + 1) * samplesPerFrame, from: st, to: $0) } }
+        let timing = packet.timing
+        part.timing = PacketTiming(pts: offset.flatMap { o in timing.pts.map { $0 &+ o } },
+                                   dts: offset.flatMap { o in timing.dts.map { $0 &+ o } },
+                                   duration: offset.flatMap { o in end.map { $0 - o } } ?? 0)
     }
 }

@@ -39,12 +39,16 @@ public struct AudioEncoderCapabilities: Sendable {
 
     /// The codec's short name (`mp3` for the `libmp3lame` encoder).
     public let codecName: String
+    /// FFmpeg marks it experimental (5.1's own `opus` and `vorbis`): it opens
+    /// only with `strict -2`, and its output is not what players are promised.
+    public let isExperimental: Bool
 
     public init?(codec name: String) {
         guard let found = avcodec_find_encoder_by_name(name), found.pointee.type == AVMEDIA_TYPE_AUDIO else { return nil }
         self.codec = name
         let codec = found
         codecName = avcodec_get_name(codec.pointee.id).string ?? name
+        isExperimental = codec.pointee.capabilities & AV_CODEC_CAP_EXPERIMENTAL != 0
         var rates: [Int32] = []
         if var p = codec.pointee.supported_samplerates {
             while p.pointee != 0 { rates.append(p.pointee); p += 1 }

@@ -3,7 +3,7 @@ import Sync
 
 /// An output container: which libavformat muxer writes it and what it demands.
 public struct Container: Hashable, Sendable, CustomStringConvertible {
-    /// The libavformat muxer name (`mp4`, `mov`, `ipod`, `matroska`, `mpegts`).
+    /// The libavformat muxer name (`mp4`, `mov`, `ipod`, `3gp`, `3g2`, `matroska`, `mpegts`).
     public let muxer: String
     /// What the user called it (`mp4`, `m4a`, `mkv`, `ts`, …).
     public let name: String
@@ -11,7 +11,7 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
     /// The containers avtool writes, by the names users type (file extensions).
     public static let known: [String: String] = [
         "mp4": "mp4", "m4v": "mp4", "mov": "mov", "m4a": "ipod", "mkv": "matroska", "mka": "matroska",
-        "webm": "webm", "ts": "mpegts", "m2ts": "mpegts", "mts": "mpegts",
+        "webm": "webm", "ts": "mpegts", "m2ts": "mpegts", "mts": "mpegts", "3gp": "3gp", "3g2": "3g2",
     ]
 
     /// By a name as a user gives it to `--format` (`mp4`, `mkv`, …) or a muxer name (`matroska`).
@@ -61,16 +61,11 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { name }
 
-    /// MP4, MOV and M4A: ISO base media files, written by movenc.
     /// The demuxer that reads what this container's muxer writes.
-    public var demuxer: String {
-        switch muxer {
-        case "mp4", "mov", "ipod": "mov"
-        default: muxer
-        }
-    }
+    public var demuxer: String { isISOBMFF ? "mov" : muxer }
 
-    public var isISOBMFF: Bool { ["mp4", "mov", "ipod"].contains(muxer) }
+    /// MP4, MOV, M4A, 3GP and 3G2: ISO base media files, written by movenc.
+    public var isISOBMFF: Bool { ["mp4", "mov", "ipod", "3gp", "3g2"].contains(muxer) }
 
     /// The DTS order the muxer accepts: movenc needs strictly increasing DTS;
     /// Matroska and MPEG-TS accept repeats.
@@ -95,9 +90,23 @@ public struct Container: Hashable, Sendable, CustomStringConvertible {
     }
 
     func canHold(_ codec: AVCodecID) -> Bool? {
+        guard let listed = listed(codec) else { return nil }
+        return listed ? setUpAccepts(codec) ?? true : false
+    }
+
+    /// Whether the muxer's tables name `codec`: `avformat_query_codec`, or a
+    /// tag in the muxer's tag tables. Matroska's query answers from its own
+    /// codec IDs, yet its muxer writes any video that has a VfW (BMP) tag and
+    /// any audio that has an ACM (WAV) tag, as `ffmpeg -c copy` does (H.263
+    /// as `V_MS/VFW/FOURCC` `H263`). Some muxers refuse at set-up what their
+    /// tables name (`setUpAccepts`).
+    func listed(_ codec: AVCodecID) -> Bool? {
         guard let format = outputFormat else { return false }
         let r = avformat_query_codec(format, codec, FF_COMPLIANCE_NORMAL)
-        return r < 0 ? nil : r == 1
+        if r == 1 { return true }
+        var tag: UInt32 = 0
+        if let tables = format.pointee.codec_tag, av_codec_get_tag2(tables, codec, &tag) != 0 { return true }
+        return r < 0 ? nil : false
     }
 }
 

@@ -53,29 +53,16 @@ public final class Decoder {
         let p = packet.pointer.pointee
         let key = AMRSplit.Key(data: p.data, size: p.size, pts: p.pts)
         if split?.key != key {
-            guard let frames = packet.withData({ amr.frames(in: $0) }), frames.count > 1, let data = p.data else {
+            guard let frames = packet.withData({ amr.frames(in: $0) }), frames.count > 1 else {
                 split = nil
                 return try result(avcodec_send_packet(context, packet.pointer))
             }
-            split = AMRSplit(key: key, frames: frames, data: data)
+            split = AMRSplit(key: key, frames: frames)
         }
         while let s = split, s.sent < s.frames.count {
-            try part.reference(packet)
-            let frame = s.frames[s.sent]
-            let q = part.pointer
-            q.pointee.data = s.data + frame.lowerBound
-            q.pointee.size = Int32(frame.count)
-            // Side data (skip samples) belongs to the packet's start.
-            if s.sent > 0 { av_packet_free_side_data(q) }
-            let samples = Rational.perSecond(stream.sampleRate)
-            let tb = stream.timeBase
-            let offset = samples.flatMap { st in tb.flatMap { rescale(Int64(s.sent) * amr.samplesPerFrame, from: st, to: $0) } }
-            let length = samples.flatMap { st in tb.flatMap { rescale(amr.samplesPerFrame, from: st, to: $0) } }
-            let timing = packet.timing
-            part.timing = PacketTiming(pts: offset.flatMap { o in timing.pts.map { $0 &+ o } },
-                                       dts: offset.flatMap { o in timing.dts.map { $0 &+ o } },
-                                       duration: length ?? 0)
-            guard try result(avcodec_send_packet(context, q)) else {
+            try amr.cut(packet, frame: s.sent, at: s.frames[s.sent], into: part,
+                        sampleRate: stream.sampleRate, timeBase: stream.timeBase)
+            guard try result(avcodec_send_packet(context, part.pointer)) else {
                 part.unref()
                 return false
             }
@@ -118,7 +105,6 @@ private struct AMRSplit {
     }
     let key: Key
     let frames: [Range<Int>]
-    let data: UnsafeMutablePointer<UInt8>
     var sent = 0
 }
 

@@ -22,9 +22,15 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// The options the message quotes (as `'name'`), by the names recipes
     /// and the command line share, without dashes: `audio-bitrate`.
     public let options: [String]
+    /// The kind of failure where the code alone would misname it (a muxer's
+    /// EPERM is no permission problem; recordings that do not match are no
+    /// unsupported input): `category` reads it first.
+    public let assigned: Category?
 
     public init(code: Int32, operation: String, path: String? = nil, stream: Int? = nil,
-                message: String? = nil, hint: String? = nil, remedy: Remedy? = nil, options: [String] = []) {
+                message: String? = nil, hint: String? = nil, remedy: Remedy? = nil, options: [String] = [],
+                category: Category? = nil) {
+        self.assigned = category
         self.code = code
         self.operation = operation
         self.path = path
@@ -60,7 +66,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// The same error about another file or stream.
     public func about(path: String? = nil, stream: Int? = nil) -> MediaError {
         MediaError(code: code, operation: operation, path: path ?? self.path, stream: stream ?? self.stream,
-                   message: message, hint: hint, remedy: remedy, options: options)
+                   message: message, hint: hint, remedy: remedy, options: options, category: assigned)
     }
 
     // Codes usable in `catch` patterns: `catch MediaError.endOfFile`.
@@ -88,9 +94,10 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// A problem avtool finds itself (bad option, unsupported stream), with
     /// the code of EINVAL.
     public static func invalid(_ operation: String, path: String? = nil, stream: Int? = nil,
-                               message: String, hint: String? = nil, remedy: Remedy? = nil) -> MediaError {
+                               message: String, hint: String? = nil, remedy: Remedy? = nil,
+                               category: Category? = nil) -> MediaError {
         MediaError(code: AVTOOL_AVERROR_EINVAL, operation: operation, path: path, stream: stream,
-                   message: message, hint: hint, remedy: remedy)
+                   message: message, hint: hint, remedy: remedy, category: category)
     }
 
     /// An option value that cannot work: `message` quotes the `options` it
@@ -143,6 +150,8 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
     case reference
     /// Allow replacing another user's file with one of the caller's.
     case replaceOthersFiles
+    /// The muxer refuses the stream's packets as they are: another container, or a re-encode.
+    case otherContainerOrConvert(StreamKind)
 
     /// In library terms (the command line words it with its flags).
     public var description: String {
@@ -161,6 +170,7 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
         case .repair: "repair it with a whole recording made by the same device with the same settings as reference"
         case .reference: "name a whole recording made by the same device with the same settings as reference"
         case .replaceOthersFiles: "allow replacing other users' files to replace it anyway"
+        case .otherContainerOrConvert(let k): "write Matroska (.mkv), which holds it as it is, convert it (transcode), or leave out the \(k.rawValue) streams"
         }
     }
 }
@@ -191,8 +201,15 @@ extension MediaError {
         case damagedInput = "damaged-input"
         /// The input's data is not what its format says.
         case invalidData = "invalid-data"
-        /// The input asks for something this program does not do.
+        /// The input asks for something this program does not do, or the
+        /// output's container (its FFmpeg muxer) cannot hold a stream as it is.
         case unsupported
+        /// The input lacks the stream the verb needs (no audio to align, no video to merge onto).
+        case missingStream = "missing-stream"
+        /// A recording is shorter than the work needs (sync: the overlap it measures on).
+        case tooShort = "too-short"
+        /// The recordings could not be aligned: too little overlap, one silent, or no offset stands out.
+        case noMatch = "no-match"
         /// The work was cancelled.
         case interrupted
         /// Any other failure to read or write.
@@ -208,6 +225,7 @@ extension MediaError {
 
     /// The kind of failure; its `rawValue` is the stable name (`not-found`, …).
     public var category: Category {
+        if let assigned { return assigned }
         switch code {
         case avtool_averror(ENOENT), avtool_averror(ENOTDIR): return .notFound
         case avtool_averror(EACCES), avtool_averror(EPERM), avtool_averror(EROFS): return .permissionDenied
@@ -215,6 +233,7 @@ extension MediaError {
         case avtool_averror(EEXIST): return .outputExists
         case AVTOOL_AVERROR_ENCODER_NOT_FOUND, AVTOOL_AVERROR_DECODER_NOT_FOUND: return .codecUnavailable
         case AVTOOL_AVERROR_EXIT: return .interrupted
+        case AVTOOL_AVERROR_PATCHWELCOME: return .unsupported
         case MediaError.mismatchCode: return .internalMismatch
         default: break
         }

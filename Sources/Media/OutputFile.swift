@@ -124,7 +124,7 @@ public final class OutputFile {
         if written < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
             if let e = Self.fullDisk(written, name: name) { throw e }
-            throw MediaError(code: written, operation: "could not write header of", path: name,
+            throw refusedStream(written) ?? MediaError(code: written, operation: "could not write header of", path: name,
                              message: MediaError.describe(written)
                                 + " (the \(container.name) muxer rejected the stream set)")
         }
@@ -338,7 +338,8 @@ public final class OutputFile {
         if r < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
             if let e = Self.fullDisk(r, name: name, stream: packet.streamIndex) { throw e }
-            throw MediaError(code: r, operation: "could not write to", path: name, stream: packet.streamIndex)
+            throw refusedPacket(r, stream: packet.streamIndex)
+                ?? MediaError(code: r, operation: "could not write to", path: name, stream: packet.streamIndex)
         }
     }
 
@@ -399,7 +400,8 @@ extension Container {
     public func canHold(_ stream: InputStream) -> Bool? {
         if stream.isAttachedPicture { return muxer == "mp4" || muxer == "ipod" || muxer == "matroska" }
         if stream.mediaType == .attachment { return muxer == "matroska" }
-        return canHold(stream.codecID)
+        guard let listed = listed(stream.codecID) else { return nil }
+        return listed ? setUpAccepts(stream.parameters) ?? true : false
     }
 }
 

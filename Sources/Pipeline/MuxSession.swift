@@ -94,6 +94,9 @@ public final class MuxSession {
         var timeline: TrackTimeline?
         /// The input stream the current timeline reads, for errors.
         var source: (path: String, stream: Int)?
+        /// Copied AMR into MP4/MOV/3GP, whose packets are written a frame each
+        /// (`AMRFrames.cut`): its frames, sample rate and time base.
+        var amr: (frames: AMRFrames, sampleRate: Int32, timeBase: Rational?)?
         /// What was handed over for it, which the written file must hold (`OutputCheck`).
         var plan = PlannedTrack(type: .unknown, codec: "", timeBase: .microseconds)
         var packets: Int { plan.packets }
@@ -274,6 +277,8 @@ public final class MuxSession {
             tracks[track].carried?.use(stream)
             tracks[track].timeline = timeline
             tracks[track].source = (stream.file.path, stream.index)
+            tracks[track].amr = retimedIn == nil && container.isISOBMFF
+                ? stream.amrFrames.map { ($0, stream.sampleRate, stream.timeBase) } : nil
         } catch {
             throw timestampError(error, input: stream.file.path, stream: stream.index)
         }
@@ -286,6 +291,9 @@ public final class MuxSession {
     public func write(_ packet: borrowing Packet, track: Int) throws(MediaError) -> PacketTiming {
         try cancellation.check()
         precondition(tracks[track].timeline != nil, "MuxSession.write: track \(track) has no timeline")
+        if let amr = tracks[track].amr, let frames = packet.withData({ amr.frames.frames(in: $0) }), frames.count > 1 {
+            return try writeFrames(packet, frames, track: track)
+        }
         var mapped: PacketTiming
         do {
             // Mapped in place: the timeline is not copied out and back per packet.

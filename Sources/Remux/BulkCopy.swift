@@ -309,11 +309,17 @@ private func holdsEdits(_ head: [UInt8], before old: InputFile, name: String, ed
     return zip(wanted.matrices, new.streams).allSatisfy { ($0 ?? identity) == ($1.displayMatrix ?? identity) }
 }
 
-/// The muxer that writes what a major brand names: QuickTime, iTunes audio, else MP4.
+/// The muxer that writes what a major brand names: QuickTime, iTunes audio,
+/// 3GPP (`3gp4`…`3gp9`, `3gr6`, `3gs6`…), 3GPP2 (`3g2a`…, KDDI's `kddi`), else MP4.
 private func family(brand: [UInt8]) -> String {
-    switch String(decoding: brand, as: UTF8.self) {
-    case "qt  ": "mov"
-    case "M4A ", "M4B ": "ipod"
-    default: "mp4"
+    let name = String(decoding: brand, as: UTF8.self)
+    switch name {
+    case "qt  ": return "mov"
+    case "M4A ", "M4B ": return "ipod"
+    case "kddi": return "3g2"
+    default:
+        if name.hasPrefix("3g2") { return "3g2" }
+        if name.hasPrefix("3g") { return "3gp" }
+        return "mp4"
     }
 }

@@ -130,6 +130,10 @@ public struct AssemblyPlan: Hashable, Sendable {
     public private(set) var videoEnd: Int64 = 0
     /// The first segment's offset (audio against video, samples).
     public private(set) var offsetSamples: Int64?
+    /// The first segment's audio start against its video's by their own
+    /// timestamps (an edit list's delay, a recorder's late start), in
+    /// samples, when `--align start` set it aside; nil when it was kept or 0.
+    public private(set) var startSetAsideSamples: Int64?
 
     /// `sampleRate` 0 (or less) when there is no audio.
     public init(videoTimeBase: Rational, sampleRate: Int32, end: EndPolicy?, segments: Int) {
@@ -185,6 +189,9 @@ public struct AssemblyPlan: Hashable, Sendable {
                                       alignment: alignment, offset: offset) else { throw .overflow }
             audioShift = sync.audioShift.value.plus(jointSamples)
             offsetSamples = sync.offset.value
+            if alignment == .start, self.offsetSamples == nil, anchor != videoLocal {
+                startSetAsideSamples = anchor.minus(videoLocal)
+            }
             // An offset that leaves the audio entirely outside the video is a mistake.
             if let d = audio.duration?.rescaled(to: sampleTimeBase)?.value,
                let vd = video.duration?.rescaled(to: sampleTimeBase)?.value {

@@ -268,7 +268,8 @@ struct TranscodePlan {
             if let a = encoders[s.index] {
                 return AudioOutcome(stream: s.index, action: "encoded", codec: a.encoder.codecName,
                                     sampleRate: a.encoder.sampleRate, bitRate: a.encoder.bitRate > 0 ? a.encoder.bitRate : nil,
-                                    silenceInserted: a.silenceInserted, samplesTrimmed: a.samplesTrimmed)
+                                    silenceInserted: a.silenceInserted, samplesTrimmed: a.samplesTrimmed, from: s.codecName,
+                                    reason: container.canHold(s) == false ? "\(container.name) cannot hold \(s.codecName)" : nil)
             }
             return AudioOutcome(stream: s.index, action: "copied", codec: s.codecName, sampleRate: s.sampleRate,
                                 bitRate: s.bitRate)

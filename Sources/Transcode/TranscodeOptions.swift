@@ -309,4 +309,8 @@ public struct AudioOutcome: Sendable, Codable, Equatable {
     public var silenceInserted: Int64 = 0
     /// Doubled samples dropped where the input's audio overlapped itself.
     public var samplesTrimmed: Int64 = 0
+    /// The input's codec, when encoded.
+    public var from: String?
+    /// Why it was encoded when nothing asked for it: the container cannot hold the input's codec.
+    public var reason: String?
 }

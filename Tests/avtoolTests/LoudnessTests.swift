@@ -244,3 +244,43 @@ struct LoudnessTests {
         #expect(try Self.audioStart(out) == Self.audioStart(input))
     }
 }
+
+/// Loudness of the recordings people have, into the containers they ask for.
+@Suite("loudness: encoders and stream flags")
+struct LoudnessEncoderTests {
+    /// Chrome's Opus recording (its first 2 s): Opus by libopus into .mka
+    /// (before: "could not open encoder opus …: Experimental feature"), and
+    /// AAC into .m4a, said in the report (before: "m4a cannot hold opus audio").
+    @Test(arguments: [("mka", "opus"), ("m4a", "aac")])
+    func browserOpusRecording(_ ext: String, _ codec: String) throws {
+        let scratch = try Scratch()
+        let clip = scratch.path("chrome.webm")
+        let m = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.wild("chrome_mediarecorder_opus_audio_only.webm"),
+                                        "-t", "2", "-c", "copy", clip])
+        try #require(m.status == 0, "\(m)")
+        let out = scratch.path("out.\(ext)")
+        // Its first seconds are quiet (-56 LUFS): a target 40 dB above is out of reach.
+        let r = try Tool.avtool("loudness", clip, out, "--target", "-40")
+        try #require(r.status == 0, "\(r)")
+        #expect(try FFprobe(out).streams.map { FFprobe.string($0, "codec_name") } == [codec])
+        if codec == "aac" { #expect(r.stderr.contains("stream #0: encoded as AAC (m4a cannot hold libopus audio)"), "\(r.stderr)") }
+    }
+
+    /// A voice memo given a cover (both real: the memo's AAC, an iTunes
+    /// file's pictures) into MOV: the refusal names --no-cover-art, and
+    /// loudness takes it (before: exit 64, "Unknown option '--no-cover-art'").
+    @Test func takesTheFlagItsHintNames() throws {
+        let scratch = try Scratch()
+        let input = scratch.path("memo.m4a")
+        let m = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.wild("ios_voicememos_2021.m4a"),
+                                        "-i", try Fixtures.real("itunes_tags_cover.m4a"), "-map", "0:a", "-map", "1:v",
+                                        "-c", "copy", "-disposition:v:0", "attached_pic", input])
+        try #require(m.status == 0, "\(m)")
+        let out = scratch.path("out.mov")
+        let refused = try Tool.avtool("loudness", input, out, "--target", "-40")
+        #expect(refused.status == 1 && refused.stderr.contains("mov cannot hold cover art; drop it with --no-cover-art"), "\(refused)")
+        let r = try Tool.avtool("loudness", input, out, "--target", "-40", "--no-cover-art")
+        try #require(r.status == 0, "\(r)")
+        #expect(try FFprobe(out).streams.map { FFprobe.string($0, "codec_name") } == ["aac"])
+    }
+}

@@ -19,8 +19,10 @@ struct LoudnessCommand: WritingVerb {
             rate so it holds the peaks between samples, its delay compensated). The report says \
             which, why, and the figures before and after. Then one pass copies every other stream \
             packet for packet and re-encodes the audio in its own codec family (AAC as AAC at 64 \
-            kb/s per channel unless --audio-bitrate, PCM as the same PCM) at its rate and channel \
-            layout, laid by a sample counter: the output's audio has the input's samples, start \
+            kb/s per channel unless --audio-bitrate, PCM as the same PCM, Opus by libopus: \
+            FFmpeg's own Opus encoder is experimental) at its rate and channel layout, or as AAC \
+            where the output's container cannot hold its family (Opus into .m4a; the report \
+            says so), laid by a sample counter: the output's audio has the input's samples, start \
             and length, so sync is kept. The output is measured again; a limited stream whose \
             peaks came out over the ceiling or whose loudness missed the target by more than 0.3 \
             LU (the limiter's output resampled and encoded adds to its peaks) is written again \
@@ -33,7 +35,9 @@ struct LoudnessCommand: WritingVerb {
 
             Refused with one line, exit status 1 and nothing written: a file without audio, a \
             silent stream (below the -70 LUFS gate), a target that needs a gain above 40 dB or \
-            more than 12 dB off the peaks, a codec with no encoder in this FFmpeg build.
+            more than 12 dB off the peaks, a codec with no encoder in this FFmpeg build. A stream \
+            the output's container cannot hold is named with the flag that leaves it out \
+            (--no-video, --no-cover-art, --no-subtitles, --no-data, --no-attachments).
 
             Examples: avtool loudness talk.mp4 talk-podcast.mp4 --target podcast; \
             avtool loudness show.mov --target -18 --true-peak -1.5 --dry-run
@@ -58,6 +62,12 @@ struct LoudnessCommand: WritingVerb {
     @Option(name: .customLong("audio-bitrate"), help: "The AAC bit rate for all channels, e.g. 128k (default 64k per channel).")
     var audioBitrate: String?
 
+    @Flag(help: "Leave out video streams.")
+    var noVideo = false
+    @Flag(help: "Leave out cover art (only MP4 and M4A can hold it).")
+    var noCoverArt = false
+
+    @OptionGroup var drops: StreamDropOptions
     @OptionGroup var outputOptions: OutputOptions
     @OptionGroup var reporting: ReportingOptions
 
@@ -66,6 +76,7 @@ struct LoudnessCommand: WritingVerb {
             throw ValidationError("'--target' \(target) is not podcast, streaming, ebu or a loudness between -70 and 0 LUFS (with '--true-peak' at most 0 dBTP)")
         }
         if output == nil && !dryRun { throw ValidationError("an output file is needed unless '--dry-run' is given") }
+        if drops.noAudio { throw ValidationError("'--no-audio' leaves loudness no audio to bring to the target") }
         if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
             throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k or 96000")
         }
@@ -76,6 +87,9 @@ struct LoudnessCommand: WritingVerb {
         o.target = LoudnessTarget(target, truePeak: truePeak) ?? .podcast  // checked by validate()
         o.overwrite = outputOptions.overwrite
         o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
+        drops.apply(to: &o.streams)
+        o.streams.video = !noVideo
+        o.streams.coverArt = !noCoverArt
         return o
     }
 

@@ -263,6 +263,10 @@ extension AssemblyReport: VerbReport {
             s += "; synced by audio: drift \(fixed(e.driftPPM, 2)) ppm, confidence \(fixed(e.confidence, 2))"
         }
         if let ms = offsetMilliseconds, let n = offsetSamples { s += "; offset \(fixed(ms, 2)) ms (\(n) samples)" }
+        if let ms = startSetAsideMilliseconds {
+            s += " (the audio's own start, \(fixed(ms, 2)) ms \(ms < 0 ? "before" : "after") the video's by its timestamps, "
+                + "set aside by --align start; --align timestamps keeps it)"
+        }
         if silenceInsertedSamples > 0 {
             s += "; \(silenceInsertedSamples) samples of silence in \(repairs.filter { $0.samples > 0 }.count) place(s)"
         }

@@ -274,8 +274,9 @@ extension TranscodeReport: VerbReport {
         s += "\(encoder) \(width)x\(height) \(pixelFormat), \(framesEncoded) frames"
         if let frameRate { s += " at \(frameRate) fps (\(framesDropped) dropped, \(framesDuplicated) repeated)" }
         for a in audio where a.action == "encoded" {
-            s += ", audio #\(a.stream) → \(a.codec)"
+            s += ", audio #\(a.stream) \(a.from.map { $0 + " " } ?? "")→ \(a.codec)"
             if let b = a.bitRate { s += " \(b / 1000)k" }
+            if let r = a.reason { s += " (\(r))" }
             if a.silenceInserted > 0 { s += " (\(a.silenceInserted) samples of silence filled)" }
         }
         for l in loudness ?? [] {

@@ -34,6 +34,7 @@ extension Remedy {
         case .repair: "'avtool repair IN OUT --reference GOOD' rebuilds it, GOOD being a whole recording from the same device and settings"
         case .reference: "name one with --reference: a whole recording from the same device and settings"
         case .replaceOthersFiles: "pass --replace-others-files to replace it anyway (it becomes yours), or write another output"
+        case .otherContainerOrConvert(let k): "write .mkv, which holds it as it is, convert it with 'avtool transcode', or drop it with \(k.dropFlag)"
         }
     }
 }
