@@ -101,10 +101,9 @@ public final class MuxSession {
         var plan = PlannedTrack(type: .unknown, codec: "", timeBase: .microseconds)
         var packets: Int { plan.packets }
         var bytes: Int64 { plan.bytes }
-        /// The first DTS written, and where the frames end in presentation:
-        /// all of them, and those not flagged discard (what the input shows).
-        var firstDTS: Int64?
-        var end = Int64.min
+        /// Where the frames end in presentation: all of them, and those not
+        /// flagged discard (what the input shows).
+        var end: Int64 { plan.end ?? .min }
         var shownEnd = Int64.min
         /// Frames at or after this presentation time (source ticks) are
         /// written as references but not shown (`hideFrames`).
@@ -312,10 +311,8 @@ public final class MuxSession {
             packet.unref()
             return mapped
         }
-        if tracks[track].firstDTS == nil { tracks[track].firstDTS = mapped.dts ?? mapped.pts }
         if let p = mapped.pts ?? mapped.dts {
             let end = p &+ max(mapped.duration, 0)
-            tracks[track].end = max(tracks[track].end, end)
             if hidden {
                 tracks[track].hiddenStarts.append(p)
             } else {
@@ -375,7 +372,7 @@ public final class MuxSession {
                 let end = tracks[j].plan.type == .data ? content.flatMap { rescale($0, from: .microseconds, to: timeBase(j)) } : nil
                 tracks[j].carried?.contentEnd = end
                 guard let m = tracks[j].muxerIndex, let e = [tracks[j].editEnd, end].compactMap({ $0 }).min() else { continue }
-                EditListEnd.end(path: staged.temporary, track: m, shownEnd: e, firstDTS: tracks[j].firstDTS ?? 0)
+                EditListEnd.end(path: staged.temporary, track: m, shownEnd: e, firstDTS: tracks[j].plan.firstDTS ?? 0)
             }
             try complete(staged.temporary)
         }
