@@ -176,7 +176,11 @@ struct BoxWalkerTests {
         #expect(open.type == "mdat" && open.start == 12 && open.size == 10)
         #expect(throws: MovieLayout.Refusal.self) { try top(ftyp + Self.declared(100, "mdat", [1])) }
         #expect(throws: MovieLayout.Refusal.self) { try top(ftyp + Self.large("mdat", size: 12, [1, 2, 3, 4])) }
-        #expect(throws: MovieLayout.Refusal.self) { try top(ftyp + [0, 0, 0]) }
+        // Fewer bytes than a header after the last box are passed over, as
+        // libavformat does (an iPhone 6s file ends with a text-mode copy's "\r\n").
+        #expect(try top(ftyp + [0, 0, 0]).map(\.size) == [12])
+        #expect(try top(ftyp + Array("\r\n".utf8)).map(\.type) == ["ftyp"])
+        #expect(throws: MovieLayout.Refusal.self) { try top([0, 0, 0]) }
         #expect(throws: MovieLayout.Refusal.self) { try top(ftyp + L.be(1, 4) + Array("mdat".utf8) + [0, 0]) }
     }
 }
