@@ -45,7 +45,7 @@ public final class FilterGraph {
         if r >= 0 { r = avtool_avfilter_init_str(src, nil) }
         var snk: UnsafeMutablePointer<AVFilterContext>?
         if r >= 0 { r = avtool_avfilter_graph_create_filter(&snk, avtool_avfilter_get_by_name(video ? "buffersink" : "abuffersink"), "out", nil, nil, g) }
-        if r >= 0, let snk { r = Self.link(g, description, source: src, sink: snk) }
+        if r >= 0, let snk { r = Self.link(g, description, sources: [src], sink: snk) }
         if r >= 0 { r = avtool_avfilter_graph_config(g, nil) }
         guard r >= 0, let snk else {
             avtool_avfilter_graph_free(&graph)
@@ -59,7 +59,7 @@ public final class FilterGraph {
 
     /// The input's shape from a decoded frame (`av_buffersrc_parameters_set`).
     /// A video frame's colour properties travel with each frame.
-    private static func configureSource(_ src: UnsafeMutablePointer<AVFilterContext>, like frame: borrowing Frame,
+    static func configureSource(_ src: UnsafeMutablePointer<AVFilterContext>, like frame: borrowing Frame,
                                         timeBase: Rational) -> Int32 {
         guard let par = avtool_av_buffersrc_parameters_alloc() else { return AVTOOL_AVERROR_ENOMEM }
         defer {
@@ -88,22 +88,27 @@ public final class FilterGraph {
         return avtool_av_buffersrc_parameters_set(src, par)
     }
 
-    /// Links source → `description` → sink (the labels `in` and `out`).
-    private static func link(_ g: UnsafeMutablePointer<AVFilterGraph>, _ description: String,
-                             source: UnsafeMutablePointer<AVFilterContext>,
-                             sink: UnsafeMutablePointer<AVFilterContext>) -> Int32 {
-        var outputs = avtool_avfilter_inout_alloc()
+    /// Links the sources → `description` → sink: the labels `in` (one
+    /// source) or the sources' own names (several), and `out`.
+    static func link(_ g: UnsafeMutablePointer<AVFilterGraph>, _ description: String,
+                     sources: [UnsafeMutablePointer<AVFilterContext>],
+                     sink: UnsafeMutablePointer<AVFilterContext>) -> Int32 {
+        var outputs: UnsafeMutablePointer<AVFilterInOut>?
         var inputs = avtool_avfilter_inout_alloc()
         defer {
             avtool_avfilter_inout_free(&outputs)
             avtool_avfilter_inout_free(&inputs)
         }
-        guard let o = outputs, let i = inputs else { return AVTOOL_AVERROR_ENOMEM }
         // The lists own their names (freed by avfilter_inout_free).
-        o.pointee.name = av_strdup("in")
-        o.pointee.filter_ctx = source
-        o.pointee.pad_idx = 0
-        o.pointee.next = nil
+        for source in sources.reversed() {
+            guard let o = avtool_avfilter_inout_alloc() else { return AVTOOL_AVERROR_ENOMEM }
+            o.pointee.name = sources.count == 1 ? av_strdup("in") : av_strdup(source.pointee.name)
+            o.pointee.filter_ctx = source
+            o.pointee.pad_idx = 0
+            o.pointee.next = outputs
+            outputs = o
+        }
+        guard let i = inputs else { return AVTOOL_AVERROR_ENOMEM }
         i.pointee.name = av_strdup("out")
         i.pointee.filter_ctx = sink
         i.pointee.pad_idx = 0

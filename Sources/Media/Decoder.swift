@@ -34,6 +34,30 @@ public final class Decoder {
         try MediaError.check(avcodec_open2(ctx, codec, nil), op, path: stream.file.path, stream: stream.index)
     }
 
+    /// A decoder for what `encoder` writes (its codec and extradata, from
+    /// `avcodec_parameters_from_context`), to see the pictures it made of
+    /// `stream` (named in errors). Packets are in the encoder's time base.
+    public init(decoding encoder: Encoder, of stream: InputStream) throws(MediaError) {
+        self.stream = stream
+        amr = nil
+        part = try Packet()
+        let op = "could not open a decoder for the encoder's output of"
+        func fail(_ code: Int32) -> MediaError { MediaError(code: code, operation: op, path: stream.file.path, stream: stream.index) }
+        guard let codec = avcodec_find_decoder(encoder.context.pointee.codec_id) else { throw fail(AVTOOL_AVERROR_DECODER_NOT_FOUND) }
+        guard let ctx = avcodec_alloc_context3(codec) else { throw fail(AVTOOL_AVERROR_ENOMEM) }
+        context = ctx
+        var par = avcodec_parameters_alloc()
+        defer { avcodec_parameters_free(&par) }
+        guard let par else { throw fail(AVTOOL_AVERROR_ENOMEM) }
+        var r = avcodec_parameters_from_context(par, encoder.context)
+        if r >= 0 { r = avcodec_parameters_to_context(ctx, par) }
+        if r < 0 { throw fail(r) }
+        ctx.pointee.pkt_timebase = encoder.context.pointee.time_base
+        ctx.pointee.thread_count = 0
+        ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+        try MediaError.check(avcodec_open2(ctx, codec, nil), op, path: stream.file.path, stream: stream.index)
+    }
+
     deinit {
         var c: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&c)

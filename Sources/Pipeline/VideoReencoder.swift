@@ -34,6 +34,10 @@ public final class VideoReencoder: Reencoder {
     public let metadata: PictureMetadataCarrier?
     public private(set) var framesDecoded = 0
     public private(set) var framesEncoded = 0
+    /// Called with each picture as the encoder is given it (filtered and
+    /// converted), after it is sent: what a measure of the encode's quality
+    /// compares the encoder's output with.
+    public var encoderInput: ((borrowing Frame) throws(MediaError) -> Void)?
     /// Called every few decoded frames with the count and the frame's time.
     public var progress: ((Int, Timestamp) -> Void)?
     /// Only frames shown in this chunk are encoded (a chunked transcode);
@@ -135,8 +139,10 @@ public final class VideoReencoder: Reencoder {
             }
             try scaler!.scale(f, into: converted)
             while try !encoder.send(converted) { try drainEncoder(emit) }
+            try encoderInput?(converted)
         } else {
             while try !encoder.send(f) { try drainEncoder(emit) }
+            try encoderInput?(f)
         }
         try drainEncoder(emit)
     }

@@ -1,0 +1,96 @@
+import Foundation
+import Sync
+import Testing
+
+@Suite("CRFSearch")
+struct CRFSearchTests {
+    /// A made-up encoder whose samples lose `slope` dB of SSIM's linear
+    /// scale per CRF step, each from its own start (a hard sample starts lower).
+    struct Samples {
+        var starts: [Double] = [36, 30, 33]
+        var slope = 0.4
+        func scores(_ crf: Double) -> [Double] {
+            starts.map { QualityMetric.ssim.score(fromLinear: $0 - slope * crf) }
+        }
+        func probe(_ crf: Double) -> CRFSearch.Probe {
+            CRFSearch.Probe(crf: crf, scores: scores(crf), bytes: Int64(1_000_000 * pow(0.89, crf)), seconds: 10 - crf / 10)
+        }
+    }
+
+    /// Runs the search to its end; the CRFs probed, and the last step.
+    func run(_ target: QualityTarget, _ samples: Samples) -> ([Double], CRFSearch.Step) {
+        var search = CRFSearch(target: target)
+        var probed: [Double] = []
+        while case .probe(let c) = search.next() {
+            #expect(!probed.contains(c), "\(c) probed twice")
+            probed.append(c)
+            search.add(samples.probe(c))
+        }
+        return (probed, search.next())
+    }
+
+    @Test("the weakest sample meets the target at the chosen CRF, within a tenth of a CRF, in few probes")
+    func choosesTheWeakest() throws {
+        let samples = Samples()
+        let (probed, step) = run(QualityTarget(value: 0.985), samples)
+        guard case .chosen(let choice) = step else { Issue.record("\(step)"); return }
+        // The weakest starts at 30 dB: 30 - 0.4 c = linear(0.985) = 18.24 → c = 29.4.
+        #expect(abs(choice.crf - 29.4) <= 0.1)
+        #expect(samples.scores(choice.crf).min()! >= 0.985)
+        #expect(samples.scores(choice.crf + 0.2).min()! < 0.985)
+        #expect(abs(choice.weakest - 0.985) < 0.0005)
+        #expect(choice.mean > choice.weakest)
+        #expect(probed.count <= 4, "\(probed)")
+        #expect(choice.bytes > Double(samples.probe(30).bytes) && choice.bytes < Double(samples.probe(29).bytes))
+    }
+
+    @Test("bounded: a search never leaves min-crf…max-crf")
+    func bounded() {
+        let (probed, step) = run(QualityTarget(value: 0.97, minCRF: 18, maxCRF: 26), Samples())
+        #expect(probed.allSatisfy { (18...26).contains($0) }, "\(probed)")
+        guard case .unreachable(let best, let crf, let tooHigh) = step else { Issue.record("\(step)"); return }
+        // 0.97 is below what CRF 26 gives (the floor): refused, naming the lowest reachable.
+        #expect(!tooHigh && crf == 26)
+        #expect(abs(best - Samples().scores(26).min()!) < 1e-12)
+    }
+
+    @Test("a target above what the lowest CRF reaches is unreachable, naming the best score")
+    func aboveTheCeiling() {
+        let (probed, step) = run(QualityTarget(value: 0.9995, minCRF: 10, maxCRF: 40), Samples())
+        guard case .unreachable(let best, let crf, let tooHigh) = step else { Issue.record("\(step)"); return }
+        #expect(tooHigh && crf == 10 && probed.contains(10))
+        #expect(abs(best - Samples().scores(10).min()!) < 1e-12)
+        #expect(probed.count <= CRFSearch.maximumProbes)
+    }
+
+    @Test("PSNR targets, and a rerun from cached probes asks for no encode already made")
+    func psnrAndCache() {
+        var target = QualityTarget(metric: .psnr, value: 40)
+        let psnr = { (crf: Double) in CRFSearch.Probe(crf: crf, scores: [55 - 0.5 * crf, 52 - 0.5 * crf], bytes: 1000, seconds: 1) }
+        var search = CRFSearch(target: target)
+        var made: [CRFSearch.Probe] = []
+        while case .probe(let c) = search.next() { made.append(psnr(c)); search.add(psnr(c)) }
+        guard case .chosen(let a) = search.next() else { Issue.record("\(search.next())"); return }
+        #expect(abs(a.crf - 24) <= 0.1)
+        // Another target from the same probes: only new CRFs are asked for.
+        target.value = 38
+        var again = CRFSearch(target: target, probes: made)
+        while case .probe(let c) = again.next() {
+            #expect(!made.contains { $0.crf == c })
+            again.add(psnr(c))
+        }
+        guard case .chosen(let b) = again.next() else { Issue.record("\(again.next())"); return }
+        #expect(abs(b.crf - 28) <= 0.1)
+    }
+
+    @Test("named levels and refused values")
+    func levels() {
+        #expect(QualityTarget("high")?.value == 0.985)
+        #expect(QualityTarget("archive", metric: .psnr)?.value == 45)
+        #expect(QualityTarget("0.97")?.value == 0.97)
+        #expect(QualityTarget("best") == nil)
+        #expect(QualityTarget(value: 1.5).problem != nil)
+        #expect(QualityTarget(value: 0.98, minCRF: 30, maxCRF: 20).problem != nil)
+        #expect(QualityTarget(value: 0.98).problem == nil)
+    }
+}
