@@ -27,6 +27,12 @@ public enum FileSystem {
     @discardableResult
     public static func unlink(_ path: String) -> Int32 { path.withFileSystemPath { Glibc.unlink($0) } }
 
+    /// `rename(2)`.
+    @discardableResult
+    public static func rename(_ from: String, _ to: String) -> Int32 {
+        from.withFileSystemPath { f in to.withFileSystemPath { t in Glibc.rename(f, t) } }
+    }
+
     /// `mkdir(2)`.
     public static func makeDirectory(_ path: String, _ mode: mode_t) -> Int32 { path.withFileSystemPath { Glibc.mkdir($0, mode) } }
 

@@ -38,6 +38,8 @@ public final class VideoReencoder: Reencoder {
     /// converted), after it is sent: what a measure of the encode's quality
     /// compares the encoder's output with.
     public var encoderInput: ((borrowing Frame) throws(MediaError) -> Void)?
+    /// Called with each packet the encoder makes, before it is emitted.
+    public var encoderOutput: ((borrowing Packet) throws(MediaError) -> Void)?
     /// Called every few decoded frames with the count and the frame's time.
     public var progress: ((Int, Timestamp) -> Void)?
     /// Only frames shown in this chunk are encoded (a chunked transcode);
@@ -170,6 +172,7 @@ public final class VideoReencoder: Reencoder {
             t.duration = rateConverter != nil ? 1 : frameTimes.packetDuration(pts: t.pts, duration: t.duration)
             encoded.timing = t
             framesEncoded += 1
+            try encoderOutput?(encoded)
             try emit(encoded)
         }
     }

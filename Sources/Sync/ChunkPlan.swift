@@ -22,6 +22,12 @@ public struct ChunkPlan: Hashable, Sendable, Codable {
         public let lower: Int64?
         public let upper: Int64?
 
+        public init(number: Int, lower: Int64?, upper: Int64?) {
+            self.number = number
+            self.lower = lower
+            self.upper = upper
+        }
+
         /// Whether a frame shown at `pts` is this chunk's.
         public func contains(_ pts: Int64) -> Bool {
             (lower.map { pts >= $0 } ?? true) && (upper.map { pts < $0 } ?? true)

@@ -21,9 +21,15 @@ public func transcodeChunk(input inputPath: String, number: Int, of count: Int, 
     }
     let input = try InputFile(path: inputPath, cancellation: cancellation)
     if let cut = input.cutOffError("could not transcode") { throw cut }
-    let (manifest, video, stream) = try chunkManifest(input: input, count: count, options: options, cancellation: cancellation)
+    let (manifest, planned, stream) = try chunkManifest(input: input, count: count, options: options, cancellation: cancellation)
     let dir = ChunkDirectory(path: directory)
     try dir.settle(manifest)
+    var video = planned
+    if let target = options.quality, number <= manifest.plan.count, dir.completed(number, of: count, settings: manifest.settings) == nil {
+        let q = try searchQuality(manifest.plan, only: number, stream: stream, video: video, target: target,
+                                  cancellation: cancellation, progress: progress)
+        video = video.encoding(crf: q.crf)
+    }
     return try encodeChunk(number, manifest: manifest, video: video, stream: stream, prime: options.primeChunkDecoder,
                            directory: dir,
                            cancellation: cancellation, progress: progress)

@@ -177,7 +177,8 @@ func chunkManifest(input: InputFile, count: Int, options: TranscodeOptions,
     let source = URL(fileURLWithPath: input.path).standardizedFileURL.path
     let manifest = ChunkManifest(source: source, sourceBytes: input.size ?? 0, videoStream: v.index, chunks: count,
                                  timeBase: "\(tb.numerator)/\(tb.denominator)", plan: plan,
-                                 settings: settingsLine(video.settings), choices: VideoChoices(options))
+                                 settings: settingsLine(video.settings) + (options.quality.map { " " + qualityLine($0) } ?? ""),
+                                 choices: VideoChoices(options))
     return (manifest, video, v)
 }
 
@@ -211,4 +212,10 @@ func settingsLine(_ s: VideoEncoderSettings) -> String {
     parts += s.options.map { "\($0.0)=\($0.1)" }
     if let dv = s.dolbyVision { parts.append("dolby-vision=\(dv.name)") }
     return parts.joined(separator: " ")
+}
+
+/// `--quality`'s part of a chunk's settings: each chunk's CRF is its own
+/// search's, so chunks are alike when they were searched for the same target.
+func qualityLine(_ q: QualityTarget) -> String {
+    "quality=\(q.metric.rawValue):\(q.value) crf-range=\(q.minCRF)-\(q.maxCRF)"
 }

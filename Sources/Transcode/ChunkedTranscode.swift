@@ -26,6 +26,11 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
     // The join's own checks (audio, streams) before the encoding.
     _ = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
     let (manifest, video, stream) = try chunkManifest(input: input, count: count, options: options, cancellation: cancellation)
+    // With --quality, each chunk's CRF from its own samples.
+    let quality = try options.quality.map { (t) throws(MediaError) in
+        try searchQuality(manifest.plan, stream: stream, video: video, target: t, cancellation: cancellation, progress: progress)
+    }
+    let crfs = quality?.chunks?.map(\.crf) ?? []
     // Without a directory of the user's, the chunks are unnamed files beside
     // OUT; where its filesystem has none, a hidden directory, removed when
     // the run ends, and by the next run into that folder if this one is killed.
@@ -61,7 +66,8 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
             sink.withLock { $0?(all) }
         }
         do throws(MediaError) {
-            _ = try encodeChunk(k, manifest: shared.manifest, video: shared.video, stream: shared.stream, prime: prime,
+            let video = k <= crfs.count ? shared.video.encoding(crf: crfs[k - 1]) : shared.video
+            _ = try encodeChunk(k, manifest: shared.manifest, video: video, stream: shared.stream, prime: prime,
                                 directory: dir, cancellation: stop, progress: reporting ? report : nil)
         } catch {
             failure.withLock { if $0 == nil || (MediaError.interrupted ~= $0! && !(MediaError.interrupted ~= error)) { $0 = error } }
@@ -82,6 +88,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
                                                                  duration: total))
                                     }
                                 })
+    report.quality = quality
     if manifest.plan.count < count {
         report.warnings.append("the video has keyframes for \(manifest.plan.count) chunks only (\(count) asked)")
     }

@@ -9,12 +9,15 @@ public struct TranscodeProgress: Sendable {
     /// Seconds of media encoded so far.
     public let position: Double
     public let duration: Double?
+    /// The phase, when it is not the encode itself ("quality search: CRF 27").
+    public var phase: String?
 
     /// A progress value (what a test or a client's own reporting makes).
-    public init(frames: Int, position: Double, duration: Double?) {
+    public init(frames: Int, position: Double, duration: Double?, phase: String? = nil) {
         self.frames = frames
         self.position = position
         self.duration = duration
+        self.phase = phase
     }
 
     public var fraction: Double? {
@@ -61,6 +64,8 @@ public struct TranscodeReport: Sendable, Codable {
     public var chunks: ChunkJoin?
     /// With a loudness target: each audio stream's plan (its output not measured again).
     public var loudness: [LoudnessStreamReport]?
+    /// With `--quality`: the CRF found, and the search's predictions (and measure).
+    public var quality: QualityReport?
 
     /// Output size over input size.
     public var sizeRatio: Double { inputBytes > 0 ? Double(outputBytes) / Double(inputBytes) : 0 }
@@ -87,11 +92,21 @@ public func transcode(input inputPath: String, output outputPath: String, option
     }
     let input = try InputFile(path: inputPath, cancellation: cancellation)
     // Every decision that can fail is made before the output exists.
-    let plan = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
+    var plan = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
+    var quality: QualityReport?
+    if let target = options.quality {
+        // The output is checked before the search (it exists, or is an input).
+        _ = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [inputPath])
+        quality = try searchQuality(input, plan: plan, target: target, cancellation: cancellation, progress: progress)
+        plan.videoSettings = plan.videoSettings.encoding(crf: quality!.crf)
+    }
     var source = try PacketSource(input, kept: plan.streams.kept, salvage: options.salvage, operation: "could not transcode")
     let video = try VideoReencoder(stream: plan.video, settings: plan.videoSettings, frameRate: options.frameRate,
                                    carrying: plan.carrying)
     video.filter = plan.filter
+    let meter = try options.verifyQuality ? options.quality.map { (t) throws(MediaError) in
+        try QualityMeter(t.metric, measuring: video, of: plan.video)
+    } : nil
     let out = try TranscodeOutput(plan, input: input, video: .encoded(video),
                                   destination: .file(outputPath, overwrite: options.overwrite, inputs: [inputPath]),
                                   options: options, cancellation: cancellation)
@@ -107,6 +122,12 @@ public func transcode(input inputPath: String, output outputPath: String, option
     let result = try session.finish()
     var report = plan.report(input: input, output: outputPath, video: video, audio: audio, result: result)
     report.salvage = source.salvage
+    report.quality = quality
+    if let meter {
+        report.quality?.measured = try meter.finish()
+        let fps = plan.video.averageFrameRate.map { Double($0.numerator) / Double($0.denominator) } ?? 30
+        report.quality?.measuredWeakestWindow = meter.weakestRun(of: Int((2 * fps).rounded()))
+    }
     if let w = source.salvage?.warning { report.warnings.insert(w, at: 0) }
     return report
 }
@@ -175,7 +196,7 @@ struct TranscodePlan {
     let audio: [Int: AudioEncoderSettings]
     /// With `--loudness`: each audio stream's plan (measured here, before anything is written).
     let loudness: [Int: LoudnessStreamReport]
-    let videoSettings: VideoEncoderSettings
+    var videoSettings: VideoEncoderSettings
     let hdr: Bool
     /// The per-picture metadata the video's encode carries, and what became of Dolby Vision.
     let carrying: PictureMetadata.Kinds

@@ -18,6 +18,12 @@ public struct TranscodeOptions: Sendable, Equatable {
     /// Tag, creation-time and rotation changes made as the output is written.
     public var edits = MetadataEdits()
     public var rate: RateControl = .crf(TranscodeOptions.defaultCRF)
+    /// Encode to a quality instead of a CRF given: the CRF (each chunk's,
+    /// with chunks) found from sample encodes measured against the source
+    /// (`transcode --quality`); `rate` is then not used.
+    public var quality: QualityTarget?
+    /// With `quality`: the whole output measured against the source as it is encoded.
+    public var verifyQuality = false
     /// x265's trade of speed for compression.
     public var preset = Preset.medium
     /// x265's tuning for a kind of picture or a use.
@@ -104,6 +110,10 @@ public struct TranscodeOptions: Sendable, Equatable {
         case .bitsPerPixel(let b) where !(b > 0 && b <= 24): throw bad("'bpp' must be above 0 and at most 24")
         default: break
         }
+        if let q = quality, let problem = q.problem {
+            throw .invalidOption(problem, options: ["quality", "min-crf", "max-crf"].filter { problem.contains("'\($0)'") })
+        }
+        if verifyQuality && quality == nil { throw .invalidOption("'verify-quality' goes with 'quality'", options: ["verify-quality", "quality"]) }
         if let k = keyframeInterval, k < 1 { throw bad("'keyint' must be at least 1") }
         if let s = size {
             // -1 for one side keeps the aspect ratio.
@@ -157,6 +167,7 @@ extension TranscodeOptions: Codable {
         case container, crf, bitrate, bitsPerPixel, preset, tune, x265Params, keyframeInterval, tenBit, size, frameRate
         case audio, audioBitRate, loudness, streams, start, faststart, overwrite, salvage
         case dolbyVision, sdr, toneMap
+        case quality, qualityMetric, minCRF, maxCRF, verifyQuality
     }
 
     public init(from decoder: any Swift.Decoder) throws {
@@ -198,6 +209,26 @@ extension TranscodeOptions: Codable {
         dolbyVision = try c.decodeIfPresent(Bool.self, forKey: .dolbyVision) ?? dolbyVision
         sdr = try c.decodeIfPresent(Bool.self, forKey: .sdr) ?? sdr
         toneMap = try c.decodeIfPresent(ToneMapOperator.self, forKey: .toneMap) ?? toneMap
+        try decodeQuality(c)
+    }
+
+    /// `quality` is a number or a level's name (`high`), on `qualityMetric`'s scale.
+    private mutating func decodeQuality(_ c: KeyedDecodingContainer<CodingKeys>) throws {
+        let metric = try c.decodeIfPresent(QualityMetric.self, forKey: .qualityMetric) ?? .ssim
+        if c.contains(.quality), try !c.decodeNil(forKey: .quality) {
+            let text: String
+            if let t = try? c.decode(String.self, forKey: .quality) { text = t } else {
+                text = String(try c.decode(Double.self, forKey: .quality))
+            }
+            guard let q = QualityTarget(text, metric: metric) else {
+                throw DecodingError.dataCorruptedError(forKey: .quality, in: c,
+                                                       debugDescription: "'\(text)' is not a quality: a number or one of \(QualityTarget.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            quality = q
+            quality?.minCRF = try c.decodeIfPresent(Double.self, forKey: .minCRF) ?? q.minCRF
+            quality?.maxCRF = try c.decodeIfPresent(Double.self, forKey: .maxCRF) ?? q.maxCRF
+        }
+        verifyQuality = try c.decodeIfPresent(Bool.self, forKey: .verifyQuality) ?? verifyQuality
     }
 
     public func encode(to encoder: any Swift.Encoder) throws {
@@ -226,6 +257,13 @@ extension TranscodeOptions: Codable {
         try c.encode(dolbyVision, forKey: .dolbyVision)
         try c.encode(sdr, forKey: .sdr)
         try c.encode(toneMap, forKey: .toneMap)
+        if let q = quality {
+            try c.encode(q.value, forKey: .quality)
+            try c.encode(q.metric, forKey: .qualityMetric)
+            try c.encode(q.minCRF, forKey: .minCRF)
+            try c.encode(q.maxCRF, forKey: .maxCRF)
+        }
+        if verifyQuality { try c.encode(true, forKey: .verifyQuality) }
     }
 }
 

@@ -6,7 +6,7 @@ import Sync
 /// x265 options, the per-picture metadata carried. A transcode and every
 /// chunk of a chunked one decide it here.
 struct VideoPlan {
-    let settings: VideoEncoderSettings
+    private(set) var settings: VideoEncoderSettings
     let hdr: Bool
     let carrying: PictureMetadata.Kinds
     let dolbyVision: HDRMetadataOutcome?
@@ -103,6 +103,13 @@ struct VideoPlan {
                                           fps: fps.map { Double($0.numerator) / Double($0.denominator) } ?? 30,
                                           hdr: metadata)
         self.settings = settings
+    }
+
+    /// The same plan at another CRF (`--quality`'s choice).
+    func encoding(crf: Double) -> VideoPlan {
+        var v = self
+        v.settings = settings.encoding(crf: crf)
+        return v
     }
 
     /// The filter the video's frames go through before they are encoded.

@@ -47,6 +47,21 @@ struct TranscodeCommand: WritingVerb {
             every chunk is encoded to the same quality; with --bitrate or --bpp each chunk meets \
             the average on its own (the whole file's average holds, the distribution between \
             chunks is not optimised across them). --fps cannot be combined with chunks.
+
+            Quality: --quality 0.985 (or archive = SSIM 0.99, high = 0.985, share = 0.97; with \
+            --quality-metric psnr: 45, 42, 38 dB) finds the CRF instead of taking one: three \
+            2-second samples spread through the file (all of a file under 12 s) are encoded with the \
+            same preset, tune, size, bit depth and HDR handling as the real encode, decoded, and \
+            measured against the pictures the encoder was given by libavfilter's ssim (or psnr) \
+            filter; the CRF is interpolated between sample encodes until the WEAKEST sample meets \
+            the target, within --min-crf/--max-crf (default \(Int(QualityTarget.defaultMinCRF))–\(Int(QualityTarget.defaultMaxCRF))). \
+            The report gives the CRF, the weakest and mean sample scores, the predicted size and \
+            time; --dry-run stops there. With --chunks each chunk gets its own CRF from its own \
+            samples. The sample encodes are cached per input and settings in \
+            $XDG_CACHE_HOME/avtool (or ~/.cache/avtool): a rerun with another target encodes only \
+            the CRFs not tried before. A target no CRF within the bounds reaches is refused before \
+            anything is written, naming the closest score reached. --verify-quality measures the \
+            whole output as it is encoded (and its weakest 2 seconds).
             """
     )
 
@@ -75,6 +90,24 @@ struct TranscodeCommand: WritingVerb {
 
     @Option(help: "Constant quality, 0–51 (lower is better; default \(Int(TranscodeOptions.defaultCRF))).")
     var crf: Double?
+
+    @Option(help: "Encode to a quality instead of a CRF: an SSIM such as 0.985 (a PSNR in dB with --quality-metric psnr), or archive, high or share; the CRF is searched from sample encodes so that the weakest sample meets it.")
+    var quality: String?
+
+    @Option(name: .customLong("quality-metric"), help: "With --quality: ssim (default) or psnr.")
+    var qualityMetric: QualityMetric?
+
+    @Option(name: .customLong("min-crf"), help: "With --quality: the lowest CRF the search may choose (default \(Int(QualityTarget.defaultMinCRF))).")
+    var minCRF: Double?
+
+    @Option(name: .customLong("max-crf"), help: "With --quality: the highest CRF the search may choose (default \(Int(QualityTarget.defaultMaxCRF))).")
+    var maxCRF: Double?
+
+    @Flag(name: .customLong("verify-quality"), help: "With --quality: measure the whole output against the source as it is encoded, and report it beside the prediction.")
+    var verifyQuality = false
+
+    @Flag(name: .customLong("dry-run"), help: "With --quality: search the CRF and report it with the predicted size and time, without encoding.")
+    var dryRun = false
 
     @Option(help: "Average video bit rate, e.g. 4M or 800k.")
     var bitrate: String?
@@ -137,6 +170,7 @@ struct TranscodeCommand: WritingVerb {
         let rates = [crf != nil ? "'--crf'" : nil, bitrate != nil ? "'--bitrate'" : nil, bpp != nil ? "'--bpp'" : nil]
             .compactMap { $0 }
         if rates.count > 1 { throw ValidationError("\(rates.joined(separator: " and ")) cannot be used together") }
+        try validateQuality(rates: rates)
         if let fps, TranscodeOptions.parseFrameRate(fps) == nil {
             throw ValidationError("'--fps' \(fps) is not a frame rate like 30, 29.97 or 30000/1001")
         }
@@ -158,6 +192,25 @@ struct TranscodeCommand: WritingVerb {
             throw ValidationError(error.commandLineMessage)
         }
         try validateChunking()
+    }
+
+    /// `--quality` and what goes with it.
+    private func validateQuality(rates: [String]) throws {
+        guard let quality else {
+            let needing = [qualityMetric != nil ? "'--quality-metric'" : nil, minCRF != nil ? "'--min-crf'" : nil,
+                           maxCRF != nil ? "'--max-crf'" : nil, verifyQuality ? "'--verify-quality'" : nil,
+                           dryRun ? "'--dry-run'" : nil].compactMap { $0 }
+            if !needing.isEmpty { throw ValidationError("\(needing.joined(separator: ", ")) go with '--quality'") }
+            return
+        }
+        if let r = rates.first { throw ValidationError("'--quality' and \(r) cannot be used together") }
+        if QualityTarget(quality, metric: qualityMetric ?? .ssim) == nil {
+            throw ValidationError("'--quality' \(quality) is not a number or one of \(QualityTarget.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if verifyQuality && (chunks != nil || chunk != nil) {
+            throw ValidationError("'--verify-quality' cannot be used with chunks yet")
+        }
+        if dryRun && chunk != nil { throw ValidationError("'--dry-run' cannot be used with '--chunk'") }
     }
 
     /// What each way of running asks for: IN OUT; IN OUT --chunks N;
@@ -184,7 +237,7 @@ struct TranscodeCommand: WritingVerb {
             }
             if chunkDir != nil { throw ValidationError("'--join' names the chunk directory itself; drop '--chunk-dir'") }
             // The video's settings are the chunks' (their manifest), not the join's.
-            let videoOptions = [crf != nil ? "--crf" : nil, bitrate != nil ? "--bitrate" : nil, bpp != nil ? "--bpp" : nil,
+            let videoOptions = [crf != nil ? "--crf" : nil, quality != nil ? "--quality" : nil, bitrate != nil ? "--bitrate" : nil, bpp != nil ? "--bpp" : nil,
                                 preset != "medium" ? "--preset" : nil, tune != nil ? "--tune" : nil,
                                 x265Params != nil ? "--x265-params" : nil, keyint != nil ? "--keyint" : nil,
                                 tenBit ? "--10bit" : nil, size != nil ? "--size" : nil, fps != nil ? "--fps" : nil]
@@ -215,6 +268,10 @@ struct TranscodeCommand: WritingVerb {
         o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
         o.loudness = try? LoudnessTargetOptions.target(loudness, truePeak: truePeak)  // checked by validate()
         if let bpp { o.rate = .bitsPerPixel(bpp) }
+        o.quality = quality.flatMap { QualityTarget($0, metric: qualityMetric ?? .ssim) }  // checked by validate()
+        if let minCRF { o.quality?.minCRF = minCRF }
+        if let maxCRF { o.quality?.maxCRF = maxCRF }
+        o.verifyQuality = verifyQuality
         o.preset = (try? TranscodeOptions.preset(named: preset)) ?? o.preset  // checked by validate()
         o.tune = tune.flatMap { try? TranscodeOptions.tune(named: $0) }
         o.x265Params = x265Params
@@ -241,7 +298,7 @@ struct TranscodeCommand: WritingVerb {
 
     func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
         let show = { (p: TranscodeProgress) in
-            line.update(fraction: p.fraction, position: p.position, detail: "\(p.frames) frames")
+            line.update(fraction: p.fraction, position: p.position, detail: p.phase ?? "\(p.frames) frames")
         }
         if let chunk, let (k, n) = Self.parseChunk(chunk), let input, let chunkDir {
             return try transcodeChunk(input: input, number: k, of: n, directory: chunkDir, options: options, progress: show)
@@ -250,6 +307,7 @@ struct TranscodeCommand: WritingVerb {
             return try joinChunks(directory: join, output: dirOutput, options: options, progress: show)
         }
         guard let input, let output else { throw MediaError.invalidOption("an input and an output are needed", options: []) }
+        if dryRun { return try searchQuality(input: input, output: output, chunks: chunks, options: options, progress: show) }
         if let chunks {
             return try transcode(input: input, output: output, chunks: chunks, directory: chunkDir, jobs: jobs,
                                  options: options, progress: show)
@@ -292,9 +350,31 @@ extension TranscodeReport: VerbReport {
             s += "; \(c.count) chunks joined (seams at " + c.seamsSeconds.map { fixed($0, 3) + " s" }.joined(separator: ", ")
                 + "; join \(fixed(c.joinSeconds, 2)) s)"
         }
+        if let q = quality { s += "; " + q.summary }
         s += "; \(formatBytes(outputBytes)) (\(fixed(sizeRatio * 100, 2))% of input)"
         s += " in \(fixed(elapsedSeconds, 2)) s"
         if elapsedSeconds > 0 { s += ", \(fixed(Double(framesEncoded) / elapsedSeconds, 2)) fps" }
+        return s
+    }
+}
+
+extension QualityReport: VerbReport {
+    var warnings: [String] { [] }
+
+    /// "SSIM 0.985 → CRF 27.3 (weakest sample 0.9851, mean 0.9893; predicted 12.1 MB in 41.2 s; search 9.80 s, 3 probes)".
+    var summary: String {
+        let digits = metric == .ssim ? 4 : 2
+        var s = "\(metric.rawValue.uppercased()) \(fixed(target, digits)) → CRF \(fixed(crf, 1))"
+        if let c = chunks, c.count > 1 { s += " (chunks: " + c.map { fixed($0.crf, 1) }.joined(separator: ", ") + ")" }
+        s += " (weakest sample \(fixed(predictedWeakest, digits)), mean \(fixed(predictedMean, digits)); "
+        s += "predicted \(formatBytes(predictedBytes)) in \(fixed(predictedSeconds, 1)) s; "
+        s += "search \(fixed(searchSeconds, 2)) s, \(chunks.map { $0.map(\.probes.count).reduce(0, +) } ?? probes.count) probes"
+        if cachedProbes > 0 { s += ", \(cachedProbes) from the cache" }
+        s += ")"
+        if let m = measured {
+            s += "; measured \(fixed(m, digits))"
+            if let w = measuredWeakestWindow { s += ", weakest 2 s \(fixed(w, digits))" }
+        }
         return s
     }
 }
@@ -309,4 +389,5 @@ extension HDRMetadataOutcome {
 }
 
 extension AudioMode: ExpressibleByArgument {}
+extension QualityMetric: ExpressibleByArgument {}
 extension ToneMapOperator: ExpressibleByArgument {}
