@@ -56,6 +56,7 @@ public struct CRFSearch: Sendable {
         case unreachable(best: Double, crf: Double, tooHigh: Bool)
     }
 
+    /// Probes made by one search at most.
     public static let maximumProbes = 6
     /// Where the search starts, within the bounds.
     public static let firstCRF = 25.0
@@ -64,35 +65,47 @@ public struct CRFSearch: Sendable {
     /// The probes so far, by CRF.
     public private(set) var probes: [Probe] = []
 
+    /// Probes added since the search began (not those it began with: a cache's).
+    public private(set) var made = 0
+
     public init(target: QualityTarget, probes: [Probe] = []) {
         self.target = target
-        for p in probes { add(p) }
+        for p in probes { keep(p) }
     }
 
     /// A probe's result (one already made at the same CRF is replaced).
     public mutating func add(_ probe: Probe) {
+        made += 1
+        keep(probe)
+    }
+
+    private mutating func keep(_ probe: Probe) {
         probes.removeAll { $0.crf == probe.crf }
         probes.append(probe)
         probes.sort { $0.crf < $1.crf }
     }
+
+    /// The probes within the bounds (a cache may hold others, from a search with other bounds).
+    private var considered: [Probe] { probes.filter { (target.minCRF...target.maxCRF).contains($0.crf) } }
 
     private func passes(_ p: Probe) -> Bool { p.weakest >= target.value }
     private func linear(_ v: Double) -> Double { target.metric.linear(v) }
 
     public func next() -> Step {
         let bounds = target.minCRF...target.maxCRF
+        let probes = considered
         guard !probes.isEmpty else { return .probe(Self.firstCRF.clamped(to: bounds)) }
         // The highest passing CRF, and the lowest failing one above it.
         let pass = probes.last(where: passes)
         let fail = probes.first { !passes($0) && $0.crf > (pass?.crf ?? -1) }
         switch (pass, fail) {
         case let (p?, f?):
-            if f.crf - p.crf < 2 || probes.count >= Self.maximumProbes { return .chosen(choose(between: p, and: f)) }
+            if f.crf - p.crf < 2 || made >= Self.maximumProbes { return .chosen(choose(between: p, and: f)) }
             let c = crossing(p, f).rounded().clamped(to: (p.crf + 1)...(f.crf - 1))
             return .probe(c)
         case let (nil, f?):
             // Every probe is below the target: lower CRFs, down to the bound.
-            if f.crf <= bounds.lowerBound || probes.count >= Self.maximumProbes {
+            if f.crf <= bounds.lowerBound || made >= Self.maximumProbes {
                 let best = probes.max { $0.weakest < $1.weakest }!
                 return .unreachable(best: best.weakest, crf: best.crf, tooHigh: true)
             }
@@ -102,7 +115,7 @@ public struct CRFSearch: Sendable {
             if p.crf >= bounds.upperBound {
                 return .unreachable(best: p.weakest, crf: p.crf, tooHigh: false)
             }
-            if probes.count >= Self.maximumProbes { return .chosen(choice(at: p)) }
+            if made >= Self.maximumProbes { return .chosen(choice(at: p)) }
             return .probe(extrapolated(from: p, towards: 1).clamped(to: min(p.crf + 1, bounds.upperBound)...bounds.upperBound))
         case (nil, nil):
             return .probe(Self.firstCRF.clamped(to: bounds))
@@ -124,7 +137,7 @@ public struct CRFSearch: Sendable {
     private func extrapolated(from p: Probe, towards direction: Double) -> Double {
         let typical = target.metric == .ssim ? -0.35 : -0.5
         var slope = typical
-        let others = probes.filter { $0.crf != p.crf }
+        let others = considered.filter { $0.crf != p.crf }
         if let q = others.min(by: { abs($0.crf - p.crf) < abs($1.crf - p.crf) }) {
             let s = (linear(q.weakest) - linear(p.weakest)) / (q.crf - p.crf)
             if s < 0 { slope = s }
@@ -147,7 +160,8 @@ public struct CRFSearch: Sendable {
                       seconds: mix(p.seconds, f.seconds))
     }
 
-    private func choice(at p: Probe) -> Choice {
+    /// What probe `p` measured, as a choice of its CRF.
+    public func choice(at p: Probe) -> Choice {
         Choice(crf: p.crf, weakest: p.weakest, mean: p.mean, bytes: Double(p.bytes), seconds: p.seconds)
     }
 }

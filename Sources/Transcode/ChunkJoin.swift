@@ -193,7 +193,7 @@ func joinChunks(_ dir: ChunkDirectory, output outputPath: String, options: Trans
                                  message: "the source has \(input.size ?? 0) bytes; the chunks were encoded from \(manifest.sourceBytes)")
     }
     let plan = try TranscodePlan(input, container: container, options: options, cancellation: cancellation)
-    let line = settingsLine(plan.videoSettings)
+    let line = chunkSettings(plan.videoSettings, quality: options.quality)
     guard plan.video.index == manifest.videoStream, line == manifest.settings else {
         throw MediaError.invalid("could not join", path: dir.path,
                                  message: "the chunks were encoded with '\(manifest.settings)'; here the encoder would be '\(line)'",

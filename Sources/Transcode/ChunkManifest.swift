@@ -46,6 +46,8 @@ public struct VideoChoices: Codable, Equatable, Sendable {
     /// `--sdr` and its curve; `--no-dolby-vision` (absent in older ledgers: off).
     public var sdr: ToneMapOperator?
     public var noDolbyVision: Bool?
+    /// `--quality` (absent in older ledgers: none).
+    public var quality: QualityTarget?
 
     public init(_ o: TranscodeOptions) {
         switch o.rate {
@@ -62,6 +64,7 @@ public struct VideoChoices: Codable, Equatable, Sendable {
         height = o.size?.height
         sdr = o.sdr ? o.toneMap : nil
         noDolbyVision = o.dolbyVision ? nil : true
+        quality = o.quality
     }
 
     /// `options` with these choices in place of its own.
@@ -77,6 +80,7 @@ public struct VideoChoices: Codable, Equatable, Sendable {
         o.sdr = sdr != nil
         if let sdr { o.toneMap = sdr }
         o.dolbyVision = noDolbyVision != true
+        o.quality = quality
         return o
     }
 }
@@ -177,7 +181,7 @@ func chunkManifest(input: InputFile, count: Int, options: TranscodeOptions,
     let source = URL(fileURLWithPath: input.path).standardizedFileURL.path
     let manifest = ChunkManifest(source: source, sourceBytes: input.size ?? 0, videoStream: v.index, chunks: count,
                                  timeBase: "\(tb.numerator)/\(tb.denominator)", plan: plan,
-                                 settings: settingsLine(video.settings) + (options.quality.map { " " + qualityLine($0) } ?? ""),
+                                 settings: chunkSettings(video.settings, quality: options.quality),
                                  choices: VideoChoices(options))
     return (manifest, video, v)
 }
@@ -214,8 +218,9 @@ func settingsLine(_ s: VideoEncoderSettings) -> String {
     return parts.joined(separator: " ")
 }
 
-/// `--quality`'s part of a chunk's settings: each chunk's CRF is its own
-/// search's, so chunks are alike when they were searched for the same target.
-func qualityLine(_ q: QualityTarget) -> String {
-    "quality=\(q.metric.rawValue):\(q.value) crf-range=\(q.minCRF)-\(q.maxCRF)"
+/// The settings the chunks of a directory share: the encoder's, and with
+/// `--quality` the target (each chunk's CRF is its own search's, so chunks
+/// are alike when they were searched for the same target).
+func chunkSettings(_ s: VideoEncoderSettings, quality q: QualityTarget?) -> String {
+    settingsLine(s) + (q.map { " quality=\($0.metric.rawValue):\($0.value) crf-range=\($0.minCRF)-\($0.maxCRF)" } ?? "")
 }

@@ -92,7 +92,8 @@ private func searchQuality(_ chunks: ChunkPlan, only: Int? = nil, stream: Media.
         let search = QualitySearch(stream: stream, settings: video.settings, toneMap: video.toneMap, target: target,
                                    samples: samples, start: lo, end: hi, cancellation: cancellation)
         let label = chunks.count > 1 ? "quality search, chunk \(chunk.number)/\(chunks.count)" : "quality search"
-        reports.append(try search.run { probes, crf in
+        // A chunk that is better than the target even at the highest CRF takes that CRF.
+        reports.append(try search.run(acceptingBetter: chunks.count > 1) { probes, crf in
             progress?(TranscodeProgress(frames: 0, position: 0, duration: nil,
                                         phase: "\(label): CRF \(fixed(crf, 1)) (probe \(probes + 1))"))
         })
@@ -127,8 +128,9 @@ struct QualitySearch {
     let start: Int64, end: Int64
     let cancellation: Cancellation
 
-    /// Runs the search to a CRF; a target no CRF within the bounds reaches is refused, naming the closest.
-    func run(progress: ((Int, Double) -> Void)?) throws(MediaError) -> QualityReport {
+    /// Runs the search to a CRF; a target no CRF within the bounds reaches is refused, naming the closest,
+    /// unless `acceptingBetter` (a chunk of several) and even the highest CRF gives more than the target: that CRF.
+    func run(acceptingBetter: Bool = false, progress: ((Int, Double) -> Void)?) throws(MediaError) -> QualityReport {
         let began = ContinuousClock.now
         let tb = stream.timeBase!
         let cache = QualityCache(key: cacheKey)
@@ -145,6 +147,8 @@ struct QualitySearch {
         let choice: CRFSearch.Choice
         switch search.next() {
         case .chosen(let c): choice = c
+        case let .unreachable(_, crf, false) where acceptingBetter:
+            choice = search.choice(at: search.probes.first { $0.crf == crf }!)
         case let .unreachable(best, crf, tooHigh): throw unreachable(best: best, crf: crf, tooHigh: tooHigh)
         case .probe: fatalError("the search loop ends on a choice")
         }

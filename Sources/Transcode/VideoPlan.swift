@@ -225,6 +225,9 @@ func encoderOptions(_ o: TranscodeOptions, width: Int, height: Int, fps: Double,
         params += (params.isEmpty ? "" : ":") + k + "=" + v
     }
     if !params.contains("log-level") { params += (params.isEmpty ? "" : ":") + "log-level=error" }
+    // With --quality, x265's info SEI (in the parameter sets the chunks of a
+    // join must share) would name each chunk's own CRF: it is left out.
+    if o.quality != nil && !params.contains("info=") { params += ":info=0" }
     opts.append(("x265-params", params))
     return opts
 }
