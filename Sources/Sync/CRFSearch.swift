@@ -9,8 +9,10 @@ import Darwin
 /// added one by one, and `next` says which CRF to encode next, or what
 /// was chosen. Quality is taken to fall as the CRF rises, about linearly
 /// on the metric's `linear` scale; the crossing of the target is
-/// interpolated between the closest probes on either side of it, and the
-/// search ends when those are one CRF apart (or after `maximumProbes`).
+/// interpolated between the closest probes on either side of it (whole
+/// CRFs while they are 2 or more apart, then tenths), and the search ends
+/// when those are a tenth apart (or after `maximumProbes`) on the highest
+/// CRF measured to pass.
 public struct CRFSearch: Sendable {
     /// One CRF's sample encodes, measured.
     public struct Probe: Sendable, Codable, Equatable {
@@ -34,8 +36,7 @@ public struct CRFSearch: Sendable {
         public var mean: Double { scores.isEmpty ? -.infinity : scores.reduce(0, +) / Double(scores.count) }
     }
 
-    /// The CRF chosen, and what the probes predict at it (interpolated
-    /// between the probes on either side).
+    /// The CRF chosen, and what its probe measured.
     public struct Choice: Sendable, Codable, Equatable {
         public var crf: Double
         public var weakest: Double
@@ -57,7 +58,7 @@ public struct CRFSearch: Sendable {
     }
 
     /// Probes made by one search at most.
-    public static let maximumProbes = 6
+    public static let maximumProbes = 8
     /// Where the search starts, within the bounds.
     public static let firstCRF = 25.0
 
@@ -100,9 +101,12 @@ public struct CRFSearch: Sendable {
         let fail = probes.first { !passes($0) && $0.crf > (pass?.crf ?? -1) }
         switch (pass, fail) {
         case let (p?, f?):
-            if f.crf - p.crf < 2 || made >= Self.maximumProbes { return .chosen(choose(between: p, and: f)) }
-            let c = crossing(p, f).rounded().clamped(to: (p.crf + 1)...(f.crf - 1))
-            return .probe(c)
+            // x265's quality moves in steps between whole CRFs (its QPs are
+            // whole): the choice is a CRF measured, not one interpolated.
+            if f.crf - p.crf < 0.15 || made >= Self.maximumProbes { return .chosen(choice(at: p)) }
+            let c = f.crf - p.crf >= 2 ? crossing(p, f).rounded().clamped(to: (p.crf + 1)...(f.crf - 1))
+                                       : tenth(crossing(p, f)).clamped(to: tenth(p.crf + 0.1)...tenth(f.crf - 0.1))
+            return .probe(tenth(c))
         case let (nil, f?):
             // Every probe is below the target: lower CRFs, down to the bound.
             if f.crf <= bounds.lowerBound || made >= Self.maximumProbes {
@@ -146,19 +150,7 @@ public struct CRFSearch: Sendable {
         return p.crf + (abs(step).clamped(to: 1...8) * direction).rounded()
     }
 
-    /// The crossing between a passing and a failing probe, rounded down to a
-    /// tenth (the safe side), with what is expected of it.
-    private func choose(between p: Probe, and f: Probe) -> Choice {
-        let c = ((crossing(p, f) * 10).rounded(.down) / 10).clamped(to: p.crf...f.crf)
-        let t = f.crf > p.crf ? (c - p.crf) / (f.crf - p.crf) : 0
-        func mix(_ a: Double, _ b: Double) -> Double { a + (b - a) * t }
-        let m = target.metric
-        return Choice(crf: c,
-                      weakest: m.score(fromLinear: mix(linear(p.weakest), linear(f.weakest))),
-                      mean: m.score(fromLinear: mix(linear(p.mean), linear(f.mean))),
-                      bytes: exp(mix(log(Double(max(p.bytes, 1))), log(Double(max(f.bytes, 1))))),
-                      seconds: mix(p.seconds, f.seconds))
-    }
+    private func tenth(_ v: Double) -> Double { (v * 10).rounded() / 10 }
 
     /// What probe `p` measured, as a choice of its CRF.
     public func choice(at p: Probe) -> Choice {

@@ -95,7 +95,7 @@ public struct QualityTarget: Sendable, Hashable, Codable {
     /// What is wrong with the values, in the options' words; nil when nothing is.
     public var problem: String? {
         if !metric.range.contains(value) {
-            return "'quality' \(value) is not a \(metric.rawValue.uppercased()) target: it must be between \(metric.range.lowerBound) and \(metric.range.upperBound)"
+            return "'quality' \(value) is not \(metric == .ssim ? "an" : "a") \(metric.rawValue.uppercased()) target: it must be between \(metric.range.lowerBound) and \(metric.range.upperBound)"
         }
         if !(0...51).contains(minCRF) || !(0...51).contains(maxCRF) { return "'min-crf' and 'max-crf' must be between 0 and 51" }
         if minCRF >= maxCRF { return "'min-crf' must be below 'max-crf'" }

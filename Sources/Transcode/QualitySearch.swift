@@ -13,7 +13,7 @@ public struct QualityReport: Sendable, Codable, Equatable {
     public var maxCRF: Double
     /// The CRF the whole (or the chunk) is encoded with.
     public var crf: Double
-    /// The weakest sample's and the samples' mean score at `crf`, interpolated between the probes.
+    /// The weakest sample's and the samples' mean score at `crf`, as measured.
     public var predictedWeakest: Double
     public var predictedMean: Double
     /// The output video's size and the encode's time, from the samples' at `crf`.
