@@ -55,6 +55,12 @@ public typealias RemuxOptions = Remux.RemuxOptions
 public typealias TranscodeOptions = Transcode.TranscodeOptions
 /// How the encoder spends bits: constant quality, bit rate, or bits per pixel.
 public typealias RateControl = Transcode.RateControl
+/// `TranscodeOptions.quality`: the SSIM or PSNR the output's weakest sample must reach, and the CRFs allowed.
+public typealias QualityTarget = Sync.QualityTarget
+/// SSIM or PSNR.
+public typealias QualityMetric = Sync.QualityMetric
+/// What a `--quality` search found (`TranscodeReport.quality`).
+public typealias QualityReport = Transcode.QualityReport
 /// An output picture size.
 public typealias FrameSize = Transcode.FrameSize
 /// How a transcode writes audio: copied, AAC, PCM, or copied when it can be.

@@ -118,10 +118,18 @@ struct QualityTests {
         #expect(scratch.contents.filter { $0 != "cache" }.isEmpty, "\(scratch.contents)")
     }
 
-    @Test("--quality is refused with --crf, and its companions without it")
+    @Test("--quality is refused with --crf, and its companions without it; a recipe's 'quality:' is the same option")
     func refusedOptions() throws {
         let scratch = try Scratch()
         let input = try Fixtures.wild("ipad2_ios5_h264_rot180.mov"), out = scratch.path("out.mov")
+        let recipe = scratch.path("r.yaml")
+        for (quality, ok) in [("high", true), ("best", false)] {
+            try "version: 1\nsteps:\n  - verb: transcode\n    inputs: \(input)\n    output: \(scratch.path("o"))/{stem}.mov\n    options: {quality: \(quality), max-crf: 30}\n"
+                .write(toFile: recipe, atomically: true, encoding: .utf8)
+            let r = try avtool(["batch", recipe, "--dry-run"], cache: scratch)
+            #expect((r.status == 0) == ok, "\(r)")
+            if !ok { #expect(r.stderr.contains("'--quality' best is not a number or one of archive, high, share"), "\(r)") }
+        }
         let both = try avtool(["transcode", input, out, "--quality", "0.98", "--crf", "20"], cache: scratch)
         #expect(both.status != 0 && both.stderr.contains("'--quality' and '--crf' cannot be used together"), "\(both)")
         let alone = try avtool(["transcode", input, out, "--max-crf", "30"], cache: scratch)
