@@ -172,8 +172,13 @@ struct QualitySearch {
         var scores: [Double] = [], bytes: Int64 = 0
         for w in samples.windows {
             let (score, b) = try measure(w, crf: crf)
-            scores.append(score)
+            // A stretch without a picture (a gap in a sparse stream) has no score.
+            if !score.isNaN { scores.append(score) }
             bytes += b
+        }
+        if scores.isEmpty {
+            throw MediaError.invalid("could not measure the quality of", path: stream.file.path, stream: stream.index,
+                                     message: "no picture was encoded in the samples")
         }
         return CRFSearch.Probe(crf: crf, scores: scores, bytes: bytes, seconds: (ContinuousClock.now - began).seconds)
     }

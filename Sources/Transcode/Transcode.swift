@@ -119,15 +119,16 @@ public func transcode(input inputPath: String, output outputPath: String, option
     }
     // (Progress comes from the video's encoder, frame by frame.)
     try runTracks(&source, into: writers, cancellation: cancellation)
+    // The measure ends (the encoder is flushed) before the output is committed.
+    let measured = try meter?.finish()
+    let fps = plan.video.averageFrameRate.map { Double($0.numerator) / Double($0.denominator) } ?? 30
+    let window = meter?.weakestRun(of: Int(wholeClamped(2 * fps, to: 1...100_000)))
     let result = try session.finish()
     var report = plan.report(input: input, output: outputPath, video: video, audio: audio, result: result)
     report.salvage = source.salvage
     report.quality = quality
-    if let meter {
-        report.quality?.measured = try meter.finish()
-        let fps = plan.video.averageFrameRate.map { Double($0.numerator) / Double($0.denominator) } ?? 30
-        report.quality?.measuredWeakestWindow = meter.weakestRun(of: Int((2 * fps).rounded()))
-    }
+    report.quality?.measured = measured.flatMap { $0.isNaN ? nil : $0 }
+    report.quality?.measuredWeakestWindow = window.flatMap { $0.isNaN ? nil : $0 }
     if let w = source.salvage?.warning { report.warnings.insert(w, at: 0) }
     return report
 }
