@@ -24,7 +24,7 @@ public final class PictureComparison {
     /// Each compared picture's score: SSIM, or its mean squared error (PSNR).
     public private(set) var perPicture: [Double] = []
     /// The largest sample value (255 for 8 bits), for PSNR.
-    private var peak = 255.0
+    public private(set) var peak = 255.0
 
     public init(_ metric: QualityMetric, path: String, stream: Int) throws(MediaError) {
         self.metric = metric
@@ -68,7 +68,17 @@ public final class PictureComparison {
         Self.score(of: perPicture[range], metric: metric, peak: peak)
     }
 
-    private static func score(of values: ArraySlice<Double>, metric: QualityMetric, peak: Double) -> Double {
+    /// The lowest score of `length` pictures in a row (half-overlapping
+    /// runs, the last ending with the last picture; the whole when there are fewer).
+    public static func weakestRun(of values: [Double], length: Int, metric: QualityMetric, peak: Double) -> Double {
+        let n = values.count
+        guard n > length, length > 0 else { return score(of: values[...], metric: metric, peak: peak) }
+        let starts = Array(stride(from: 0, to: n - length, by: max(1, length / 2))) + [n - length]
+        return starts.map { score(of: values[$0..<($0 + length)], metric: metric, peak: peak) }.min()!
+    }
+
+    /// The score of pictures' per-picture values (SSIM, or mean squared errors for PSNR).
+    public static func score(of values: ArraySlice<Double>, metric: QualityMetric, peak: Double) -> Double {
         guard !values.isEmpty else { return .nan }
         let mean = values.reduce(0, +) / Double(values.count)
         switch metric {

@@ -40,8 +40,9 @@ public func transcodeChunk(input inputPath: String, number: Int, of count: Int, 
 /// chunk decoded and let go, the rest encoded by an encoder of their own
 /// (so the chunk starts with an IDR), written with the source's
 /// timestamps, then recorded in the ledger.
+/// `measures`: each encoded picture measured against its source (`--verify-quality`).
 func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, stream: Media.InputStream, prime: Bool = true,
-                 directory dir: ChunkDirectory, cancellation: Cancellation,
+                 directory dir: ChunkDirectory, measures: ChunkQualityMeasures? = nil, cancellation: Cancellation,
                  progress: ((TranscodeProgress) -> Void)?) throws(MediaError) -> ChunkReport {
     let began = ContinuousClock.now
     let count = manifest.count
@@ -73,14 +74,14 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
     }
     let writer = { () throws(MediaError) in try dir.writer(name) }
     var first = try encodeWindow(chunk, stream: stream, video: video, target: writer, seek: true,
-                                 prime: prime, cancellation: cancellation, progress: progress)
+                                 prime: prime, measures: measures, cancellation: cancellation, progress: progress)
     if let lower = chunk.lower, first.firstPTS != lower || first.damaged > 0 {
         // The demuxer's seek landed after the chunk's keyframe (an index
         // that lists it late), or the pictures after it decode damaged (a
         // stream that is no clean entry point there): decoded from the
         // start instead, as the single pass decodes it.
         first = try encodeWindow(chunk, stream: stream, video: video, target: writer, seek: false,
-                                 cancellation: cancellation, progress: progress)
+                                 measures: measures, cancellation: cancellation, progress: progress)
         guard first.firstPTS == lower else {
             throw MediaError.invalid("could not transcode", path: stream.file.path, stream: stream.index,
                                      message: "chunk \(number)'s first frame (at \(Timestamp(lower, tb).seconds) s) does not decode")
@@ -104,7 +105,8 @@ func encodeChunk(_ number: Int, manifest: ChunkManifest, video: VideoPlan, strea
 /// chunk and writes nothing (`damaged` > 0).
 private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, video: VideoPlan,
                           target: () throws(MediaError) -> ChunkPacketWriter, seek: Bool,
-                          prime: Bool = true, cancellation: Cancellation, progress: ((TranscodeProgress) -> Void)?)
+                          prime: Bool = true, measures: ChunkQualityMeasures? = nil, cancellation: Cancellation,
+                          progress: ((TranscodeProgress) -> Void)?)
     throws(MediaError) -> (frames: Int, firstPTS: Int64?, extradata: [UInt8], damaged: Int) {
     let input = try InputFile(path: stream.file.path, cancellation: cancellation, sameAs: stream.file)
     let s = input.streams[stream.index]
@@ -112,6 +114,7 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
     let encoder = try VideoReencoder(stream: s, settings: video.settings, frameRate: nil, carrying: video.carrying)
     encoder.filter = video.filter(for: s)
     encoder.window = chunk
+    let meter = try measures.map { (m) throws(MediaError) in try QualityMeter(m.metric, measuring: encoder, of: s) }
     let writer = try target()
     if seek, let lower = chunk.lower {
         // The stream's first packet is decoded (and let go) before the
@@ -126,7 +129,7 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
         }
         guard input.seek(stream: s.index, toKeyframeBefore: lower) else {
             return try encodeWindow(chunk, stream: stream, video: video, target: target, seek: false,
-                                    cancellation: cancellation, progress: progress)
+                                    measures: measures, cancellation: cancellation, progress: progress)
         }
     }
     if let progress {
@@ -161,6 +164,7 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
         return (0, encoder.firstInWindow, [], encoder.damagedInWindow)
     }
     try encoder.finish { (p) throws(MediaError) in try writer.write(p) }
+    if let measures, let meter { try measures.record(chunk.number, meter) }
     try writer.commit()
     return (encoder.framesEncoded, encoder.firstInWindow, encoder.encoder.extradata, 0)
 }

@@ -31,6 +31,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
         try searchQuality(manifest.plan, stream: stream, video: video, target: t, cancellation: cancellation, progress: progress)
     }
     let crfs = quality?.chunks?.map(\.crf) ?? []
+    let measures = options.verifyQuality ? options.quality.map { ChunkQualityMeasures($0.metric) } : nil
     // Without a directory of the user's, the chunks are unnamed files beside
     // OUT; where its filesystem has none, a hidden directory, removed when
     // the run ends, and by the next run into that folder if this one is killed.
@@ -68,7 +69,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
         do throws(MediaError) {
             let video = k <= crfs.count ? shared.video.encoding(crf: crfs[k - 1]) : shared.video
             _ = try encodeChunk(k, manifest: shared.manifest, video: video, stream: shared.stream, prime: prime,
-                                directory: dir, cancellation: stop, progress: reporting ? report : nil)
+                                directory: dir, measures: measures, cancellation: stop, progress: reporting ? report : nil)
         } catch {
             failure.withLock { if $0 == nil || (MediaError.interrupted ~= $0! && !(MediaError.interrupted ~= error)) { $0 = error } }
             stop.cancel()
@@ -89,6 +90,13 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
                                     }
                                 })
     report.quality = quality
+    let fps = stream.averageFrameRate.map { Double($0.numerator) / Double($0.denominator) } ?? 30
+    if let m = measures?.whole(count: manifest.plan.count, length: Int(wholeClamped(2 * fps, to: 1...100_000))) {
+        report.quality?.measured = m.score.isNaN ? nil : m.score
+        report.quality?.measuredWeakestWindow = m.weakest.isNaN ? nil : m.weakest
+    } else if measures != nil {
+        report.warnings.append("--verify-quality: chunks encoded by an earlier run were not measured; the output's quality is not reported")
+    }
     if manifest.plan.count < count {
         report.warnings.append("the video has keyframes for \(manifest.plan.count) chunks only (\(count) asked)")
     }

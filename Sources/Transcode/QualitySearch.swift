@@ -281,10 +281,37 @@ final class QualityMeter {
 
     /// The lowest score of `length` pictures in a row (the whole when there are fewer).
     func weakestRun(of length: Int) -> Double {
-        let n = comparison.perPicture.count
-        guard n > length, length > 0 else { return comparison.score(ofPictures: 0..<n) }
-        // Half-overlapping runs, the last one ending with the last picture.
-        let starts = Array(stride(from: 0, to: n - length, by: max(1, length / 2))) + [n - length]
-        return starts.map { comparison.score(ofPictures: $0..<($0 + length)) }.min()!
+        PictureComparison.weakestRun(of: comparison.perPicture, length: length, metric: comparison.metric, peak: comparison.peak)
+    }
+}
+
+/// `--verify-quality` over a chunked transcode: each chunk's pictures
+/// measured as it is encoded (by its own `QualityMeter`), put together in
+/// chunk order once every chunk is done.
+final class ChunkQualityMeasures: Sendable {
+    let metric: QualityMetric
+    private let values = Locked<[Int: [Double]]>([:])
+    private let peak = Locked(255.0)
+
+    init(_ metric: QualityMetric) { self.metric = metric }
+
+    /// Chunk `number`'s measure (its encoder finished).
+    func record(_ number: Int, _ meter: QualityMeter) throws(MediaError) {
+        _ = try meter.finish()
+        let v = meter.comparison.perPicture, p = meter.comparison.peak
+        values.withLock { $0[number] = v }
+        peak.withLock { $0 = p }
+    }
+
+    /// The whole output's score and its weakest run of `length` pictures;
+    /// nil unless each of the `count` chunks was measured in this run (one
+    /// encoded before, by a run that did not measure, is not).
+    func whole(count: Int, length: Int) -> (score: Double, weakest: Double)? {
+        let all = values.withLock { v in (1...max(count, 1)).map { v[$0] } }
+        guard all.allSatisfy({ $0 != nil }) else { return nil }
+        let pictures = all.flatMap { $0! }, p = peak.withLock { $0 }
+        guard !pictures.isEmpty else { return nil }
+        return (PictureComparison.score(of: pictures[...], metric: metric, peak: p),
+                PictureComparison.weakestRun(of: pictures, length: length, metric: metric, peak: p))
     }
 }

@@ -78,20 +78,22 @@ struct QualityTests {
         return path
     }
 
-    @Test("--chunks 2 on a file whose halves differ (still / noisy): each half its own CRF, and an even quality")
+    @Test("--chunks 2 on a file whose halves differ (still / noisy): each half its own CRF, an even quality, measured as ffmpeg measures it")
     func chunkedHalves() throws {
         let scratch = try Scratch()
         let input = try halves(in: scratch), out = scratch.path("out.mp4")
         let report = try json(try avtool(["transcode", input, out, "--json", "--preset", "ultrafast", "--chunks", "2",
-                                          "--quality", "0.95"], cache: scratch))
+                                          "--quality", "0.95", "--verify-quality"], cache: scratch))
         let q = try #require(report["quality"] as? [String: Any])
         let chunks = try #require(q["chunks"] as? [[String: Any]])
         try #require(chunks.count == 2)
         let crfs = chunks.compactMap { $0["crf"] as? Double }
         // The still half is easy: a much higher CRF reaches the target there.
         #expect(crfs.count == 2 && crfs[0] >= crfs[1] + 5, "\(crfs)")
-        let (_, frames) = try ffmpegScore("ssim", out, input, in: scratch)
+        let (whole, frames) = try ffmpegScore("ssim", out, input, in: scratch)
         try #require(frames.count == 50)
+        // Each chunk measured as it was encoded, put together: ffmpeg's measure of the joined output.
+        #expect((q["measured"] as? Double).map { abs($0 - whole) <= 0.001 } == true, "\(q["measured"] ?? "none"), ffmpeg \(whole)")
         let first = frames[..<25].reduce(0, +) / 25, second = frames[25...].reduce(0, +) / 25
         #expect(abs(first - second) <= 0.004, "halves \(first), \(second) at CRFs \(crfs)")
         #expect(min(first, second) >= 0.95 - 0.001 && max(first, second) <= 0.95 + 0.004, "halves \(first), \(second)")

@@ -61,7 +61,8 @@ struct TranscodeCommand: WritingVerb {
             $XDG_CACHE_HOME/avtool (or ~/.cache/avtool): a rerun with another target encodes only \
             the CRFs not tried before. A target no CRF within the bounds reaches is refused before \
             anything is written, naming the closest score reached. --verify-quality measures the \
-            whole output as it is encoded (and its weakest 2 seconds).
+            whole output as it is encoded (with --chunks, each chunk as it is encoded) and its \
+            weakest 2 seconds.
             """
     )
 
@@ -207,8 +208,8 @@ struct TranscodeCommand: WritingVerb {
         if QualityTarget(quality, metric: qualityMetric ?? .ssim) == nil {
             throw ValidationError("'--quality' \(quality) is not a number or one of \(QualityTarget.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        if verifyQuality && (chunks != nil || chunk != nil) {
-            throw ValidationError("'--verify-quality' cannot be used with chunks yet")
+        if verifyQuality && chunk != nil {
+            throw ValidationError("'--verify-quality' cannot be used with '--chunk': the chunks are measured where they are encoded together (--chunks)")
         }
         if dryRun && chunk != nil { throw ValidationError("'--dry-run' cannot be used with '--chunk'") }
     }
