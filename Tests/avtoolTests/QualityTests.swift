@@ -104,7 +104,10 @@ struct QualityTests {
         let scratch = try Scratch()
         let input = try Fixtures.wild("ipad2_ios5_h264_rot180.mov"), out = scratch.path("out.mov")
         let args = ["transcode", input, out, "--json", "--preset", "ultrafast"]
-        let first = try json(try avtool(args + ["--quality", "0.98", "--dry-run"], cache: scratch))
+        let firstRun = try avtool(args + ["--quality", "0.98", "--dry-run", "--progress", "json"], cache: scratch)
+        let first = try json(firstRun)
+        // The search is a phase of its own in the progress lines.
+        #expect(firstRun.stderr.contains(#""phase":"quality-search""#), "\(firstRun.stderr.prefix(500))")
         #expect(first["cached_probes"] as? Int == 0)
         #expect((first["predicted_bytes"] as? Int ?? 0) > 0 && (first["predicted_seconds"] as? Double ?? 0) > 0, "\(first)")
         #expect(!fileExists(out))

@@ -298,7 +298,12 @@ struct TranscodeCommand: WritingVerb {
     }
 
     func work(_ line: any ProgressSink) throws(MediaError) -> any VerbReport {
+        // With --quality, the search is a phase of its own, then the encode.
+        let searching = Locked<Bool?>(nil)
         let show = { (p: TranscodeProgress) in
+            if quality != nil, searching.withLock({ s in defer { s = p.phase != nil }; return s != (p.phase != nil) }) {
+                line.begin(phase: p.phase != nil ? "quality-search" : "encode")
+            }
             line.update(fraction: p.fraction, position: p.position, detail: p.phase ?? "\(p.frames) frames")
         }
         if let chunk, let (k, n) = Self.parseChunk(chunk), let input, let chunkDir {

@@ -14,6 +14,9 @@ import Media
 /// written by `jsonLine`, the encoding of the reports:
 ///
 ///     {"bytes_written":52428800,"elapsed_s":15.3,"eta_s":21.7,"event":"progress","out_time_s":124.2,"percent":41.5,"speed":8.1}
+///
+/// Work with phases of its own (`transcode --quality`: `quality-search`,
+/// then `encode`) adds `"phase"` to each line from the first phase on.
 final class ProgressJSON: @unchecked Sendable {
     private let fd: Int32
     private let lock = Locked(State())

@@ -47,9 +47,18 @@ protocol ProgressSink {
     ///   - position: media seconds done.
     ///   - detail: a few words more (frames encoded).
     func update(fraction: Double?, position: Double?, detail: String)
+    /// The work entered a phase of its own (`quality-search`, then `encode`):
+    /// `--progress json` lines carry it as `phase` from then on.
+    func begin(phase: String)
 }
 
-extension ProgressLine: ProgressSink {}
+extension ProgressSink {
+    func begin(phase: String) {}
+}
+
+extension ProgressLine: ProgressSink {
+    func begin(phase: String) { json?.update(fraction: nil, position: nil, more: ["phase": phase]) }
+}
 
 /// A verb that writes one output file. Its work is separate from its
 /// printing so that `avtool batch` runs the same parsed, validated command.
