@@ -160,7 +160,9 @@ public struct FrameSize: Sendable, Hashable, Codable, CustomStringConvertible {
 /// properties' names; one of `crf`, `bitrate` (bits per second) and
 /// `bitsPerPixel` gives the rate control; `container` is a name (`mp4`,
 /// `mkv`); `frameRate` is `30000/1001` or a number; `size` is
-/// `{"width": 1280, "height": -1}`. A key left out keeps its default.
+/// `{"width": 1280, "height": -1}`; `quality` is a number or a level's name
+/// (`high`), with `qualityMetric`, `minCRF`, `maxCRF` and `verifyQuality`
+/// beside it. A key left out keeps its default.
 /// Metadata edits are not carried.
 extension TranscodeOptions: Codable {
     private enum CodingKeys: String, CodingKey {

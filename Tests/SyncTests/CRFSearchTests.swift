@@ -94,3 +94,33 @@ struct CRFSearchTests {
         #expect(QualityTarget(value: 0.98).problem == nil)
     }
 }
+
+@Suite("QualitySamples")
+struct QualitySamplesTests {
+    let ms = Rational(1, 1000)!
+
+    @Test("three 2 s stretches centred on each third of a minute, on the stream's clock")
+    func spread() {
+        let s = QualitySamples(start: 0, end: 60_000, timeBase: ms)
+        #expect(s.windows.map(\.lower) == [9_000, 29_000, 49_000])
+        #expect(s.windows.map(\.upper) == [11_000, 31_000, 51_000])
+        #expect(s.windows.map(\.number) == [1, 2, 3])
+        #expect(abs(s.seconds(start: 0, end: 60_000, timeBase: ms) - 6) < 1e-9)
+        // 90 kHz, starting late: the same places relative to the range.
+        let t = QualitySamples(start: 900_000, end: 6_300_000, timeBase: Rational(1, 90_000)!)
+        let lowers: [Int64?] = [1_710_000, 3_510_000, 5_310_000]
+        #expect(t.windows.map(\.lower) == lowers)
+    }
+
+    @Test("a range not much longer than the samples is one window: all of it, a chunk's bounds kept")
+    func short() {
+        let whole = QualitySamples(start: 0, end: 12_000, timeBase: ms)
+        #expect(whole.windows == [ChunkPlan.Chunk(number: 1, lower: nil, upper: nil)])
+        #expect(abs(whole.seconds(start: 0, end: 12_000, timeBase: ms) - 12) < 1e-9)
+        let chunk = QualitySamples(start: 4_000, end: 8_000, timeBase: ms, lower: 4_000, upper: 8_000)
+        #expect(chunk.windows == [ChunkPlan.Chunk(number: 1, lower: 4_000, upper: 8_000)])
+        // A chunk of a minute gets its own three stretches inside it.
+        let long = QualitySamples(start: 60_000, end: 120_000, timeBase: ms, lower: 60_000, upper: 120_000)
+        #expect(long.windows.allSatisfy { $0.lower! >= 60_000 && $0.upper! <= 120_000 })
+    }
+}
