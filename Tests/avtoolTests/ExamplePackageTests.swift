@@ -145,6 +145,12 @@ struct ExamplePackageTests {
                 let decoded = try JSONDecoder().decode(TranscodeOptions.self, from: Data(body.utf8))
                 let again = try JSONDecoder().decode(TranscodeOptions.self, from: JSONEncoder().encode(decoded))
                 precondition(again == decoded)
+                var toQuality = TranscodeOptions()
+                toQuality.quality = QualityTarget("high", metric: QualityMetric.ssim)
+                toQuality.verifyQuality = true
+                let graded = try await AVTool.transcode(input: "in.mov", output: "out.mp4", options: toQuality)
+                let found: QualityReport? = graded.quality
+                print(found?.crf ?? 0, found?.chunks?.map { $0.crf } ?? [])
                 _ = [TranscodeProgress(frames: 1, position: 0.5, duration: 1).fraction,
                      RemuxProgress(bytesRead: 1, inputSize: 2, position: 0, duration: nil).fraction,
                      AssemblyProgress(position: 1, duration: 2).fraction, CutProgress(fraction: 0.5, position: 1).fraction,
