@@ -1,5 +1,6 @@
 import FileNames
 import Glibc
+import ISOBMFF
 import Sync
 
 /// A track of an MP4/MOV input that the muxer cannot write — a QuickTime

@@ -1,5 +1,6 @@
 import FileNames
 import Glibc
+import ISOBMFF
 import Sync
 
 /// Ends a written MP4/MOV track's edit list where its shown frames end.

@@ -1,5 +1,6 @@
 import FileNames
 import Glibc
+import ISOBMFF
 
 /// What a written MP4/MOV output's index lacks of its sources, added after
 /// the muxer's trailer and before the file takes its name: boxes of a copied

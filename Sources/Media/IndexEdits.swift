@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// Changes to an MP4/MOV index (`moov`) made in its own boxes, for the bulk
 /// remux: the file's tags, the tracks' languages and handler names, the
 /// creation time and the video tracks' display matrices, each written

@@ -1,4 +1,5 @@
 import Glibc
+import ISOBMFF
 
 /// The tags and display matrices libavformat's MP4/MOV demuxer (FFmpeg
 /// 5.1) reads from an index (`moov`), read here from its parsed boxes

@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// An MP4/MOV file's layout rearranged without touching its media data, the
 /// way `qt-faststart` does it: the index (`moov`) moved in front of the
 /// media, every chunk offset in it (`stco`, `co64`) moved with the bytes it

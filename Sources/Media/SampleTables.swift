@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// What one track's sample tables (`stsz`/`stz2`, `stsc`, `stco`/`co64`)
 /// list, read from the boxes without building an entry per sample: how
 /// many samples, their bytes, and the furthest byte any chunk takes — so a

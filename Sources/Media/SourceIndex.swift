@@ -1,5 +1,6 @@
 import FileNames
 import Glibc
+import ISOBMFF
 
 /// An MP4/MOV file's tracks as its index describes them, read from the boxes
 /// themselves: what libavformat does not pass on — a timed-metadata track's

@@ -1,3 +1,4 @@
+import ISOBMFF
 import Testing
 @testable import Media
 

@@ -1,0 +1,137 @@
+/// A box payload's fields read in order, each read checked against the end:
+/// a field that is not all there throws `fieldsCutShort`, naming the box.
+package struct FieldReader {
+    package let type: FourCC
+    package let reader: BigEndianReader<ArraySlice<UInt8>>
+    /// Where the next field starts.
+    package private(set) var offset = 0
+
+    package init(_ type: FourCC, _ payload: ArraySlice<UInt8>) {
+        self.type = type
+        reader = BigEndianReader(payload)
+    }
+
+    package var remaining: Int { reader.count - offset }
+
+    private func cutShort(_ size: Int) -> BoxError {
+        .fieldsCutShort(type, needs: offset + size, has: reader.count)
+    }
+
+    /// The unsigned integer of `size` bytes (0 to 8) next.
+    package mutating func uint(_ size: Int) throws(BoxError) -> UInt64 {
+        guard let v = reader.uint(at: offset, size: size) else { throw cutShort(size) }
+        offset += size
+        return v
+    }
+
+    package mutating func u8() throws(BoxError) -> UInt8 { UInt8(truncatingIfNeeded: try uint(1)) }
+    package mutating func u16() throws(BoxError) -> UInt16 { UInt16(truncatingIfNeeded: try uint(2)) }
+    package mutating func u24() throws(BoxError) -> UInt32 { UInt32(truncatingIfNeeded: try uint(3)) }
+    package mutating func u32() throws(BoxError) -> UInt32 { UInt32(truncatingIfNeeded: try uint(4)) }
+    package mutating func u64() throws(BoxError) -> UInt64 { try uint(8) }
+    package mutating func fourCC() throws(BoxError) -> FourCC { FourCC(rawValue: try u32()) }
+
+    /// The next `count` bytes.
+    package mutating func bytes(_ count: Int) throws(BoxError) -> [UInt8] {
+        guard count >= 0, count <= remaining else { throw cutShort(count) }
+        defer { offset += count }
+        return Array(reader.bytes(in: offset..<(offset + count)))
+    }
+
+    /// Everything left (kept byte for byte by the box that reads no further).
+    package mutating func rest() -> [UInt8] {
+        defer { offset = reader.count }
+        return Array(reader.bytes(in: offset..<reader.count))
+    }
+
+    /// A full box's version and flags (ISO/IEC 14496-12 4.2).
+    package mutating func versionAndFlags() throws(BoxError) -> (version: UInt8, flags: UInt32) {
+        (try u8(), try u24())
+    }
+
+    /// Version and flags, refusing a version other than 0 or 1.
+    package mutating func versionZeroOrOne() throws(BoxError) -> (version: UInt8, flags: UInt32) {
+        let v = try versionAndFlags()
+        guard v.version <= 1 else { throw .unknownVersion(type, v.version) }
+        return v
+    }
+
+    /// A count of entries of `entrySize` bytes each that must all be there
+    /// (so a hostile count reserves no memory the payload does not back).
+    package mutating func entryCount(of entrySize: Int) throws(BoxError) -> Int {
+        let count = Int(try u32())
+        guard count <= remaining / entrySize else { throw cutShort(count * entrySize) }
+        return count
+    }
+
+    /// A field of 8 bytes in version 1, 4 in version 0.
+    package mutating func versioned(_ version: UInt8) throws(BoxError) -> UInt64 { try uint(version == 1 ? 8 : 4) }
+}
+
+/// A box payload's fields written in order, big-endian.
+package struct FieldWriter {
+    package private(set) var bytes: [UInt8] = []
+
+    package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    package mutating func uint(_ v: UInt64, _ size: Int) { put(v, size, &bytes) }
+    package mutating func u8(_ v: UInt8) { bytes.append(v) }
+    package mutating func u16(_ v: UInt16) { uint(UInt64(v), 2) }
+    package mutating func u32(_ v: UInt32) { uint(UInt64(v), 4) }
+    package mutating func u64(_ v: UInt64) { uint(v, 8) }
+    package mutating func fourCC(_ v: FourCC) { u32(v.rawValue) }
+    package mutating func append(_ b: [UInt8]) { bytes += b }
+    package mutating func versionAndFlags(_ version: UInt8, _ flags: UInt32) {
+        u8(version)
+        uint(UInt64(flags), 3)
+    }
+    /// A field of 8 bytes in version 1, 4 in version 0.
+    package mutating func versioned(_ v: UInt64, _ version: UInt8) { uint(v, version == 1 ? 8 : 4) }
+}
+
+/// A box whose payload this module reads into typed fields and writes back:
+/// `encode()` of a parsed value gives the payload it was parsed from, byte
+/// for byte (bytes after the fields are kept as they are).
+public protocol BoxPayload: Sendable, Equatable {
+    /// The box types it reads (`stco` and `co64` are one value).
+    static var types: Set<FourCC> { get }
+    /// The value of a payload (everything after the box header) of a box of one of `types`.
+    init(parsing payload: ArraySlice<UInt8>, type: FourCC) throws(BoxError)
+    /// The box's type as this value is written (`co64` when an offset needs 64 bits).
+    var type: FourCC { get }
+    /// The payload, everything after the box header.
+    func encode() -> [UInt8]
+}
+
+extension BoxPayload {
+    /// The value of `box`'s payload.
+    public init(_ box: BoxNode) throws(BoxError) {
+        self = try Self(parsing: box.payload, type: box.type)
+    }
+
+    /// This value as a box (a compact header).
+    public var box: BoxNode { BoxNode(type, payload: encode()[...]) }
+}
+
+/// Every box type this module reads into fields, for a caller (the round
+/// trip test, the fuzz entry) that handles each box of a tree it knows.
+public enum KnownBoxes {
+    public static let all: [any BoxPayload.Type] = [
+        FileType.self, MovieHeader.self, TrackHeader.self, MediaHeader.self, HandlerReference.self, EditList.self,
+        TimeToSample.self, CompositionOffsets.self, SyncSamples.self, SampleToChunk.self, SampleSizes.self,
+        ChunkOffsets.self,
+    ]
+
+    /// The reader of boxes of `type`, nil for a type read as bytes only.
+    public static func payloadType(for type: FourCC) -> (any BoxPayload.Type)? {
+        all.first { $0.types.contains(type) }
+    }
+
+    /// `box`'s payload read into its typed value and written back (with the
+    /// type it is written as); nil for a box read as bytes only.
+    public static func reencoded(_ box: BoxNode) throws(BoxError) -> (type: FourCC, payload: [UInt8])? {
+        guard let reader = payloadType(for: box.type) else { return nil }
+        let value = try reader.init(parsing: box.payload, type: box.type)
+        return (value.type, value.encode())
+    }
+}
