@@ -107,6 +107,8 @@ let package = Package(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
+        // Depends on ISOBMFF alone: builds and runs with no libav* installed.
+        .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ISOBMFF", "Sync", "CFFmpeg", "Probe", "Pipeline", "Remux", "Concat",
                                                     "Transcode"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", .product(name: "PropertyBased", package: "swift-property-based")]),
