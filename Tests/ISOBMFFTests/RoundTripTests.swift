@@ -5,7 +5,7 @@ import Testing
 /// Parse-then-encode gives back the input's bytes, for every real file the
 /// tests use: the index (`moov`) and fragment headers (`moof`) of every
 /// generated fixture, device recording, wild recording and fetched real
-/// file, and every fuzz-corpus input whole; each box this module reads into
+/// file, and every fuzz-corpus input and reproducer whole; each box this module reads into
 /// fields gives back its payload too. The media data is never read.
 @Suite("ISOBMFF round trips")
 struct RoundTripTests {
@@ -95,14 +95,14 @@ struct RoundTripTests {
 
     @Test func fuzzCorpusComesBackByteForByte() throws {
         var parsed = 0
-        let inputs = Self.files("Tests/Fuzz/corpus")
+        let inputs = Self.files("Tests/Fuzz/corpus") + Self.files("Tests/Fuzz/crashes")
         for url in inputs {
             let bytes = [UInt8](try Data(contentsOf: url))
             guard let wrong = Self.roundTrip(bytes, typedMustParse: false) else { continue }
             parsed += 1
             #expect(wrong == [], "\(url.lastPathComponent): \(wrong.joined(separator: ", "))")
         }
-        print("fuzz corpus: \(parsed) of \(inputs.count) inputs parse as boxes and round-tripped; \(inputs.count - parsed) skipped")
+        print("fuzz corpus and reproducers: \(parsed) of \(inputs.count) inputs parse as boxes and round-tripped; \(inputs.count - parsed) skipped")
         #expect(parsed > 0)
     }
 }
