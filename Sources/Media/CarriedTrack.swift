@@ -160,7 +160,7 @@ public struct CarriedTrack {
         var children: [Box] = []
         for child in source.trak.children ?? [] {
             switch child.type {
-            case "tkhd": children.append(Self.patched(child, id: id, duration: trackDuration, header: .track))
+            case "tkhd": children.append(Self.patched(trackHeader: child, id: id, duration: trackDuration))
             case "mdia": children.append(mdia(child, duration: mediaDuration, runOffsets: runOffsets))
             case "edts", "tref": break
             default: children.append(child)
@@ -194,7 +194,7 @@ public struct CarriedTrack {
         var out = box
         out.children = (box.children ?? []).map { child in
             switch child.type {
-            case "mdhd": return Self.patched(child, id: nil, duration: duration, header: .media)
+            case "mdhd": return Self.patched(mediaHeader: child, duration: duration)
             case "minf":
                 var minf = child
                 var kids = (child.children ?? []).filter { $0.type != "dinf" && $0.type != "stbl" }
@@ -264,22 +264,22 @@ public struct CarriedTrack {
                                       Box(wide ? "co64" : "stco", payload: stco[...])])
     }
 
-    enum Header { case track, media }
-
-    /// A `tkhd` (or `mdhd`) with its track id (for `tkhd`) and duration set.
-    static func patched(_ box: Box, id: UInt32?, duration: Int64, header: Header) -> Box {
-        var p = Array(box.payload)
-        let v1 = p.first == 1
-        // tkhd: times, id, reserved, duration; mdhd: times, time scale, duration.
-        let idAt = v1 ? 20 : 12
-        let durationAt = header == .track ? (v1 ? 28 : 20) : (v1 ? 24 : 16)
-        let width = v1 ? 8 : 4
-        guard p.count >= durationAt + width else { return box }
-        func set(_ v: UInt64, at: Int, _ n: Int) { var b: [UInt8] = []; put(v, n, &b); p.replaceSubrange(at..<(at + n), with: b) }
-        if let id, header == .track { set(UInt64(id), at: idAt, 4) }
-        set(UInt64(min(max(duration, 0), v1 ? Int64.max : Int64(UInt32.max))), at: durationAt, width)
+    /// A `tkhd` with its track id and duration set (version 1 where the duration needs it).
+    static func patched(trackHeader box: Box, id: UInt32, duration: Int64) -> Box {
+        guard var tkhd = box.value(TrackHeader.self) else { return box }
+        tkhd.trackID = id
+        tkhd.duration = UInt64(max(duration, 0))
         var out = box
-        out.payload = p[...]
+        out.set(tkhd)
+        return out
+    }
+
+    /// An `mdhd` with its duration set (version 1 where it needs it).
+    static func patched(mediaHeader box: Box, duration: Int64) -> Box {
+        guard var mdhd = box.value(MediaHeader.self) else { return box }
+        mdhd.duration = UInt64(max(duration, 0))
+        var out = box
+        out.set(mdhd)
         return out
     }
 }
