@@ -131,6 +131,27 @@ public struct BoxNode: Sendable, Equatable {
         return box
     }
 
+    /// The box down `path` changed by `change`; false when there is none
+    /// there (each step the first child of its type, `nth` for the first step).
+    @discardableResult
+    public mutating func modify(_ path: [FourCC], nth: Int = 0, _ change: (inout BoxNode) -> Void) -> Bool {
+        guard let first = path.first else {
+            change(&self)
+            return true
+        }
+        guard var kids = children else { return false }
+        let matching = kids.indices.filter { kids[$0].type == first }
+        guard nth >= 0, nth < matching.count, kids[matching[nth]].modify(Array(path.dropFirst()), change) else { return false }
+        children = kids
+        return true
+    }
+
+    /// The payload made `value`'s, the type with it (`stco` widened to `co64`).
+    public mutating func set(_ value: some BoxPayload) {
+        type = value.type
+        payload = value.encode()[...]
+    }
+
     /// This box and every box below it, parents first.
     public var all: [BoxNode] { [self] + (children ?? []).flatMap(\.all) }
 }

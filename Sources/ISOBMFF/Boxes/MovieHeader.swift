@@ -23,10 +23,6 @@ public struct MovieHeader: BoxPayload {
     public var nextTrackID: UInt32
     public var trailing: [UInt8]
 
-    /// Where version 0 and 1 lay out the fields up to the duration, the one
-    /// place their offsets are written: the time scale's offset in the payload.
-    public static func timescaleOffset(version: UInt8) -> Int { version == 1 ? 20 : 12 }
-
     public init(parsing payload: ArraySlice<UInt8>, type: FourCC) throws(BoxError) {
         var r = FieldReader(type, payload)
         (version, flags) = try r.versionZeroOrOne()
