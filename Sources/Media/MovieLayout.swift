@@ -224,13 +224,9 @@ public struct MovieLayout: Sendable {
     /// The movie's duration in seconds (`mvhd`: duration over time scale),
     /// which libavformat gives as the file's; nil without one.
     public var movieDuration: Double? {
-        guard let mvhd = original.children?.first(where: { $0.type == "mvhd" }) else { return nil }
-        let r = BigEndianReader(mvhd.payload)
-        let long = r.u8(at: 0) == 1
-        guard let scale = r.u32(at: long ? 20 : 12), scale > 0,
-              let duration = long ? r.u64(at: 24) : r.u32(at: 16).map(UInt64.init),
-              duration != UInt64(UInt32.max) && duration != UInt64.max else { return nil }
-        return Double(duration) / Double(scale)
+        guard let mvhd = original.children?.first(where: { $0.type == "mvhd" })?.value(MovieHeader.self), mvhd.timescale > 0,
+              mvhd.duration != UInt64(UInt32.max) && mvhd.duration != UInt64.max else { return nil }
+        return Double(mvhd.duration) / Double(mvhd.timescale)
     }
 
     /// Whether the index's user data may hold cover art (an iTunes `covr`
