@@ -2,7 +2,8 @@
 # Output hashes of the byte-level MP4/MOV paths (issue 49): every MP4/MOV/M4A
 # fixture, device recording, wild file and real file remuxed in bulk, with
 # index edits (--metadata, --rotate), through the muxer (--no-bulk: the index
-# completion, edit-list ends and carried tracks), and a few index-less cuts
+# completion and carried tracks), cut short (the edit-list ends of frames
+# hidden after --to), and a few index-less cuts
 # repaired with a reference. Prints "sha256  case" per output (or the exit
 # status when avtool refused), sorted: compare two runs with diff.
 #   scripts/isobmff-hashes.sh [path/to/avtool] > hashes.txt
@@ -37,6 +38,7 @@ for f in "${inputs[@]}"; do
     run "$tag bulk" "$out" remux "$f" "$out" --overwrite
     run "$tag edits" "$out" remux "$f" "$out" --overwrite --metadata title=isobmff --rotate 90 --creation-time 2020-01-02T03:04:05Z
     run "$tag muxer" "$out" remux "$f" "$out" --overwrite --no-bulk
+    run "$tag cut" "$out" cut "$f" "$out" --overwrite --from 0.4 --to 1.3
 done
 
 # Index-less recordings: an index-last copy cut at 70% of its media data, the size of its mdat left 0.
