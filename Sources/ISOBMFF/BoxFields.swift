@@ -32,10 +32,27 @@ package struct FieldReader {
     package mutating func fourCC() throws(BoxError) -> FourCC { FourCC(rawValue: try u32()) }
 
     /// The next `count` bytes.
-    package mutating func bytes(_ count: Int) throws(BoxError) -> [UInt8] {
+    package mutating func bytes(_ count: Int) throws(BoxError) -> [UInt8] { Array(try slice(count)) }
+
+    private mutating func slice(_ count: Int) throws(BoxError) -> ArraySlice<UInt8> {
         guard count >= 0, count <= remaining else { throw cutShort(count) }
         defer { offset += count }
-        return Array(reader.bytes(in: offset..<(offset + count)))
+        return reader.bytes(in: offset..<(offset + count))
+    }
+
+    /// The next `count` numbers of 4 bytes each (a table's entries, read at memory speed).
+    package mutating func u32s(_ count: Int) throws(BoxError) -> [UInt32] {
+        try slice(4 * count).withUnsafeBytes { raw in
+            (0..<count).map { UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)) }
+        }
+    }
+
+    /// The next `count` numbers of `width` (4 or 8) bytes each, widened.
+    package mutating func offsets(_ count: Int, width: Int) throws(BoxError) -> [UInt64] {
+        guard width == 8 else { return try u32s(count).map(UInt64.init) }
+        return try slice(8 * count).withUnsafeBytes { raw in
+            (0..<count).map { UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8 * $0, as: UInt64.self)) }
+        }
     }
 
     /// Everything left (kept byte for byte by the box that reads no further).

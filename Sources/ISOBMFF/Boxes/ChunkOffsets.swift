@@ -18,13 +18,7 @@ public struct ChunkOffsets: BoxPayload {
         (version, flags) = try r.versionAndFlags()
         wide = type == "co64"
         let width = wide ? 8 : 4
-        let count = try r.entryCount(of: width)
-        let base = r.offset
-        offsets = [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
-            for k in 0..<count { buffer[k] = r.reader.uint(at: base + width * k, size: width) ?? 0 }
-            initialized = count
-        }
-        _ = try r.bytes(width * count)
+        offsets = try r.offsets(try r.entryCount(of: width), width: width)
         trailing = r.rest()
     }
 

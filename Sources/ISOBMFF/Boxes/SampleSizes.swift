@@ -18,12 +18,7 @@ public struct SampleSizes: BoxPayload {
         sampleCount = try r.u32()
         let listed = sampleSize == 0 ? Int(sampleCount) : 0
         guard listed <= r.remaining / 4 else { throw .fieldsCutShort(type, needs: 12 + 4 * listed, has: payload.count) }
-        let base = r.offset
-        sizes = [UInt32](unsafeUninitializedCapacity: listed) { buffer, initialized in
-            for k in 0..<listed { buffer[k] = r.reader.u32(at: base + 4 * k) ?? 0 }
-            initialized = listed
-        }
-        _ = try r.bytes(4 * listed)
+        sizes = try r.u32s(listed)
         trailing = r.rest()
     }
 

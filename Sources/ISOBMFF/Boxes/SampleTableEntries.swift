@@ -13,13 +13,7 @@ struct UInt32Table: Sendable, Equatable {
     init(parsing payload: ArraySlice<UInt8>, type: FourCC, fields: Int) throws(BoxError) {
         var r = FieldReader(type, payload)
         (version, flags) = try r.versionAndFlags()
-        let count = try r.entryCount(of: 4 * fields)
-        let base = r.offset
-        values = [UInt32](unsafeUninitializedCapacity: count * fields) { buffer, initialized in
-            for k in 0..<(count * fields) { buffer[k] = r.reader.u32(at: base + 4 * k) ?? 0 }
-            initialized = count * fields
-        }
-        _ = try r.bytes(4 * fields * count)
+        values = try r.u32s(try r.entryCount(of: 4 * fields) * fields)
         trailing = r.rest()
     }
 
