@@ -11,6 +11,16 @@ public struct SampleSizes: BoxPayload {
     public var sizes: [UInt32]
     public var trailing: [UInt8]
 
+    /// The sizes of `sizes.count` samples: one size for all when they are alike (and there are some).
+    public init(sizes: [UInt32]) {
+        (version, flags, sampleCount, trailing) = (0, 0, UInt32(sizes.count), [])
+        if let s = sizes.first, sizes.allSatisfy({ $0 == s }) {
+            (sampleSize, self.sizes) = (s, [])
+        } else {
+            (sampleSize, self.sizes) = (0, sizes)
+        }
+    }
+
     public init(parsing payload: ArraySlice<UInt8>, type: FourCC) throws(BoxError) {
         var r = FieldReader(type, payload)
         (version, flags) = try r.versionAndFlags()
