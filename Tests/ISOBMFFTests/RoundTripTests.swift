@@ -12,9 +12,13 @@ struct RoundTripTests {
     /// The repository, from this file's place in it (Tests/ISOBMFFTests/RoundTripTests.swift).
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The files of `folder` (in the repository), sorted; none when it is not there.
+    /// The files of `folder` (in the repository; the generated fixtures and
+    /// real files where AVTOOL_FIXTURES and AVTOOL_REAL_MEDIA say, as for
+    /// the other tests), sorted; none when it is not there.
     static func files(_ folder: String) -> [URL] {
-        let url = repo.appendingPathComponent(folder)
+        let moved = [".fixtures": "AVTOOL_FIXTURES", ".real-media": "AVTOOL_REAL_MEDIA"][folder]
+            .flatMap { ProcessInfo.processInfo.environment[$0] }
+        let url = moved.map { URL(fileURLWithPath: $0) } ?? repo.appendingPathComponent(folder)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         return names.sorted().filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") && !$0.hasSuffix(".txt") }
             .map { url.appendingPathComponent($0) }
