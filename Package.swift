@@ -52,16 +52,19 @@ let package = Package(
         .target(name: "CFFmpegFilter", linkerSettings: [.linkedLibrary("dl")]),
         // The timestamp-sync core: pure Swift value types, no FFmpeg.
         .target(name: "Sync"),
+        // ISO-BMFF (MP4/MOV) boxes as bytes: the big-endian reader, four-character codes, the box
+        // walker, a lossless box tree and one typed value per box it reads. No FFmpeg.
+        .target(name: "ISOBMFF"),
         // Threads and a condition on pthreads, without Foundation: writing behind, the index trial, the batch scheduler, chunked transcode.
         .target(name: "Threads"),
         // File names as bytes (not always UTF-8) in text, exactly; text shown on a terminal, escaped.
         .target(name: "FileNames"),
         // The safe Swift layer over FFmpeg.
-        .target(name: "Media", dependencies: ["CFFmpeg", "CFFmpegLazy", "Sync", "Threads", "FileNames"]),
+        .target(name: "Media", dependencies: ["CFFmpeg", "CFFmpegLazy", "Sync", "ISOBMFF", "Threads", "FileNames"]),
         .target(name: "Probe", dependencies: ["Media", "Sync", "FileNames"]),
         // The one writing path every verb shares: the mux session (staged output, muxer,
         // one timeline per track) and the track writers (copy, re-encode) behind one protocol.
-        .target(name: "Pipeline", dependencies: ["Media", "Sync", "Threads", "FileNames"]),
+        .target(name: "Pipeline", dependencies: ["Media", "ISOBMFF", "Sync", "Threads", "FileNames"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
         .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads", "FileNames"]),
         .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters", "FileNames"]),
@@ -69,7 +72,7 @@ let package = Package(
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline", "Loudness"]),
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
         // rebuilt from its media data with a reference recording's settings.
-        .target(name: "Repair", dependencies: ["Media", "Sync", "Pipeline", "Remux"]),
+        .target(name: "Repair", dependencies: ["Media", "ISOBMFF", "Sync", "Pipeline", "Remux"]),
         // cut (and split): the packets of a time range, keyframe mode, on the core's CutSelection.
         .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat", "Loudness"]),
         // libavfilter's graphs (audio or video frames in, filtered frames out): loudness, tone mapping.
@@ -99,12 +102,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "avtool-fuzz", dependencies: ["Media", "Sync", "Pipeline", "Probe", "Remux", "Concat", "Repair"]),
+        .executableTarget(name: "avtool-fuzz", dependencies: ["ISOBMFF", "Media", "Sync", "Pipeline", "Probe", "Remux", "Concat", "Repair"]),
         .testTarget(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "Sync", "CFFmpeg", "Probe", "Pipeline", "Remux", "Concat",
+        // Depends on ISOBMFF alone: builds and runs with no libav* installed.
+        .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "ISOBMFF", "Sync", "CFFmpeg", "Probe", "Pipeline", "Remux", "Concat",
                                                     "Transcode"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "avtoolTests", dependencies: ["avtool"]),

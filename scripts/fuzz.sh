@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes avtool's probe and remux paths with libFuzzer + AddressSanitizer
-# (and LeakSanitizer): Sources/avtool-fuzz opens each input from memory,
+# (and LeakSanitizer): Sources/avtool-fuzz parses each input as boxes and
+# encodes them back (the ISOBMFF round trip; AVTOOL_FUZZ_ENTRY=isobmff runs
+# only that), opens each input from memory,
 # probes every packet, then remuxes it, fills its audio gaps or joins it to
 # itself (concat) through the timestamp core into an in-memory muxer, and
 # lays out its index with every kind of tag edit (the bulk remux's); an input

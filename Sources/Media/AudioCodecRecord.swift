@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// What a decoder takes from an audio stream's codec record (its global
 /// header): two streams whose records agree on it decode each other's
 /// frames, whatever bytes each encoder chose to write. Apple's, Android's,

@@ -1,5 +1,6 @@
 import FileNames
 import Glibc
+import ISOBMFF
 import Sync
 
 /// A track of an MP4/MOV input that the muxer cannot write — a QuickTime
@@ -159,23 +160,22 @@ public struct CarriedTrack {
         var children: [Box] = []
         for child in source.trak.children ?? [] {
             switch child.type {
-            case "tkhd": children.append(Self.patched(child, id: id, duration: trackDuration, header: .track))
+            case "tkhd": children.append(Self.patched(trackHeader: child, id: id, duration: trackDuration))
             case "mdia": children.append(mdia(child, duration: mediaDuration, runOffsets: runOffsets))
             case "edts", "tref": break
             default: children.append(child)
             }
         }
         // The samples start where the gathered times say: an empty edit before a late first sample.
-        var elst: [UInt8] = [1, 0, 0, 0]
-        var entries: [(Int64, Int64)] = []
-        if lead > 0 { entries.append((movieTicks(lead), -1)) }
-        entries.append((movieTicks(shown), hidden))
-        put(UInt64(entries.count), 4, &elst)
-        for (duration, time) in entries { put(UInt64(bitPattern: duration), 8, &elst); put(UInt64(bitPattern: time), 8, &elst); put(0x0001_0000, 4, &elst) }
+        var elst = EditList(entries: [])
+        // (Version 1, as these tracks have always been written.)
+        elst.version = 1
+        if lead > 0 { elst.entries.append(.init(segmentDuration: UInt64(bitPattern: movieTicks(lead)), mediaTime: -1)) }
+        elst.entries.append(.init(segmentDuration: UInt64(bitPattern: movieTicks(shown)), mediaTime: hidden))
         // Samples that take no time (a GoPro's `fdsc`, all at 0) get no edit:
         // an entry of no duration would hide all but the first from readers.
         if lead > 0 || shown > 0 {
-            children.insert(Box("edts", children: [Box("elst", payload: elst[...])]), at: 1)
+            children.insert(Box("edts", children: [Box("elst", payload: elst.encode()[...])]), at: 1)
         }
         let refs = references.filter { !$0.ids.isEmpty }
         if !refs.isEmpty {
@@ -193,7 +193,7 @@ public struct CarriedTrack {
         var out = box
         out.children = (box.children ?? []).map { child in
             switch child.type {
-            case "mdhd": return Self.patched(child, id: nil, duration: duration, header: .media)
+            case "mdhd": return Self.patched(mediaHeader: child, duration: duration)
             case "minf":
                 var minf = child
                 var kids = (child.children ?? []).filter { $0.type != "dinf" && $0.type != "stbl" }
@@ -234,51 +234,43 @@ public struct CarriedTrack {
         var stsd: [UInt8] = [0, 0, 0, 0]
         put(UInt64(descriptions.count), 4, &stsd)
         for d in descriptions { stsd += d }
-        var stts: [UInt8] = [0, 0, 0, 0]
-        var deltas: [(count: Int, delta: Int64)] = []
+        var deltas: [TimeToSample.Entry] = []
         for d in durations {
-            if let last = deltas.last, last.delta == d { deltas[deltas.count - 1].count += 1 } else { deltas.append((1, d)) }
+            let delta = UInt32(min(max(d, 0), Int64(UInt32.max)))
+            if let last = deltas.last, last.sampleDelta == delta {
+                deltas[deltas.count - 1].sampleCount += 1
+            } else {
+                deltas.append(.init(sampleCount: 1, sampleDelta: delta))
+            }
         }
-        put(UInt64(deltas.count), 4, &stts)
-        for e in deltas { put(UInt64(e.count), 4, &stts); put(UInt64(min(e.delta, Int64(UInt32.max))), 4, &stts) }
-        var stsc: [UInt8] = [0, 0, 0, 0]
-        let runs = runs
-        put(UInt64(runs.count), 4, &stsc)
-        for (k, run) in runs.enumerated() {
-            put(UInt64(k + 1), 4, &stsc); put(UInt64(run.count), 4, &stsc); put(UInt64(descriptionOf[run.first] + 1), 4, &stsc)
+        let stsc = runs.enumerated().map { k, run in
+            SampleToChunk.Entry(firstChunk: UInt32(k + 1), samplesPerChunk: UInt32(run.count),
+                                sampleDescriptionIndex: UInt32(descriptionOf[run.first] + 1))
         }
-        var stsz: [UInt8] = [0, 0, 0, 0]
-        if let s = sizes.first, sizes.allSatisfy({ $0 == s }) {
-            put(UInt64(s), 4, &stsz); put(UInt64(sizes.count), 4, &stsz)
-        } else {
-            put(0, 4, &stsz); put(UInt64(sizes.count), 4, &stsz)
-            for s in sizes { put(UInt64(s), 4, &stsz) }
-        }
-        let wide = runOffsets.contains { $0 > Int64(UInt32.max) }
-        var stco: [UInt8] = [0, 0, 0, 0]
-        put(UInt64(runOffsets.count), 4, &stco)
-        for o in runOffsets { put(UInt64(o), wide ? 8 : 4, &stco) }
-        return Box("stbl", children: [Box("stsd", payload: stsd[...]), Box("stts", payload: stts[...]),
-                                      Box("stsc", payload: stsc[...]), Box("stsz", payload: stsz[...]),
-                                      Box(wide ? "co64" : "stco", payload: stco[...])])
+        var stbl = [Box("stsd", payload: stsd[...])]
+        let tables: [any BoxPayload] = [TimeToSample(entries: deltas), SampleToChunk(entries: stsc),
+                                        SampleSizes(sizes: sizes.map { UInt32(bitPattern: $0) }),
+                                        ChunkOffsets(offsets: runOffsets.map { UInt64($0) })]
+        for table in tables { stbl.append(Box(table.type, payload: table.encode()[...])) }
+        return Box("stbl", children: stbl)
     }
 
-    enum Header { case track, media }
-
-    /// A `tkhd` (or `mdhd`) with its track id (for `tkhd`) and duration set.
-    static func patched(_ box: Box, id: UInt32?, duration: Int64, header: Header) -> Box {
-        var p = Array(box.payload)
-        let v1 = p.first == 1
-        // tkhd: times, id, reserved, duration; mdhd: times, time scale, duration.
-        let idAt = v1 ? 20 : 12
-        let durationAt = header == .track ? (v1 ? 28 : 20) : (v1 ? 24 : 16)
-        let width = v1 ? 8 : 4
-        guard p.count >= durationAt + width else { return box }
-        func set(_ v: UInt64, at: Int, _ n: Int) { var b: [UInt8] = []; put(v, n, &b); p.replaceSubrange(at..<(at + n), with: b) }
-        if let id, header == .track { set(UInt64(id), at: idAt, 4) }
-        set(UInt64(min(max(duration, 0), v1 ? Int64.max : Int64(UInt32.max))), at: durationAt, width)
+    /// A `tkhd` with its track id and duration set (version 1 where the duration needs it).
+    static func patched(trackHeader box: Box, id: UInt32, duration: Int64) -> Box {
+        guard var tkhd = box.value(TrackHeader.self) else { return box }
+        tkhd.trackID = id
+        tkhd.duration = UInt64(max(duration, 0))
         var out = box
-        out.payload = p[...]
+        out.set(tkhd)
+        return out
+    }
+
+    /// An `mdhd` with its duration set (version 1 where it needs it).
+    static func patched(mediaHeader box: Box, duration: Int64) -> Box {
+        guard var mdhd = box.value(MediaHeader.self) else { return box }
+        mdhd.duration = UInt64(max(duration, 0))
+        var out = box
+        out.set(mdhd)
         return out
     }
 }

@@ -1,5 +1,6 @@
 import FileNames
 import Glibc
+import ISOBMFF
 
 /// What a written MP4/MOV output's index lacks of its sources, added after
 /// the muxer's trailer and before the file takes its name: boxes of a copied
@@ -156,15 +157,16 @@ public enum IndexCompletion {
         }
         if !carried.isEmpty {
             guard let mvhdAt = kids.firstIndex(where: { $0.type == "mvhd" }) else { throw Failure(description: "its index has no movie header") }
-            let mvhd = BigEndianReader(kids[mvhdAt].payload)
-            let v1 = mvhd.u8(at: 0) == 1
-            guard let movieScale = mvhd.u32(at: v1 ? 20 : 12), movieScale > 0,
-                  let nextID = mvhd.u32(at: mvhd.count - 4) else { throw Failure(description: "its movie header is cut short") }
-            let writtenIDs = traks.map { k -> UInt32 in
-                let t = BigEndianReader(kids[k].children?.first { $0.type == "tkhd" }?.payload ?? [])
-                return t.u32(at: t.u8(at: 0) == 1 ? 20 : 12) ?? 0
+            guard var mvhd = kids[mvhdAt].value(MovieHeader.self), mvhd.timescale > 0 else {
+                throw Failure(description: "its movie header is cut short")
             }
-            let firstID = max(nextID, (writtenIDs.max() ?? 0) + 1)
+            let writtenIDs = try traks.map { k throws(Failure) -> UInt32 in
+                guard let tkhd = kids[k].children?.first(where: { $0.type == "tkhd" })?.value(TrackHeader.self) else {
+                    throw Failure(description: "the header of its track \(k) is cut short")
+                }
+                return tkhd.trackID
+            }
+            let firstID = max(mvhd.nextTrackID, (writtenIDs.max() ?? 0) + 1)
             func id(_ r: TrackReference) -> UInt32? {
                 switch r {
                 case .written(let k): k < writtenIDs.count ? writtenIDs[k] : nil
@@ -172,27 +174,21 @@ public enum IndexCompletion {
                 }
             }
             var at = dataAt
-            var longest: Int64 = 0
+            var longest: UInt64 = 0
             for (k, c) in carried.enumerated() {
                 let offsets = c.track.runByteStarts.map { $0 + at }
                 at += Int64(c.track.byteCount)
-                let trak = c.track.trak(id: firstID + UInt32(k), movieScale: movieScale, runOffsets: offsets,
+                let trak = c.track.trak(id: firstID + UInt32(k), movieScale: mvhd.timescale, runOffsets: offsets,
                                         references: c.references.map { ($0.type, $0.tracks.compactMap(id)) })
                 kids.insert(trak, at: (kids.lastIndex { $0.type == "trak" } ?? kids.count - 1) + 1)
-                let t = BigEndianReader(trak.children?.first { $0.type == "tkhd" }?.payload ?? [])
-                longest = max(longest, Int64(t.uint(at: t.u8(at: 0) == 1 ? 28 : 20, size: t.u8(at: 0) == 1 ? 8 : 4) ?? 0))
+                guard let tkhd = trak.children?.first(where: { $0.type == "tkhd" })?.value(TrackHeader.self) else {
+                    throw Failure(description: "the header of its carried track \(k) is cut short")
+                }
+                longest = max(longest, tkhd.duration)
             }
-            var p = Array(kids[mvhdAt].payload)
-            var field: [UInt8] = []
-            put(UInt64(firstID + UInt32(carried.count)), 4, &field)
-            p.replaceSubrange((p.count - 4)..<p.count, with: field)
-            let durationAt = v1 ? 24 : 16, width = v1 ? 8 : 4
-            if let d = mvhd.uint(at: durationAt, size: width), Int64(d) < longest {
-                field = []
-                put(UInt64(longest), width, &field)
-                p.replaceSubrange(durationAt..<(durationAt + width), with: field)
-            }
-            kids[mvhdAt].payload = p[...]
+            mvhd.nextTrackID = firstID + UInt32(carried.count)
+            mvhd.duration = max(mvhd.duration, longest)
+            kids[mvhdAt].set(mvhd)
         }
         moov.children = kids
         return moov.encoded()

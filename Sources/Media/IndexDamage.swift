@@ -1,4 +1,5 @@
 import CFFmpeg
+import ISOBMFF
 
 /// Damage an MP4/MOV index shows in its structure alone, found before any
 /// reader trusts it: boxes nested deeper, or more of them, than `Box.parse`

@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// Changes to an MP4/MOV index (`moov`) made in its own boxes, for the bulk
 /// remux: the file's tags, the tracks' languages and handler names, the
 /// creation time and the video tracks' display matrices, each written
@@ -51,13 +53,9 @@ extension Box {
         for (t, matrix) in edits.matrices {
             guard t < tracks.count, matrix.count == 9 else { throw MovieLayout.Refusal(description: "no track \(t) to turn") }
             try kids[tracks[t]].editChild("tkhd") { (b: inout Box) throws(MovieLayout.Refusal) in
-                var p = Array(b.payload)
-                let at = p.first == 1 ? 52 : 40
-                guard p.count >= at + 36 else { throw MovieLayout.Refusal(description: "a track header is cut short") }
-                for (i, v) in matrix.enumerated() {
-                    for n in 0..<4 { p[at + 4 * i + n] = UInt8(truncatingIfNeeded: UInt32(bitPattern: v) >> (24 - 8 * UInt32(n))) }
-                }
-                b.payload = p[...]
+                guard var tkhd = b.value(TrackHeader.self) else { throw MovieLayout.Refusal(description: "a track header is cut short") }
+                tkhd.matrix = matrix.map { UInt32(bitPattern: $0) }
+                b.set(tkhd)
             }
         }
         for (t, tags) in edits.trackTags {
@@ -69,20 +67,20 @@ extension Box {
                         throw MovieLayout.Refusal(description: "a language must be three letters (ISO 639-2)")
                     }
                     try kids[tracks[t]].editChild("mdia", "mdhd") { (b: inout Box) throws(MovieLayout.Refusal) in
-                        var p = Array(b.payload)
-                        let at = p.first == 1 ? 32 : 20
-                        guard p.count >= at + 2 else { throw MovieLayout.Refusal(description: "a media header is cut short") }
-                        p[at] = UInt8(code >> 8)
-                        p[at + 1] = UInt8(code & 0xff)
-                        b.payload = p[...]
+                        guard var mdhd = b.value(MediaHeader.self) else { throw MovieLayout.Refusal(description: "a media header is cut short") }
+                        mdhd.language = code
+                        b.set(mdhd)
                     }
                 case "handler_name":
                     let name = Array((value ?? "").utf8)
                     // QuickTime's is counted (a Pascal string), an MP4's ends with a zero.
                     let field: [UInt8] = edits.family == .quickTime ? [UInt8(min(name.count, 255))] + name.prefix(255) : name + [0]
                     try kids[tracks[t]].editChild("mdia", "hdlr") { (b: inout Box) throws(MovieLayout.Refusal) in
-                        guard b.payload.count >= 24 else { throw MovieLayout.Refusal(description: "a handler box is cut short") }
-                        b.payload = (Array(b.payload.prefix(24)) + field)[...]
+                        guard var hdlr = b.value(HandlerReference.self), hdlr.reserved.count == 12 else {
+                            throw MovieLayout.Refusal(description: "a handler box is cut short")
+                        }
+                        hdlr.name = field
+                        b.set(hdlr)
                     }
                 default:
                     throw MovieLayout.Refusal(description: "the track tag '\(key)' has no box of its own")
@@ -108,20 +106,25 @@ extension Box {
         children = kids
     }
 
-    /// A `mvhd`, `tkhd` or `mdhd` with its creation and modification times set.
+    /// A `mvhd`, `tkhd` or `mdhd` with its creation and modification times set (version 1 when a time needs 64 bits).
     mutating func setTimes(_ since1904: UInt64) throws(MovieLayout.Refusal) {
-        var p = Array(payload)
-        let wide = p.first == 1
-        guard p.count >= (wide ? 20 : 12) else { throw MovieLayout.Refusal(description: "a '\(type)' box is cut short") }
-        guard wide || since1904 <= UInt64(UInt32.max) else {
-            throw MovieLayout.Refusal(description: "the creation time does not fit a version 0 '\(type)'")
+        let cutShort = MovieLayout.Refusal(description: "a '\(type)' box is cut short")
+        switch type {
+        case "mvhd":
+            guard var h = value(MovieHeader.self) else { throw cutShort }
+            (h.creationTime, h.modificationTime) = (since1904, since1904)
+            set(h)
+        case "tkhd":
+            guard var h = value(TrackHeader.self) else { throw cutShort }
+            (h.creationTime, h.modificationTime) = (since1904, since1904)
+            set(h)
+        case "mdhd":
+            guard var h = value(MediaHeader.self) else { throw cutShort }
+            (h.creationTime, h.modificationTime) = (since1904, since1904)
+            set(h)
+        default:
+            throw MovieLayout.Refusal(description: "a '\(type)' box has no creation time")
         }
-        let n = wide ? 8 : 4
-        var field: [UInt8] = []
-        put(since1904, n, &field)
-        p.replaceSubrange(4..<(4 + n), with: field)
-        p.replaceSubrange((4 + n)..<(4 + 2 * n), with: field)
-        payload = p[...]
     }
 
     /// An ISO 639-2 code packed as `mdhd` holds it (three letters, five bits each).
@@ -216,8 +219,7 @@ struct BoxList {
 
     /// The handler type of a `meta` list (`mdir`: iTunes items, `mdta`: keys).
     var handler: FourCC? {
-        guard let h = boxes.first(where: { $0.type == "hdlr" }) else { return nil }
-        return BigEndianReader(h.payload).fourCC(at: 8)
+        boxes.first { $0.type == "hdlr" }?.value(HandlerReference.self)?.handlerType
     }
 }
 

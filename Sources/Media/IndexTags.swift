@@ -1,4 +1,5 @@
 import Glibc
+import ISOBMFF
 
 /// The tags and display matrices libavformat's MP4/MOV demuxer (FFmpeg
 /// 5.1) reads from an index (`moov`), read here from its parsed boxes
@@ -51,9 +52,9 @@ struct IndexTags {
         for box in moov.children ?? [] {
             switch box.type {
             case "mvhd":
-                let r = BigEndianReader(box.payload)
-                movieMatrixIsIdentity = Self.matrix(r, at: r.u8(at: 0) == 1 ? 48 : 36) == Self.identity
-                if let time = try Self.creationTime(box.payload) { Self.set(&format, "creation_time", time) }
+                guard let mvhd = box.value(MovieHeader.self) else { throw Uncertain() }
+                movieMatrixIsIdentity = mvhd.matrix.map { Int32(bitPattern: $0) } == Self.identity
+                if let time = try Self.creationTime(mvhd.creationTime, version: mvhd.version) { Self.set(&format, "creation_time", time) }
             case "trak": try readTrack(box)
             case "udta": try readUserData(box.payload, track: nil)
             case "meta": try readMeta(box.payload, track: nil)
@@ -70,12 +71,12 @@ struct IndexTags {
         for box in trak.children ?? [] {
             switch box.type {
             case "tkhd":
-                let r = BigEndianReader(box.payload)
-                matrices[s] = Self.matrix(r, at: r.u8(at: 0) == 1 ? 52 : 40)
+                guard let tkhd = box.value(TrackHeader.self) else { throw Uncertain() }
+                matrices[s] = tkhd.matrix.map { Int32(bitPattern: $0) }
             case "mdia":
                 for m in box.children ?? [] {
                     switch m.type {
-                    case "mdhd": try readMediaHeader(m.payload, track: s)
+                    case "mdhd": try readMediaHeader(m, track: s)
                     case "hdlr": try readHandler(m.payload, track: s)
                     case "minf":
                         // (The sample tables' tags, the codec's, are never edited.)
@@ -97,12 +98,12 @@ struct IndexTags {
     }
 
     /// `mdhd`: the track's creation time and language.
-    private mutating func readMediaHeader(_ payload: ArraySlice<UInt8>, track s: Int) throws(Uncertain) {
-        let r = BigEndianReader(payload)
-        guard let version = r.u8(at: 0), version <= 1, let code = r.u16(at: version == 1 ? 32 : 20) else { throw Uncertain() }
-        if let time = try Self.creationTime(payload) { Self.set(&streams[s], "creation_time", time) }
+    private mutating func readMediaHeader(_ box: Box, track s: Int) throws(Uncertain) {
+        guard let mdhd = box.value(MediaHeader.self) else { throw Uncertain() }
+        if let time = try Self.creationTime(mdhd.creationTime, version: mdhd.version) { Self.set(&streams[s], "creation_time", time) }
         // (An old Macintosh code not read here stands as itself.)
-        let language = Self.language(code) ?? Self.opaque(payload[(payload.startIndex + (version == 1 ? 32 : 20))...].prefix(2))
+        let code = mdhd.language
+        let language = Self.language(code) ?? Self.opaque([UInt8(code >> 8), UInt8(code & 0xff)][...])
         if !language.isEmpty { Self.set(&streams[s], "language", language) }
     }
 
@@ -209,15 +210,6 @@ extension IndexTags {
     /// A matrix of nine values as `tkhd` and `mvhd` hold them.
     static let identity: [Int32] = [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000]
 
-    static func matrix(_ r: BigEndianReader<ArraySlice<UInt8>>, at: Int) -> [Int32]? {
-        var m: [Int32] = []
-        for i in 0..<9 {
-            guard let v = r.u32(at: at + 4 * i) else { return nil }
-            m.append(Int32(bitPattern: v))
-        }
-        return m
-    }
-
     /// av_dict_set: keys matched without regard to case; a value set again
     /// goes last (unless not `overwrite`, which keeps the first).
     static func set(_ tags: inout Tags, _ key: String, _ value: String, overwrite: Bool = true) {
@@ -254,20 +246,16 @@ extension IndexTags {
         return code == 0x7fff ? "" : code == 0 ? "eng" : nil
     }
 
-    /// The creation time of an `mvhd`, `tkhd` or `mdhd` as the demuxer
-    /// prints it (seconds since 1904; a version 0 time before 1970 is taken
-    /// as seconds since 1970); nil for none (zero).
-    static func creationTime(_ payload: ArraySlice<UInt8>) throws(Uncertain) -> String? {
-        let r = BigEndianReader(payload)
-        guard let version = r.u8(at: 0) else { throw Uncertain() }
+    /// The creation time of an `mvhd`, `tkhd` or `mdhd` (of `version`) as
+    /// the demuxer prints it (seconds since 1904; a version 0 time before
+    /// 1970 is taken as seconds since 1970); nil for none (zero).
+    static func creationTime(_ raw: UInt64, version: UInt8) throws(Uncertain) -> String? {
         var time: Int64
         if version == 1 {
-            guard let t = r.u64(at: 4) else { throw Uncertain() }
-            time = Int64(bitPattern: t)
+            time = Int64(bitPattern: raw)
             if time < 0 { return nil }
         } else {
-            guard let t = r.u32(at: 4) else { throw Uncertain() }
-            time = Int64(t)
+            time = Int64(raw)
             if time > 0 && time < 2_082_844_800 { time += 2_082_844_800 }
         }
         guard time != 0 else { return nil }

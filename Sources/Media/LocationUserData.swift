@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// The place a recording was made as QuickTime user data (`©xyz`, ISO 6709
 /// text), where Apple's apps and Android's readers look for it.
 ///

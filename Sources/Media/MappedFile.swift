@@ -1,6 +1,7 @@
 import FileNames
 import CFFmpeg
 import Glibc
+import ISOBMFF
 
 /// A file's bytes mapped read-only (`mmap`), for scanning media data that
 /// no demuxer can index (a recording whose index was never written).

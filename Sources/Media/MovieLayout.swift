@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// An MP4/MOV file's layout rearranged without touching its media data, the
 /// way `qt-faststart` does it: the index (`moov`) moved in front of the
 /// media, every chunk offset in it (`stco`, `co64`) moved with the bytes it
@@ -222,13 +224,9 @@ public struct MovieLayout: Sendable {
     /// The movie's duration in seconds (`mvhd`: duration over time scale),
     /// which libavformat gives as the file's; nil without one.
     public var movieDuration: Double? {
-        guard let mvhd = original.children?.first(where: { $0.type == "mvhd" }) else { return nil }
-        let r = BigEndianReader(mvhd.payload)
-        let long = r.u8(at: 0) == 1
-        guard let scale = r.u32(at: long ? 20 : 12), scale > 0,
-              let duration = long ? r.u64(at: 24) : r.u32(at: 16).map(UInt64.init),
-              duration != UInt64(UInt32.max) && duration != UInt64.max else { return nil }
-        return Double(duration) / Double(scale)
+        guard let mvhd = original.children?.first(where: { $0.type == "mvhd" })?.value(MovieHeader.self), mvhd.timescale > 0,
+              mvhd.duration != UInt64(UInt32.max) && mvhd.duration != UInt64.max else { return nil }
+        return Double(mvhd.duration) / Double(mvhd.timescale)
     }
 
     /// Whether the index's user data may hold cover art (an iTunes `covr`
@@ -381,37 +379,16 @@ struct Box: Sendable, Equatable {
             return
         }
         guard type == "stco" || type == "co64" else { return }
-        let source = BigEndianReader(original.payload)
-        let width = original.type == "co64" ? 8 : 4
-        guard let count = source.length(at: 4, size: 4), source.count >= 8 + count * width else {
+        guard var table = original.value(ChunkOffsets.self) else {
             throw MovieLayout.Refusal(description: "a chunk offset table is cut short")
         }
-        var offsets: [Int64] = []
-        offsets.reserveCapacity(count)
-        for n in 0..<count {
-            guard let o = source.uint(at: 8 + n * width, size: width) else {
-                throw MovieLayout.Refusal(description: "a chunk offset table is cut short")
-            }
-            offsets.append(try move(Int64(bitPattern: o)))
+        table.offsets = try table.offsets.map { (o: UInt64) throws(MovieLayout.Refusal) -> UInt64 in
+            UInt64(bitPattern: try move(Int64(bitPattern: o)))
         }
-        let needsWide = type == "co64" || offsets.contains { $0 > Int64(UInt32.max) }
-        if needsWide && type == "stco" { widened() }
-        type = needsWide ? "co64" : "stco"
-        let newWidth = needsWide ? 8 : 4
-        var out = Array(source.bytes(in: 0..<8))
-        out += repeatElement(0, count: count * newWidth)
-        // Stored big-endian in place: a table of 100,000 offsets is written a byte at a time no more.
-        out.withUnsafeMutableBytes { raw in
-            for (n, o) in offsets.enumerated() {
-                if needsWide {
-                    raw.storeBytes(of: UInt64(bitPattern: o).bigEndian, toByteOffset: 8 + n * 8, as: UInt64.self)
-                } else {
-                    raw.storeBytes(of: UInt32(truncatingIfNeeded: o).bigEndian, toByteOffset: 8 + n * 4, as: UInt32.self)
-                }
-            }
-        }
-        out += source.bytes(in: (8 + count * width)..<source.count)
-        payload = out[...]
+        // (Widened in an earlier plan, it stays wide.)
+        table.wide = table.wide || type == "co64"
+        if table.type == "co64" && type == "stco" { widened() }
+        set(table)
     }
 
     /// This (original) tree with every `stco` that `widenedTree` made a
@@ -423,19 +400,9 @@ struct Box: Sendable, Equatable {
             copy.children = kids
             return copy
         }
-        guard type == "stco", widenedTree.type == "co64" else { return copy }
-        let source = BigEndianReader(payload)
-        // (Checked by `moveChunkOffsets` before a table is widened.)
-        guard let count = source.length(at: 4, size: 4), source.count >= 8 + count * 4 else { return copy }
-        var out = Array(source.bytes(in: 0..<8))
-        out.reserveCapacity(8 + count * 8 + source.count - (8 + count * 4))
-        for n in 0..<count {
-            guard let o = source.u32(at: 8 + n * 4) else { return copy }
-            put(UInt64(o), 8, &out)
-        }
-        out += source.bytes(in: (8 + count * 4)..<source.count)
-        copy.type = "co64"
-        copy.payload = out[...]
+        guard type == "stco", widenedTree.type == "co64", var table = value(ChunkOffsets.self) else { return copy }
+        table.wide = true
+        copy.set(table)
         return copy
     }
 }

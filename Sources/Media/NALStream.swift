@@ -1,3 +1,4 @@
+import ISOBMFF
 import Sync
 
 /// H.264 or HEVC as MP4, MOV and Matroska store it: length-prefixed NAL

@@ -1,3 +1,5 @@
+import ISOBMFF
+
 extension IndexCompletion {
     /// Sample descriptions of a video track beyond its first, and the
     /// samples that use them: an exact cut's re-encoded HEVC stretches,

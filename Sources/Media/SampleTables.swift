@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// What one track's sample tables (`stsz`/`stz2`, `stsc`, `stco`/`co64`)
 /// list, read from the boxes without building an entry per sample: how
 /// many samples, their bytes, and the furthest byte any chunk takes — so a
@@ -120,7 +122,7 @@ extension TrackSamples {
         func child(_ box: Box?, _ type: FourCC) -> Box? { box?.children?.first { $0.type == type } }
         let mdia = child(trak, "mdia"), minf = child(mdia, "minf")
         guard let stbl = child(minf, "stbl") else { return nil }
-        let handler = child(mdia, "hdlr").flatMap { BigEndianReader($0.payload).fourCC(at: 8) }
+        let handler = child(mdia, "hdlr")?.value(HandlerReference.self)?.handlerType
         self.init(stbl: stbl, frameBytes: handler == "soun" ? Self.soundFrameBytes(stbl) : nil)
     }
 

@@ -1,5 +1,6 @@
 import FileNames
 import Glibc
+import ISOBMFF
 
 /// An MP4/MOV file's tracks as its index describes them, read from the boxes
 /// themselves: what libavformat does not pass on — a timed-metadata track's
@@ -47,8 +48,9 @@ public struct SourceIndex: Sendable {
     /// The tracks of a parsed `moov` box.
     init(moov: Box) {
         tracks = (moov.children ?? []).filter { $0.type == "trak" }.compactMap(SourceTrack.init)
-        let mvhd = (moov.children ?? []).first { $0.type == "mvhd" }
-        (movieTimescale, movieDuration) = mvhd.map { Self.scaleAndDuration(ofHeader: $0.payload) } ?? (nil, nil)
+        let mvhd = (moov.children ?? []).first { $0.type == "mvhd" }?.value(MovieHeader.self)
+        movieTimescale = mvhd.flatMap { $0.timescale > 0 ? $0.timescale : nil }
+        movieDuration = mvhd.map { Int64(truncatingIfNeeded: $0.duration) }
         coverArtSizes = (moov.children ?? []).filter { $0.type == "udta" }.flatMap { Self.coverArtSizes(userData: $0.payload) }
     }
 
@@ -71,16 +73,6 @@ public struct SourceIndex: Sendable {
             }
         }
         return sizes
-    }
-
-    /// The time scale and duration of an `mvhd` or `mdhd` payload (the two
-    /// lay them out alike: after the creation and modification times, 32 or
-    /// 64 bits each by the version).
-    static func scaleAndDuration(ofHeader payload: ArraySlice<UInt8>) -> (UInt32?, Int64?) {
-        let r = BigEndianReader(payload)
-        let wide = r.u8(at: 0) == 1
-        let scale = r.u32(at: wide ? 20 : 12).flatMap { $0 > 0 ? $0 : nil }
-        return (scale, r.uint(at: wide ? 24 : 16, size: wide ? 8 : 4).map { Int64(truncatingIfNeeded: $0) })
     }
 
     /// The movie's duration in seconds, if its header gives it.
@@ -112,18 +104,15 @@ public struct SourceTrack: Sendable {
 
     init?(_ trak: Box) {
         func child(_ box: Box?, _ type: FourCC) -> Box? { box?.children?.first { $0.type == type } }
-        guard let tkhd = child(trak, "tkhd") else { return nil }
-        let t = BigEndianReader(tkhd.payload)
-        let version = t.u8(at: 0) ?? 0
-        guard let id = t.u32(at: version == 1 ? 20 : 12) else { return nil }
-        self.id = Int(id)
-        duration = t.uint(at: version == 1 ? 28 : 20, size: version == 1 ? 8 : 4).map { Int64(truncatingIfNeeded: $0) }
+        guard let tkhd = child(trak, "tkhd")?.value(TrackHeader.self) else { return nil }
+        id = Int(tkhd.trackID)
+        duration = Int64(truncatingIfNeeded: tkhd.duration)
         self.trak = trak
         let mdia = child(trak, "mdia")
-        let hdlr = child(mdia, "hdlr")
-        let mdhd = child(mdia, "mdhd")
-        (handlerType, handlerName) = Self.handler(hdlr?.payload)
-        (timescale, mediaDuration) = mdhd.map { SourceIndex.scaleAndDuration(ofHeader: $0.payload) } ?? (nil, nil)
+        (handlerType, handlerName) = Self.handler(child(mdia, "hdlr")?.value(HandlerReference.self))
+        let mdhd = child(mdia, "mdhd")?.value(MediaHeader.self)
+        timescale = mdhd.flatMap { $0.timescale > 0 ? $0.timescale : nil }
+        mediaDuration = mdhd.map { Int64(truncatingIfNeeded: $0.duration) }
         let stsd = child(child(child(mdia, "minf"), "stbl"), "stsd")
         sampleDescriptions = stsd.map { box in
             let r = BigEndianReader(box.payload)
@@ -143,21 +132,19 @@ public struct SourceTrack: Sendable {
     /// The size of the track's `trak` box: about what the track takes in an index.
     public var indexBytes: Int { trak.encodedSize }
 
-    /// The handler type and name of an `hdlr` payload: the name is a C
+    /// The handler type and name of an `hdlr`: the name is a C
     /// string in MP4, a Pascal string (a length byte first) in QuickTime.
-    static func handler(_ payload: ArraySlice<UInt8>?) -> (FourCC?, String?) {
-        guard let payload else { return (nil, nil) }
-        let r = BigEndianReader(payload)
-        let type = r.fourCC(at: 8)
-        guard r.count > 24 else { return (type, nil) }
-        var name = Array(r.bytes(in: 24..<r.count))
+    static func handler(_ hdlr: HandlerReference?) -> (FourCC?, String?) {
+        guard let hdlr else { return (nil, nil) }
+        var name = hdlr.name
+        guard !name.isEmpty else { return (hdlr.handlerType, nil) }
         // A length byte first when it counts the rest (or the rest up to a terminating zero).
         if let n = name.first.map(Int.init), n > 0, n == name.count - 1 || (n < name.count - 1 && name[n + 1] == 0) {
             name = Array(name[1...n])
         }
         if let nul = name.firstIndex(of: 0) { name = Array(name[..<nul]) }
         let text = String(decoding: name, as: UTF8.self).trimmingCharacters(in: " ")
-        return (type, text.isEmpty ? nil : text)
+        return (hdlr.handlerType, text.isEmpty ? nil : text)
     }
 
     /// The first sample description's type (`avc1`, `hvc1`, `dvh1`, `mebx`, `gpmd`…).

@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// The top-level boxes of an MP4/MOV file, as far as the file holds them:
 /// whether it has an index (`moov`) and where its media data (`mdat`) lies.
 public struct TopLevelBoxes: Sendable {

@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// The views a video track's sample entry declares: a layered HEVC entry
 /// (`lhvC`, the second view of MV-HEVC) and Apple's video extended usage
 /// box (`vexu` → `eyes` → `stri`, `hero`), which says the views are a

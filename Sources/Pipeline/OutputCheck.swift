@@ -1,5 +1,6 @@
 import FileNames
 import Glibc
+import ISOBMFF
 import Media
 import Sync
 

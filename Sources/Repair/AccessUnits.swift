@@ -1,3 +1,4 @@
+import ISOBMFF
 import Media
 
 /// Where one video sample (an access unit: length-prefixed NAL units, as

@@ -1,3 +1,4 @@
+import ISOBMFF
 import Media
 
 /// What a data track's samples look like in media data whose index is

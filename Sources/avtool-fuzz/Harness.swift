@@ -26,6 +26,8 @@ import Sync
 // - the ordinary build is a replayer: `avtool-fuzz FILE…` runs each file once
 //   and says what happened (used to check reproducers).
 
+/// AVTOOL_FUZZ_ENTRY=isobmff: only the box layer's round trip runs (`boxRoundTrip`).
+let boxesOnly = getenv("AVTOOL_FUZZ_ENTRY").map { String(cString: $0) } == "isobmff"
 /// The containers an input is written into.
 let targets = ["mp4", "mkv", "ts"].map { Container(named: $0)! }
 /// At most this much output in memory; beyond it the output reports a full disk.
@@ -79,15 +81,16 @@ func rebuildWalk(_ bytes: UnsafeRawBufferPointer) -> String {
 /// of them without running each input several times.
 func runOne(_ bytes: UnsafeRawBufferPointer) -> String {
     let data = Array(bytes)
-    var outcome = ""
+    var outcome = boxRoundTrip(data) + "; "
+    if boxesOnly { return outcome }
     do throws(MediaError) {
         let report = try probe(InputFile(memory: MemoryInput(data), name: "input"))
         // The text `avtool probe` prints: its number formatting sees the file's values too.
         _ = report.text
-        outcome = "probe: \(report.streams.count) streams, \(report.streams.reduce(0) { $0 + $1.packets }) packets"
+        outcome += "probe: \(report.streams.count) streams, \(report.streams.reduce(0) { $0 + $1.packets }) packets"
     } catch {
         // What does not open goes to the rebuild, as `repair` sends it.
-        return "probe: \(error)" + rebuildWalk(bytes)
+        return outcome + "probe: \(error)" + rebuildWalk(bytes)
     }
     if data.count % 3 == 0 { outcome += rebuildWalk(bytes) }
     outcome += indexEdits(data)

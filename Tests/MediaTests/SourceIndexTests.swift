@@ -1,3 +1,4 @@
+import ISOBMFF
 import Testing
 @testable import Media
 
@@ -40,7 +41,7 @@ import Testing
     @Test func handlerNamesOfEveryShape() {
         func name(_ tail: [UInt8]) -> String? {
             let payload: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0] + Array("soun".utf8) + [UInt8](repeating: 0, count: 12) + tail
-            return SourceTrack.handler(payload[...]).1
+            return SourceTrack.handler(try? HandlerReference(parsing: payload[...], type: "hdlr")).1
         }
         #expect(name(Array("SoundHandler".utf8) + [0]) == "SoundHandler")
         #expect(name([16] + Array("Core Media Audio".utf8)) == "Core Media Audio")
@@ -53,14 +54,16 @@ import Testing
 
     /// An index whose boxes are cut short or empty reads as tracks without
     /// what is missing, never a trap (the iTunes file that stopped `probe`
-    /// had a handler name of one zero byte).
+    /// had a handler name of one zero byte); a track whose header (`tkhd`)
+    /// is cut short is not read at all.
     @Test func brokenBoxesReadWithoutATrap() throws {
         func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
             var out: [UInt8] = []
             put(UInt64(payload.count + 8), 4, &out)
             return out + Array(type.utf8) + payload
         }
-        let tkhd = box("tkhd", [UInt8](repeating: 0, count: 12) + [0, 0, 0, 7] + [UInt8](repeating: 0, count: 64))
+        // A version 0 track header: 84 bytes, the track id after the two times.
+        let tkhd = box("tkhd", [UInt8](repeating: 0, count: 12) + [0, 0, 0, 7] + [UInt8](repeating: 0, count: 68))
         for stsd in [box("stsd", []), box("stsd", [0, 0]), box("stsd", [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 4])] {
             let stbl = box("stbl", stsd)
             let minf = box("minf", stbl)
@@ -70,6 +73,8 @@ import Testing
             let t = try #require(index.track(id: 7))
             #expect(t.sampleEntryType == nil && t.sampleEntryBoxes.isEmpty && t.metadataKeys.isEmpty && t.views == nil)
             #expect(t.handlerName == nil && t.timescale == nil)
+            let cut = box("tkhd", [UInt8](repeating: 0, count: 12) + [0, 0, 0, 7] + [UInt8](repeating: 0, count: 64))
+            #expect(SourceIndex(moov: box("moov", box("trak", cut + mdia)))?.tracks.isEmpty == true)
         }
     }
 }

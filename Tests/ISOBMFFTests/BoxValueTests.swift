@@ -1,0 +1,74 @@
+import ISOBMFF
+import Testing
+
+/// The version rules and hostile-input limits of the typed boxes and the
+/// tree, on boxes built byte by byte.
+@Suite("ISOBMFF box values")
+struct BoxValueTests {
+    static func be(_ v: UInt64, _ n: Int) -> [UInt8] { (0..<n).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+    static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be(UInt64(payload.count + 8), 4) + Array(type.utf8) + payload }
+
+    @Test func editListMovesToVersion1OnlyWhenAnEntryNeedsIt() throws {
+        var elst = EditList(entries: [EditList.Entry(segmentDuration: 1000, mediaTime: -1)])
+        #expect(elst.encode().count == 8 + 12 && elst.encode()[0] == 0)
+        #expect(try EditList(parsing: elst.encode()[...], type: "elst") == elst)
+        elst.entries.append(EditList.Entry(segmentDuration: 1 << 33, mediaTime: 0))
+        let wide = elst.encode()
+        #expect(wide[0] == 1 && wide.count == 8 + 2 * 20)
+        let back = try EditList(parsing: wide[...], type: "elst")
+        #expect(back.entries == elst.entries && back.entries[0].mediaTime == -1)
+    }
+
+    @Test func headersMoveToVersion1ForA64BitDuration() throws {
+        // An mdhd, version 0: times, time scale 48000, duration 96000, language 'und' (0x55c4).
+        let v0 = [0, 0, 0, 0] + Self.be(1, 4) + Self.be(2, 4) + Self.be(48000, 4) + Self.be(96000, 4) + Self.be(0x55c4, 2) + [0, 0]
+        var mdhd = try MediaHeader(parsing: v0[...], type: "mdhd")
+        #expect(mdhd.timescale == 48000 && mdhd.duration == 96000 && mdhd.language == 0x55c4 && mdhd.encode() == v0)
+        mdhd.duration = UInt64(UInt32.max) + 1
+        let v1 = mdhd.encode()
+        #expect(v1.count == 36 && v1[0] == 1)
+        #expect(try MediaHeader(parsing: v1[...], type: "mdhd").duration == UInt64(UInt32.max) + 1)
+    }
+
+    @Test func chunkOffsetsWidenToCo64() throws {
+        let stco = [0, 0, 0, 0] + Self.be(2, 4) + Self.be(48, 4) + Self.be(1000, 4)
+        var offsets = try ChunkOffsets(parsing: stco[...], type: "stco")
+        #expect(offsets.type == "stco" && offsets.offsets == [48, 1000] && offsets.encode() == stco)
+        offsets.offsets[1] = 5 << 30
+        #expect(offsets.type == "co64")
+        #expect(offsets.encode() == [0, 0, 0, 0] + Self.be(2, 4) + Self.be(48, 8) + Self.be(5 << 30, 8))
+    }
+
+    @Test func countsBeyondThePayloadAreRefused() {
+        // An stsz declaring 2^32-1 sizes in 12 bytes; an stts declaring a million entries in 8.
+        #expect(throws: BoxError.fieldsCutShort("stsz", needs: 12 + 4 * Int(UInt32.max), has: 12)) {
+            try SampleSizes(parsing: ([0, 0, 0, 0] + Self.be(0, 4) + Self.be(UInt64(UInt32.max), 4))[...], type: "stsz")
+        }
+        #expect(throws: BoxError.self) { try TimeToSample(parsing: ([0, 0, 0, 0] + Self.be(1_000_000, 4))[...], type: "stts") }
+        #expect(throws: BoxError.unknownVersion("mvhd", 2)) { try MovieHeader(parsing: ([2] + [UInt8](repeating: 0, count: 120))[...], type: "mvhd") }
+    }
+
+    @Test func treeKeepsHeaderFormsTailsAndUnknownBoxes() throws {
+        // moov holding: an mvhd-less unknown box with a 64-bit size, a udta ending with four zero bytes.
+        let large = Self.be(1, 4) + Array("abcd".utf8) + Self.be(20, 8) + [1, 2, 3, 4]
+        let name = Self.be(13, 4) + [0xa9, 0x6e, 0x61, 0x6d] + [0, 1, 0, 0, 65]  // '©nam', its first byte not ASCII
+        let udta = Self.box("udta", name + [0, 0, 0, 0])
+        let moov = Self.box("moov", large + udta)
+        let (boxes, tail) = try BoxNode.parse(moov[...])
+        #expect(boxes.count == 1 && tail.isEmpty)
+        #expect(boxes[0].children?[0].sizeField == .large && boxes[0].children?[1].children?.count == 1)
+        #expect(boxes[0].encoded() == moov)
+    }
+
+    @Test func nestingAndCountLimitsHold() {
+        var deep = Self.box("trak", [])
+        for _ in 0..<BoxNode.depthLimit { deep = Self.box("trak", deep) }
+        #expect(throws: BoxError.tooDeep(limit: BoxNode.depthLimit)) { try BoxNode.parse(deep[...]) }
+        // A udta (kept as bytes when its children do not parse) does not hide a nesting past the limit.
+        var lenient = Self.box("udta", [])
+        for _ in 0..<BoxNode.depthLimit { lenient = Self.box("udta", lenient) }
+        #expect(throws: BoxError.tooDeep(limit: BoxNode.depthLimit)) { try BoxNode.parse(lenient[...]) }
+        #expect(throws: BoxError.runsPastParent("moov", at: 0)) { try BoxNode.parse((Self.be(100, 4) + Array("moov".utf8))[...]) }
+        #expect(throws: BoxError.endsInsideHeader(at: 8)) { try BoxNode.parse((Self.box("free", []) + [1, 2, 3])[...]) }
+    }
+}
