@@ -21,13 +21,15 @@ public struct LimiterSetting: Sendable, Codable {
     /// ceiling is missed (ebur128 reads to 0.1 dB).
     public static let peakTolerance = 0.1
     static let mostEncodes = 2
+    /// Decode-only runs through the limiter that find a limited stream's gain.
+    static let rehearsals = 3
 
     /// How far under the ceiling the limiter is set for an encoder: what a
     /// lossy codec adds to the peaks it is given (measured on the output,
     /// and corrected by a second encode when more), more at lower bit rates.
-    /// Lossless and PCM encoders add nothing.
+    /// Lossless and PCM encoders add no more than their last bit's rounding.
     static func codecMargin(encoder: String, bitRatePerChannel: Int64?) -> Double {
-        if encoder.hasPrefix("pcm_") || ["flac", "alac", "wavpack", "tta"].contains(encoder) { return 0 }
+        if encoder.hasPrefix("pcm_") || ["flac", "alac", "wavpack", "tta"].contains(encoder) { return 0.02 }
         let low = (bitRatePerChannel ?? 64_000) < 48_000
         switch encoder {
         case "ac3", "eac3": return low ? 0.5 : 0.3
