@@ -25,7 +25,12 @@ public struct TruePeakLimiter: Sendable {
     public let channelCount: Int
     /// The gain before limiting (linear).
     public let gain: Double
-    /// The true-peak ceiling (linear).
+    /// How far under the ceiling the limiter aims (dB): under a peak's
+    /// filter the gain is at or under the peak's ask but not constant (the
+    /// ramp, an earlier peak's release), which can lift an interpolated
+    /// value by a few thousandths of a dB.
+    public static let allowance = 0.01
+    /// The ceiling aimed at (linear): the true-peak ceiling less `allowance`.
     public let ceiling: Double
     /// Samples the gain takes to come down to a peak's.
     public let attack: Int
@@ -41,6 +46,8 @@ public struct TruePeakLimiter: Sendable {
     /// Each position's ask (1: none), from `asksBase`.
     private var asks: [Double] = []
     private var asksBase = 0
+    /// The last position with an ask under 1 (before the first sample: none).
+    private var lastAsk = Int.min
     /// Positions (their asks rising) whose lowest is the next `attack`'s lowest.
     private var window: [Int] = []
     private var windowHead = 0
@@ -67,8 +74,8 @@ public struct TruePeakLimiter: Sendable {
         self.sampleRate = sampleRate
         channelCount = channels
         gain = pow(10, gainDB / 20)
-        ceiling = pow(10, ceilingDBTP / 20)
-        detector = TruePeakMeter(sampleRate: sampleRate, channels: channels, stretch: 16)
+        ceiling = pow(10, (ceilingDBTP - Self.allowance) / 20)
+        detector = TruePeakMeter(sampleRate: sampleRate, channels: channels, stretch: 48)
         self.attack = max(Int(attack * Double(sampleRate)), 1)
         guardBand = detector.bank.length / 2 + 1
         releaseStep = 1 - exp(-1 / max(release * Double(sampleRate), 1))
@@ -141,6 +148,7 @@ public struct TruePeakLimiter: Sendable {
             if hi - asksBase > asks.count { asks.append(contentsOf: repeatElement(1, count: hi - asksBase - asks.count)) }
             guard lo < hi else { continue }
             for i in (lo - asksBase)..<(hi - asksBase) { asks[i] = min(asks[i], ask) }
+            lastAsk = max(lastAsk, hi - 1)
         }
     }
 
@@ -152,6 +160,14 @@ public struct TruePeakLimiter: Sendable {
     /// Works out the gains of positions before `end` (at most the input's).
     private mutating func advance(until end: Int) {
         let end = min(end, received)
+        // Nothing asked from here on and the gain back at 1: it stays 1.
+        if next >= 0 && next < end && lastAsk < next && released == 1 && recentUnder == 0 {
+            gains.append(contentsOf: repeatElement(1, count: end - next))
+            next = end
+            recentSum = Double(attack)
+            window = [next + attack - 2]
+            windowHead = 0
+        }
         while next < end {
             // The lowest ask of next..<next + attack, by a queue of rising asks.
             let entering = next + attack - 1

@@ -17,9 +17,11 @@ struct LoudnessCommand: WritingVerb {
             or under the ceiling (the waveform unchanged but for its level); otherwise the same \
             gain followed by avtool's own look-ahead true-peak limiter: its gain is worked out \
             from the 4x-oversampled signal (the meter's own filter), comes down over 5 ms ahead \
-            of each peak and back over 80 ms, and every sample keeps its place. The report says \
-            which, why, the figures before and after, and how many dB the limiter took off the \
-            loudest peak and for how long (no cap unless --max-limiting). Then one encode copies \
+            of each peak and back over 80 ms, and every sample keeps its place; its gain is found \
+            by rehearsals (the input decoded through the limiter and measured, nothing encoded) \
+            since limiting takes loudness with the peaks. The report says which, why, the figures \
+            before and after, and how many dB the limiter took off the loudest peak and for how \
+            long (no cap unless --max-limiting). Then one encode copies \
             every other stream packet for packet and re-encodes the audio in its own codec family \
             (AAC as AAC at 64 kb/s per channel unless --audio-bitrate, PCM as the same PCM, Opus \
             by libopus: FFmpeg's own Opus encoder is experimental) at its rate and channel \
