@@ -77,8 +77,8 @@ let package = Package(
         .target(name: "Cut", dependencies: ["Media", "Sync", "Pipeline", "Concat", "Loudness"]),
         // libavfilter's graphs (audio or video frames in, filtered frames out): loudness, tone mapping.
         .target(name: "Filters", dependencies: ["Media", "Sync", "CFFmpeg", "CFFmpegFilter"]),
-        // Loudness (EBU R128): measured by Sync's meter (ebur128's figures); the limiter is libavfilter's alimiter.
-        .target(name: "Loudness", dependencies: ["Media", "Sync", "Pipeline", "CFFmpeg", "Filters"]),
+        // Loudness (EBU R128): measured by Sync's meter (ebur128's figures), limited by Sync's TruePeakLimiter.
+        .target(name: "Loudness", dependencies: ["Media", "Sync", "Pipeline", "CFFmpeg"]),
         // libyaml through pkg-config: the event parser recipes are read with (Batch only).
         .systemLibrary(
             name: "CYAML",

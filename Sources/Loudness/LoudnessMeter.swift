@@ -13,14 +13,17 @@ public struct StreamLoudness: Sendable, Codable, Equatable {
 /// not read, let alone decoded): BS.1770-4 / EBU R128 over each whole
 /// stream, with true and sample peaks, as FFmpeg's `ebur128=peak=true`
 /// filter measures them (Sync's `LoudnessMeasurement`, on the decoded
-/// samples). An empty result when the file has no audio.
-public func measureLoudness(path: String, cancellation: Cancellation = .shared) throws(MediaError) -> [StreamLoudness] {
+/// samples). An empty result when the file has no audio. A stream with a
+/// setting in `limiting` is measured as the limiter at that setting would
+/// put it out (before an encoder): a rehearsal, nothing encoded.
+public func measureLoudness(path: String, limiting: [Int: LimiterSetting] = [:],
+                            cancellation: Cancellation = .shared) throws(MediaError) -> [StreamLoudness] {
     let input = try InputFile(path: path, cancellation: cancellation)
     let audio = input.streams.filter { $0.mediaType == .audio }
     guard !audio.isEmpty else { return [] }
     input.discardAll(except: Set(audio.map(\.index)))
     var meters: [Int: StreamMeter] = [:]
-    for s in audio { meters[s.index] = try StreamMeter(stream: s) }
+    for s in audio { meters[s.index] = try StreamMeter(stream: s, limiting: limiting[s.index]) }
 
     let packet = try Packet()
     while try input.read(into: packet) {
@@ -46,9 +49,15 @@ final class StreamMeter {
     private var worker: MeasurementWorker?
     private var format: (rate: Int, channels: Int)?
     private let samples = PlanarSamples()
+    private let limiting: LimiterSetting?
+    private var limiter: TruePeakLimiter?
+    /// The limiter's output, a plane per channel.
+    private var limited: [UnsafeMutablePointer<Float>] = []
+    private var limitedCapacity = 0
 
-    init(stream: InputStream) throws(MediaError) {
+    init(stream: InputStream, limiting: LimiterSetting? = nil) throws(MediaError) {
         self.stream = stream
+        self.limiting = limiting
         decoder = try Decoder(stream: stream, threads: 1)
         decoded = try Frame()
     }
@@ -58,10 +67,16 @@ final class StreamMeter {
         try drainDecoder()
     }
 
+    deinit { limited.forEach { $0.deallocate() } }
+
     /// Flushes the decoder; the stream's figures.
     func finish() throws(MediaError) -> LoudnessFigures {
         try decoder.sendEnd()
         try drainDecoder()
+        if limiter != nil {
+            limiter!.finish()
+            measureLimited()
+        }
         if let worker { measurement = worker.finish() }
         worker = nil
         guard let measurement, measurement.samples > 0 else {
@@ -79,6 +94,9 @@ final class StreamMeter {
             if format == nil {
                 guard rate > 0, channels > 0 else { throw failure("the stream has no sample rate or no channels") }
                 let m = LoudnessMeasurement(sampleRate: rate, channelWeights: channelWeights(f))
+                limiter = limiting.map {
+                    TruePeakLimiter(sampleRate: rate, channels: channels, gainDB: $0.gainDB, ceilingDBTP: $0.limitDBTP)
+                }
                 worker = MeasurementWorker(m)
                 if worker == nil { measurement = m }
                 format = (rate, channels)
@@ -90,10 +108,30 @@ final class StreamMeter {
                 let name = av_get_sample_fmt_name(AVSampleFormat(f.pointee.format)).map { String(cString: $0) } ?? "?"
                 throw failure("the decoder gives samples as \(name), which the meter does not read")
             }
-            samples.withChannels { channels, count in
-                if let worker { worker.send(channels, count: count) } else { measurement!.add(channels, count: count) }
+            if limiter != nil {
+                samples.withChannels { limiter!.add($0, count: $1) }
+                measureLimited()
+            } else {
+                samples.withChannels { measure($0, count: $1) }
             }
         }
+    }
+
+    private func measure(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, count: Int) {
+        if let worker { worker.send(channels, count: count) } else { measurement!.add(channels, count: count) }
+    }
+
+    /// What the limiter has ready, measured.
+    private func measureLimited() {
+        let n = limiter!.available
+        guard n > 0 else { return }
+        if n > limitedCapacity {
+            limited.forEach { $0.deallocate() }
+            limited = (0..<limiter!.channelCount).map { _ in .allocate(capacity: n) }
+            limitedCapacity = n
+        }
+        limited.withUnsafeBufferPointer { limiter!.take(n, into: $0) }
+        limited.map { UnsafePointer($0) }.withUnsafeBufferPointer { measure($0, count: n) }
     }
 
     private func failure(_ message: String) -> MediaError {

@@ -10,13 +10,18 @@ public struct LoudnessOptions: Sendable, Equatable {
     public var audioBitRate: Int64?
     /// Which of the other streams are copied (audio is always measured and written).
     public var streams = StreamSelection()
+    /// The most the limiter may take off the peaks (dB); nil: no cap.
+    public var maxLimitingDB: Double?
+    /// A ceiling the encoder still misses after the corrective encode is a
+    /// warning and the output is written (else an error, nothing written).
+    public var warnOverCeiling = false
 
     public init() {}
 }
 
 /// Options as data (a request body, a recipe): a key left out keeps its default.
 extension LoudnessOptions: Codable {
-    private enum CodingKeys: String, CodingKey { case target, overwrite, audioBitRate, streams }
+    private enum CodingKeys: String, CodingKey { case target, overwrite, audioBitRate, streams, maxLimitingDB, warnOverCeiling }
 
     public init(from decoder: any Swift.Decoder) throws {
         self.init()
@@ -26,6 +31,8 @@ extension LoudnessOptions: Codable {
         audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
         streams = try c.decodeIfPresent(StreamSelection.self, forKey: .streams) ?? streams
         streams.audio = true
+        maxLimitingDB = try c.decodeIfPresent(Double.self, forKey: .maxLimitingDB)
+        warnOverCeiling = try c.decodeIfPresent(Bool.self, forKey: .warnOverCeiling) ?? warnOverCeiling
     }
 
     public func encode(to encoder: any Swift.Encoder) throws {
@@ -34,6 +41,8 @@ extension LoudnessOptions: Codable {
         try c.encode(overwrite, forKey: .overwrite)
         try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
         try c.encode(streams, forKey: .streams)
+        try c.encodeIfPresent(maxLimitingDB, forKey: .maxLimitingDB)
+        try c.encode(warnOverCeiling, forKey: .warnOverCeiling)
     }
 }
 
@@ -62,7 +71,8 @@ public struct LoudnessReport: Sendable, Codable {
     public var copiedStreams: [Int] = []
     public var outputBytes: Int64 = 0
     public var elapsedSeconds: Double = 0
-    /// Writing passes: 1, or more when a limiter's setting had to be corrected.
+    /// Encodes: 1, or 2 when the first's output was measured over the
+    /// ceiling or (limited) off the target loudness.
     public var passes = 0
     public var warnings: [String] = []
 }
@@ -75,7 +85,7 @@ public struct LoudnessStreamReport: Sendable, Codable {
     public var encoder: String
     /// Measured on the output.
     public var after: LoudnessFigures?
-    /// A limited stream's gain and limiter ceiling.
+    /// A limited stream's gain and limiter ceiling, and what the limiter took off.
     public var limiter: LimiterSetting?
 }
 
@@ -94,7 +104,8 @@ public func planLoudness(input: String, options: LoudnessOptions,
     var streams: [LoudnessStreamReport] = []
     for m in measured {
         let plan: LoudnessStreamPlan
-        switch LoudnessStreamPlan.make(stream: m.stream, before: m.figures, target: options.target) {
+        switch LoudnessStreamPlan.make(stream: m.stream, before: m.figures, target: options.target,
+                                       maxLimitingDB: options.maxLimitingDB) {
         case .success(let p): plan = p
         case .failure(let f):
             throw MediaError.invalid("could not normalize the loudness of", path: input, stream: m.stream,
@@ -107,19 +118,21 @@ public func planLoudness(input: String, options: LoudnessOptions,
 }
 
 /// Brings every audio stream of `input` to `options.target` into `output`:
-/// the plan made first (`planLoudness`), then one pass that copies every
+/// the plan made first (`planLoudness`), then one encode that copies every
 /// other stream's packets and re-encodes the audio in its own codec family
-/// at its rate and layout, each sample times the plan's gain, laid by the
-/// sample counter so the audio keeps its start and length. The output's
-/// audio is measured again for the report.
+/// at its rate and layout, each sample times the plan's gain (and through
+/// the true-peak limiter, set a codec's margin under the ceiling, where the
+/// plan needs it), laid by the sample counter so the audio keeps its start
+/// and length. The encoded output is measured (decoded) before it is given
+/// its name: a stream over the ceiling, or a limited one off the target
+/// loudness, is encoded once more with the limiter corrected by what was
+/// measured. A ceiling still missed is an error and nothing is written,
+/// unless `options.warnOverCeiling`.
 public func normalizeLoudness(input: String, output: String, options: LoudnessOptions,
                               cancellation: Cancellation = .shared,
                               progress: ((LoudnessProgress) -> Void)? = nil) throws(MediaError) -> LoudnessReport {
     var report = try planLoudness(input: input, options: options, cancellation: cancellation)
     let target = options.target
-    for (i, s) in report.streams.enumerated() where s.plan.mode == .limited {
-        report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
-    }
     // A family the output cannot hold (Opus into M4A) is written as AAC where it can be.
     let container = try resolveContainer(nil, output: output)
     for (i, s) in report.streams.enumerated()
@@ -127,68 +140,127 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
         report.warnings.append("stream #\(s.plan.stream): encoded as AAC (\(container.name) cannot hold \(s.encoder) audio)")
         report.streams[i].encoder = "aac"
     }
-    var overwrite = options.overwrite
+    let file = try InputFile(path: input, cancellation: cancellation, packetsOnly: true)
+    for (i, s) in report.streams.enumerated() where s.plan.mode == .limited {
+        let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: bitRatePerChannel(options, file.streams[s.plan.stream]))
+        report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - margin)
+    }
+    try rehearse(&report, input: input, cancellation: cancellation)
     while true {
         report.passes += 1
-        let written = try writeNormalized(input: input, output: output, report: report, options: options,
-                                          overwrite: overwrite, cancellation: cancellation, progress: progress)
-        // Further passes replace what this one wrote.
-        overwrite = true
-        report.output = written.name
+        let staged = try StagedOutput(target: output, overwrite: options.overwrite, inputs: [input])
+        defer { staged.discard() }
+        let written = try writeNormalized(input: input, output: staged, report: report, options: options,
+                                          cancellation: cancellation, progress: progress)
         report.copiedStreams = written.copied
-        report.outputBytes = written.bytes
         report.elapsedSeconds += written.elapsed
-        let after = try measureLoudness(path: written.name, cancellation: cancellation)
+        let after = try measureLoudness(path: staged.temporary, cancellation: cancellation)
         var again = false
         for (i, s) in report.streams.enumerated() {
             guard let a = after.first(where: { $0.stream == written.outputIndex[s.plan.stream] })?.figures else { continue }
             report.streams[i].after = a
-            // A limiter's own overshoot (its output resampled, then encoded) is
-            // known only once measured: set lower by it, the gain raised by
-            // what the limiting took off the loudness, and written again.
-            guard var l = s.limiter else { continue }
-            let over = a.truePeakDBTP - target.truePeakDBTP, short = target.integratedLUFS - a.integratedLUFS
-            if over > 0 || abs(short) > LimiterSetting.loudnessTolerance {
-                l.gainDB += short
-                l.limitDBTP -= max(0, over) + 0.1
+            if let r = written.reductions[s.plan.stream] {
+                report.streams[i].limiter?.reductionDB = r.db
+                report.streams[i].limiter?.limitedSeconds = r.seconds
+            }
+            if report.passes < LimiterSetting.mostEncodes, let l = corrected(report.streams[i], after: a, target: target) {
                 report.streams[i].limiter = l
                 again = true
             }
         }
-        if !again || report.passes == LimiterSetting.mostPasses { break }
+        if again { continue }
+        report.warnings += try checkCeiling(report, warnOnly: options.warnOverCeiling)
+        report.outputBytes = staged.bytesSoFar
+        try staged.commit()
+        report.output = staged.target
+        return report
     }
-    for s in report.streams {
-        guard let a = s.after else { continue }
-        if a.truePeakDBTP > target.truePeakDBTP + 0.1 {
-            report.warnings.append("stream #\(s.plan.stream): the true peak is \(fixed(a.truePeakDBTP, 1)) dBTP after \(report.passes) passes, over the \(fixed(target.truePeakDBTP, 1)) dBTP ceiling")
-        }
-        if abs(a.integratedLUFS - target.integratedLUFS) > 0.5 {
-            report.warnings.append("stream #\(s.plan.stream): the loudness is \(fixed(a.integratedLUFS, 1)) LUFS after \(report.passes) passes, not \(fixed(target.integratedLUFS, 1))")
-        }
-    }
-    return report
 }
 
-/// The limiter's setting of a limited stream, as the last pass used it.
-public struct LimiterSetting: Sendable, Codable {
-    public var gainDB: Double
-    /// The limiter's ceiling (under the target's by the limiter's overshoot).
-    public var limitDBTP: Double
+/// The limiter takes loudness off with the peaks (much of it, where the
+/// peaks are dense): each limited stream's gain is found by rehearsals —
+/// the input decoded through the limiter and measured, nothing encoded —
+/// the gain moved by what was missing, then along the line through the
+/// last two (at most `rehearsals`), until within 0.1 LU of the target.
+private func rehearse(_ report: inout LoudnessReport, input: String, cancellation: Cancellation) throws(MediaError) {
+    let target = report.target.integratedLUFS
+    var last: [Int: (gain: Double, loudness: Double)] = [:]
+    for _ in 0..<LimiterSetting.rehearsals {
+        let limiting = Dictionary(uniqueKeysWithValues: report.streams.compactMap { s in s.limiter.map { (s.plan.stream, $0) } })
+        guard !limiting.isEmpty else { return }
+        var settled = true
+        for m in try measureLoudness(path: input, limiting: limiting, cancellation: cancellation) {
+            guard let i = report.streams.firstIndex(where: { $0.plan.stream == m.stream }), var l = report.streams[i].limiter
+            else { continue }
+            let short = target - m.figures.integratedLUFS, previous = last[m.stream]
+            last[m.stream] = (l.gainDB, m.figures.integratedLUFS)
+            guard abs(short) > 0.1 else { continue }
+            var slope = 1.0
+            if let p = previous, abs(l.gainDB - p.gain) > 0.01 {
+                slope = min(max((m.figures.integratedLUFS - p.loudness) / (l.gainDB - p.gain), 0.1), 1)
+            }
+            l.gainDB = min(l.gainDB + short / slope, LoudnessStreamPlan.largestGainDB)
+            report.streams[i].limiter = l
+            settled = false
+        }
+        if settled { return }
+    }
+}
 
-    /// A limited stream is written again (at most `mostPasses` in all) when it
-    /// lands further than this from the target loudness or over the ceiling.
-    static let loudnessTolerance = 0.3
-    static let mostPasses = 4
+/// The limiter of a stream's corrective encode, nil when it needs none: a
+/// stream over the ceiling gets its limiter set lower by what was over (a
+/// linear one gets a limiter, at that), a limited one off the target
+/// loudness its gain moved by what was missing.
+private func corrected(_ s: LoudnessStreamReport, after a: LoudnessFigures, target: LoudnessTarget) -> LimiterSetting? {
+    let over = a.truePeakDBTP - target.truePeakDBTP, short = target.integratedLUFS - a.integratedLUFS
+    var l = s.limiter ?? LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: target.truePeakDBTP)
+    guard over > 0 || (s.limiter != nil && abs(short) > LimiterSetting.loudnessTolerance) else { return nil }
+    if s.limiter != nil { l.gainDB += short }
+    if over > 0 { l.limitDBTP -= over + 0.1 }
+    l.reductionDB = nil
+    l.limitedSeconds = nil
+    return l
+}
+
+/// A stream still over the ceiling after the corrective encode: an error
+/// (nothing is written), or with `warnOnly` a warning; one missing the
+/// target loudness by more than 0.5 LU: a warning.
+private func checkCeiling(_ report: LoudnessReport, warnOnly: Bool) throws(MediaError) -> [String] {
+    var warnings: [String] = []
+    let target = report.target, encodes = report.passes == 1 ? "1 encode" : "\(report.passes) encodes"
+    for s in report.streams {
+        guard let a = s.after else { continue }
+        if a.truePeakDBTP > target.truePeakDBTP + LimiterSetting.peakTolerance {
+            let what = "the true peak is \(fixed(a.truePeakDBTP, 1)) dBTP after \(encodes), over the \(fixed(target.truePeakDBTP, 1)) dBTP ceiling (the \(s.encoder) encoder adds to the peaks)"
+            guard warnOnly else {
+                throw MediaError.invalid("could not normalize the loudness of", path: report.input, stream: s.plan.stream,
+                                         message: what + ": nothing written; a lower --true-peak or a higher --audio-bitrate may hold it, --warn-over-ceiling writes it anyway")
+            }
+            warnings.append("stream #\(s.plan.stream): " + what)
+        }
+        if abs(a.integratedLUFS - target.integratedLUFS) > 0.5 {
+            warnings.append("stream #\(s.plan.stream): the loudness is \(fixed(a.integratedLUFS, 1)) LUFS after \(encodes), not \(fixed(target.integratedLUFS, 1))")
+        }
+    }
+    return warnings
+}
+
+/// The bit rate each channel of `stream` is encoded at (nil: the encoder's default).
+private func bitRatePerChannel(_ options: LoudnessOptions, _ stream: InputStream) -> Int64? {
+    guard let total = options.audioBitRate else { return nil }
+    return total / Int64(max(stream.channelCount, 1))
 }
 
 /// remux.c's shape with the audio re-encoded: plan the streams, open the
 /// output with exactly those, every packet to its track's writer, finish.
-private func writeNormalized(input inputPath: String, output outputPath: String, report: LoudnessReport,
-                             options: LoudnessOptions, overwrite: Bool, cancellation: Cancellation,
+/// Written into `output`'s temporary, left unnamed for the caller to
+/// measure; what each stream's limiter took off, by input stream.
+private func writeNormalized(input inputPath: String, output: StagedOutput, report: LoudnessReport,
+                             options: LoudnessOptions, cancellation: Cancellation,
                              progress: ((LoudnessProgress) -> Void)?) throws(MediaError)
-    -> (name: String, copied: [Int], outputIndex: [Int: Int], bytes: Int64, elapsed: Double) {
+    -> (copied: [Int], outputIndex: [Int: Int], elapsed: Double, reductions: [Int: (db: Double, seconds: Double)]) {
     let op = "could not normalize the loudness of"
-    let container = try resolveContainer(nil, output: outputPath)
+    let container = try resolveContainer(nil, output: output.target)
     let input = try InputFile(path: inputPath, cancellation: cancellation)
     let families = Dictionary(uniqueKeysWithValues: report.streams.map { ($0.plan.stream, $0.encoder) })
     let encodings = try audioEncodings(input, container: container, selection: options.streams, bitRate: options.audioBitRate,
@@ -211,7 +283,7 @@ private func writeNormalized(input inputPath: String, output outputPath: String,
         if input.formatName.hasPrefix("mov") { reencoder.limit = presentedEnd(stream) }
         audio[s.plan.stream] = reencoder
     }
-    let session = try MuxSession(.file(outputPath, overwrite: overwrite, inputs: [inputPath]), container: container,
+    let session = try MuxSession(.part(output), container: container,
                                  streams: plan.kept.map { s in audio[s.index].map { .encoded($0.encoder) } ?? .copy(s) },
                                  metadataSource: input, edits: MetadataEdits(), faststart: true,
                                  audioSampleRate: plan.kept.first { $0.mediaType == .audio }
@@ -228,8 +300,8 @@ private func writeNormalized(input inputPath: String, output outputPath: String,
     })
     let result = try session.finish()
     let outputIndex = Dictionary(uniqueKeysWithValues: plan.kept.enumerated().map { ($1.index, $0) })
-    return (session.name, plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex,
-            result.outputBytes, result.elapsed.seconds)
+    let reductions = audio.compactMapValues { ($0.stage as? PeakLimiter)?.reduction }
+    return (plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex, result.elapsed.seconds, reductions)
 }
 
 /// Where an audio stream's presentation ends, in samples from its time
@@ -268,23 +340,25 @@ private func failureMessage(_ f: LoudnessPlanFailure) -> String {
     switch f {
     case .gatedOut:
         "the audio is silent (below the -70 LUFS gate): there is no loudness to bring to a target"
-    case .peaksTooHigh(let r):
-        "the target cannot be reached: its true-peak ceiling would need \(fixed(r, 1)) dB off the peaks (at most \(fixed(LoudnessStreamPlan.longestReduction, 1)) dB are limited)"
+    case .peaksTooHigh(let r, let cap):
+        "the target cannot be reached: its true-peak ceiling would need \(fixed(r, 1)) dB off the peaks (--max-limiting \(fixed(cap, 1)))"
     case .gainTooLarge(let g):
         "the target cannot be reached: it needs a gain of \(fixed(g, 1)) dB (at most \(fixed(LoudnessStreamPlan.largestGainDB, 1)) dB)"
     }
 }
 
 extension AudioReencoder {
-    /// Applies a stream's plan: its gain (linear), or its gain and the peak
-    /// limiter at its setting (the plan's ceiling less the margin before any
-    /// pass measured the output). Before the first packet.
+    /// Applies a stream's plan before the first packet: its gain alone
+    /// (linear), or its gain and the true-peak limiter at its setting (the
+    /// plan's ceiling less the codec's margin, unless an encode measured
+    /// the output and set it otherwise).
     public func bringLoudness(_ s: LoudnessStreamReport, stream: InputStream) throws(MediaError) {
-        switch s.plan.mode {
-        case .linear: gain = pow(10, s.plan.gainDB / 20)
-        case .limited:
-            let l = s.limiter ?? LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - PeakLimiter.margin)
-            self.stage = try PeakLimiter(gainDB: l.gainDB, limitDBTP: l.limitDBTP, stream: stream)
+        switch (s.plan.mode, s.limiter) {
+        case (.linear, nil): gain = pow(10, s.plan.gainDB / 20)
+        case (_, let l?): self.stage = try PeakLimiter(gainDB: l.gainDB, limitDBTP: l.limitDBTP, stream: stream)
+        case (.limited, nil):
+            let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: nil)
+            self.stage = try PeakLimiter(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - margin, stream: stream)
         }
     }
 }

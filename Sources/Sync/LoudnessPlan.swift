@@ -63,23 +63,23 @@ public struct LoudnessStreamPlan: Sendable, Codable, Equatable {
 public enum LoudnessPlanFailure: Error, Sendable, Equatable {
     /// Every block is under the absolute gate (-70 LUFS): silence.
     case gatedOut
-    /// The limiter would have to take more than `LoudnessStreamPlan.longestReduction` off the peaks.
-    case peaksTooHigh(reductionDB: Double)
+    /// The limiter would have to take more off the peaks than the caller's
+    /// cap (`maxLimitingDB`) allows.
+    case peaksTooHigh(reductionDB: Double, maxLimitingDB: Double)
     /// A gain beyond `largestGainDB`: the noise floor would become the programme.
     case gainTooLarge(gainDB: Double)
 }
 
 extension LoudnessStreamPlan {
-    /// The most a limiter takes off the peaks before the target is called unreachable.
-    public static let longestReduction = 12.0
     /// The largest gain applied.
     public static let largestGainDB = 40.0
 
     /// The plan for a stream measured as `before`: the gain that moves its
     /// integrated loudness onto the target; linear when the true peak then
-    /// stays at or under the ceiling, else limited.
-    public static func make(stream: Int, before: LoudnessFigures,
-                            target: LoudnessTarget) -> Result<LoudnessStreamPlan, LoudnessPlanFailure> {
+    /// stays at or under the ceiling, else limited — however much the
+    /// limiter takes off the peaks, unless that is more than `maxLimitingDB`.
+    public static func make(stream: Int, before: LoudnessFigures, target: LoudnessTarget,
+                            maxLimitingDB: Double? = nil) -> Result<LoudnessStreamPlan, LoudnessPlanFailure> {
         guard !before.isGatedOut else { return .failure(.gatedOut) }
         let gain = target.integratedLUFS - before.integratedLUFS
         guard gain <= largestGainDB else { return .failure(.gainTooLarge(gainDB: gain)) }
@@ -89,7 +89,7 @@ extension LoudnessStreamPlan {
             return .success(LoudnessStreamPlan(stream: stream, before: before, mode: .linear, gainDB: gain,
                                                peakAfterGainDBTP: peak, ceilingDBTP: target.truePeakDBTP))
         }
-        guard over <= longestReduction else { return .failure(.peaksTooHigh(reductionDB: over)) }
+        if let cap = maxLimitingDB, over > cap { return .failure(.peaksTooHigh(reductionDB: over, maxLimitingDB: cap)) }
         return .success(LoudnessStreamPlan(stream: stream, before: before, mode: .limited, gainDB: gain,
                                            peakAfterGainDBTP: peak, ceilingDBTP: target.truePeakDBTP))
     }

@@ -29,10 +29,12 @@ public struct TruePeakMeter: Sendable {
     /// Outputs filtered and outputs stepped over (for tests and tuning).
     public private(set) var filtered = 0, skipped = 0
 
-    /// Input positions per stretch the bound is taken over.
-    static let stretch = 192
+    /// Input positions per stretch the bound is taken over (192 for the
+    /// meter; a limiter takes shorter ones, each stretch's peak its envelope).
+    let stretch: Int
 
-    public init(sampleRate: Int, channels: Int) {
+    public init(sampleRate: Int, channels: Int, stretch: Int = 192) {
+        self.stretch = stretch
         bank = TruePeakFilterBank(sampleRate: sampleRate)
         stride = (bank.length + 7) / 8 * 8
         var t = [Float](repeating: 0, count: bank.phaseCount * stride)
@@ -64,27 +66,59 @@ public struct TruePeakMeter: Sendable {
         guard channels[c].started else { return }
         let last = channels[c].count - bank.length
         while channels[c].window <= last {
-            let end = min(channels[c].window + Self.stretch, last + 1)
-            run(channel: c, until: end, floor: floor)
+            let end = min(channels[c].window + stretch, last + 1)
+            _ = run(channel: c, until: end, floor: max(peak, floor))
         }
     }
 
-    /// Every output whose window starts before `end`: filtered, or stepped over.
-    private mutating func run(channel c: Int, until end: Int, floor: Float) {
+    /// Adds `count` samples of channel `c` and hands `over` every stretch of
+    /// outputs that reaches above `level`: the input positions the outputs
+    /// lie between (`from..<to`, counted from the channel's first sample)
+    /// and their largest magnitude. A stretch whose samples cannot reach
+    /// `level` is stepped over (a limiter's envelope: what is not handed
+    /// over stays under `level`).
+    public mutating func add(channel c: Int, _ samples: UnsafePointer<Float>, count: Int, level: Float,
+                             over: (_ from: Int, _ to: Int, _ top: Float) -> Void) {
+        channels[c].append(samples, count: count, length: bank.length)
+        guard channels[c].started else { return }
+        let last = channels[c].count - bank.length
+        while channels[c].window <= last {
+            let from = scanned(channel: c), window = channels[c].window
+            let end = min(window + stretch, last + 1)
+            // The samples themselves too: the fast path leaves them to the sample peak.
+            let samples = channels[c].buffer.withUnsafeBufferPointer { b in
+                maxMagnitude(b.baseAddress! + window + (bank.length - 1) / 2, count: end - window)
+            }
+            let top = max(run(channel: c, until: end, floor: level) ?? 0, samples)
+            if top > level { over(from, scanned(channel: c), top) }
+        }
+    }
+
+    /// The input position (from the channel's first sample) up to which
+    /// every output has been filtered or stepped over.
+    public func scanned(channel c: Int) -> Int {
+        let ch = channels[c]
+        return ch.started ? ch.window + (bank.length - 1) / 2 - bank.length + ch.dropped : 0
+    }
+
+    /// Every output whose window starts before `end`: filtered (their
+    /// largest magnitude), or stepped over when none can exceed `floor` (nil).
+    private mutating func run(channel c: Int, until end: Int, floor: Float) -> Float? {
         var ch = channels[c]
+        defer { channels[c] = ch }
         let n = outputs(from: ch, until: end)
         let reach = end - 1 + bank.length - ch.window
         let top = ch.buffer.withUnsafeBufferPointer { b in maxMagnitude(b.baseAddress! + ch.window, count: reach) }
-        if top * gain <= max(peak, floor) {
+        if top * gain <= floor {
             advance(&ch, by: n)
             skipped += n
-        } else {
-            let top = !splats.isEmpty ? filterByPositions(&ch, outputs: n)
-                : groups.map { filterByGroups(&ch, outputs: n, $0) } ?? filter(&ch, outputs: n)
-            peak = max(peak, top)
-            filtered += n
+            return nil
         }
-        channels[c] = ch
+        let filteredTop = !splats.isEmpty ? filterByPositions(&ch, outputs: n)
+            : groups.map { filterByGroups(&ch, outputs: n, $0) } ?? filter(&ch, outputs: n)
+        peak = max(peak, filteredTop)
+        filtered += n
+        return filteredTop
     }
 
     /// How many outputs start their window before `end` (resample.c's `delta_n`).
@@ -181,6 +215,8 @@ public struct TruePeakMeter: Sendable {
         var count: Int
         var started = false
         var window = 0, phase = 0, fraction = 0
+        /// Samples moved out of the buffer's front so far.
+        var dropped = 0
         /// Zeros past the end the padded taps may read (times zero taps).
         let pad: Int
 
@@ -196,6 +232,7 @@ public struct TruePeakMeter: Sendable {
                 let keep = count - window, from = window
                 buffer.withUnsafeMutableBufferPointer { b in b.baseAddress!.update(from: b.baseAddress! + from, count: keep) }
                 count = keep
+                dropped += from
                 window = 0
             }
             if count + n + pad > buffer.count {

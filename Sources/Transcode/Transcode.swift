@@ -243,7 +243,7 @@ struct TranscodePlan {
                                       cancellation: cancellation)
         warnings = streams.warnings + videoPlan.warnings
         for l in loudness.values.sorted(by: { $0.plan.stream < $1.plan.stream }) where l.plan.mode == .limited {
-            warnings.append("stream #\(l.plan.stream): its peaks are limited in this one pass, and the output is not measured again: the limiter's overshoot is not corrected as 'avtool loudness' corrects it")
+            warnings.append("stream #\(l.plan.stream): its peaks are limited in this one pass, a margin under the ceiling for the encoder, and the output is not measured again: an encoder's overshoot past that margin is not corrected as 'avtool loudness' corrects it")
         }
         hdr = videoPlan.hdr
         carrying = videoPlan.carrying

@@ -44,7 +44,12 @@ struct LoudnessPlanTests {
             == .failure(.gatedOut))
         #expect(LoudnessStreamPlan.make(stream: 0, before: measured(-60, peak: -50), target: .podcast)
             == .failure(.gainTooLarge(gainDB: 44)))
-        #expect(LoudnessStreamPlan.make(stream: 0, before: measured(-30, peak: -2), target: .podcast)
-            == .failure(.peaksTooHigh(reductionDB: 13)))
+        #expect(LoudnessStreamPlan.make(stream: 0, before: measured(-30, peak: -2), target: .podcast, maxLimitingDB: 12)
+            == .failure(.peaksTooHigh(reductionDB: 13, maxLimitingDB: 12)))
+        // No cap unless asked: 13 dB (or 30) off the peaks is a limited plan.
+        for peak in [-2.0, 15] {
+            let plan = try? LoudnessStreamPlan.make(stream: 0, before: measured(-30, peak: peak), target: .podcast).get()
+            #expect(plan?.mode == .limited && plan?.gainDB == 14)
+        }
     }
 }

@@ -15,18 +15,25 @@ struct LoudnessCommand: WritingVerb {
             BS.1770-4 with EBU R128's gating, as 'avtool probe --loudness' does). The plan is a \
             linear gain whenever the gain that reaches the target loudness keeps the true peak at \
             or under the ceiling (the waveform unchanged but for its level); otherwise the same \
-            gain followed by a true-peak limiter (libavfilter's alimiter, run at 4x the sample \
-            rate so it holds the peaks between samples, its delay compensated). The report says \
-            which, why, and the figures before and after. Then one pass copies every other stream \
-            packet for packet and re-encodes the audio in its own codec family (AAC as AAC at 64 \
-            kb/s per channel unless --audio-bitrate, PCM as the same PCM, Opus by libopus: \
-            FFmpeg's own Opus encoder is experimental) at its rate and channel layout, or as AAC \
-            where the output's container cannot hold its family (Opus into .m4a; the report \
-            says so), laid by a sample counter: the output's audio has the input's samples, start \
-            and length, so sync is kept. The output is measured again; a limited stream whose \
-            peaks came out over the ceiling or whose loudness missed the target by more than 0.3 \
-            LU (the limiter's output resampled and encoded adds to its peaks) is written again \
-            with the limiter set lower by what was over, at most 4 passes in all.
+            gain followed by avtool's own look-ahead true-peak limiter: its gain is worked out \
+            from the 4x-oversampled signal (the meter's own filter), comes down over 5 ms ahead \
+            of each peak and back over 80 ms, and every sample keeps its place; its gain is found \
+            by rehearsals (the input decoded through the limiter and measured, nothing encoded) \
+            since limiting takes loudness with the peaks. The report says which, why, the figures \
+            before and after, and how many dB the limiter took off the loudest peak and for how \
+            long (no cap unless --max-limiting). Then one encode copies \
+            every other stream packet for packet and re-encodes the audio in its own codec family \
+            (AAC as AAC at 64 kb/s per channel unless --audio-bitrate, PCM as the same PCM, Opus \
+            by libopus: FFmpeg's own Opus encoder is experimental) at its rate and channel \
+            layout, or as AAC where the output's container cannot hold its family (Opus into \
+            .m4a; the report says so), laid by a sample counter: the output's audio has the \
+            input's samples, start and length, so sync is kept. A lossy encoder adds to the peaks \
+            it is given, so the limiter is set a margin under the ceiling (0.3 to 1.2 dB by codec \
+            and bit rate). The encoded output is measured before it gets its name: a stream over \
+            the ceiling, or a limited one more than 0.3 LU off the target, is encoded once more \
+            with the limiter corrected by what was measured (at most 2 encodes; the report says \
+            how many). A ceiling still missed then is an error: exit status 1, nothing written \
+            (--warn-over-ceiling writes it with a warning instead).
 
             Targets: podcast (-16 LUFS, -1 dBTP; Apple Podcasts), streaming (-14 LUFS, -1 dBTP; \
             Spotify, YouTube), ebu (-23 LUFS, -1 dBTP; EBU R128 broadcast), or a loudness in LUFS \
@@ -34,13 +41,14 @@ struct LoudnessCommand: WritingVerb {
             nothing.
 
             Refused with one line, exit status 1 and nothing written: a file without audio, a \
-            silent stream (below the -70 LUFS gate), a target that needs a gain above 40 dB or \
-            more than 12 dB off the peaks, a codec with no encoder in this FFmpeg build. A stream \
+            silent stream (below the -70 LUFS gate), a target that needs a gain above 40 dB, or \
+            more off the peaks than --max-limiting allows, a codec with no encoder in this FFmpeg \
+            build, a ceiling the encoder cannot keep (above). A stream \
             the output's container cannot hold is named with the flag that leaves it out \
             (--no-video, --no-cover-art, --no-subtitles, --no-data, --no-attachments).
 
             Examples: avtool loudness talk.mp4 talk-podcast.mp4 --target podcast; \
-            avtool loudness show.mov --target -18 --true-peak -1.5 --dry-run
+            avtool loudness show.mov --target -18 --true-peak -1.5 --max-limiting 6 --dry-run
             """
     )
 
@@ -55,6 +63,12 @@ struct LoudnessCommand: WritingVerb {
 
     @Option(help: "The true-peak ceiling in dBTP, instead of the target's (-1 for every preset).")
     var truePeak: Double?
+
+    @Option(name: .customLong("max-limiting"), help: "The most the limiter may take off the peaks, in dB: a target that needs more is refused (default: no cap).")
+    var maxLimiting: Double?
+
+    @Flag(name: .customLong("warn-over-ceiling"), help: "Write the output with a warning when the encoder still puts the true peak over the ceiling after the corrective encode (default: an error, nothing written).")
+    var warnOverCeiling = false
 
     @Flag(help: "Measure and print the plan; write nothing.")
     var dryRun = false
@@ -76,6 +90,9 @@ struct LoudnessCommand: WritingVerb {
             throw ValidationError("'--target' \(target) is not podcast, streaming, ebu or a loudness between -70 and 0 LUFS (with '--true-peak' at most 0 dBTP)")
         }
         if output == nil && !dryRun { throw ValidationError("an output file is needed unless '--dry-run' is given") }
+        if let maxLimiting, !(maxLimiting.isFinite && maxLimiting >= 0) {
+            throw ValidationError("'--max-limiting' \(maxLimiting) is not a number of dB at or above 0")
+        }
         if drops.noAudio { throw ValidationError("'--no-audio' leaves loudness no audio to bring to the target") }
         if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
             throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k or 96000")
@@ -87,6 +104,8 @@ struct LoudnessCommand: WritingVerb {
         o.target = LoudnessTarget(target, truePeak: truePeak) ?? .podcast  // checked by validate()
         o.overwrite = outputOptions.overwrite
         o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
+        o.maxLimitingDB = maxLimiting
+        o.warnOverCeiling = warnOverCeiling
         drops.apply(to: &o.streams)
         o.streams.video = !noVideo
         o.streams.coverArt = !noCoverArt
@@ -113,6 +132,9 @@ extension LoudnessReport: VerbReport {
             l += " (\(s.reason))"
             if let m = s.limiter, output != nil {
                 l += "; limiter at \(fixed(m.limitDBTP, 1)) dBTP after gain \(signed(m.gainDB)) dB"
+                if let r = m.reductionDB, let t = m.limitedSeconds {
+                    l += r > 0 ? ", \(fixed(r, 1)) dB off the loudest peak, limiting for \(fixed(t, 1)) s" : ", nothing over it"
+                }
             }
             if let a = s.after { l += "; after: \(figures(a))" }
             lines.append(l)
@@ -120,7 +142,7 @@ extension LoudnessReport: VerbReport {
         if output != nil {
             lines.append("  other streams copied: " + (copiedStreams.isEmpty ? "none" : copiedStreams.map { "#\($0)" }.joined(separator: ", "))
                          + "; \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
-                         + (passes > 1 ? " (\(passes) passes: the limiter's setting corrected by the output's measurement)" : ""))
+                         + (passes > 1 ? "; \(passes) encodes (the limiter corrected by the first's measurement)" : "; 1 encode"))
         }
         return lines.joined(separator: "\n")
     }
