@@ -10,6 +10,15 @@ let lazyFFmpeg = false
 #endif
 let ffmpegLibraries = ["avformat", "avcodec", "avutil", "swresample", "swscale"]
 
+// scripts/fuzz.sh's instrumented build names libFuzzer's driver (the archive
+// without libFuzzer's `main`) here, to be linked into the fuzz target alone:
+// the same build then gives the AddressSanitizer avtool that
+// scripts/sanitize.sh --quick runs (`-sanitize=fuzzer` would put libFuzzer's
+// `main` into avtool as well).
+let libFuzzerDriver: [LinkerSetting] = Context.environment["AVTOOL_LIBFUZZER_DRIVER"].map {
+    [.unsafeFlags([$0, "-lstdc++"])]
+} ?? []
+
 let package = Package(
     name: "avtool",
     platforms: [.macOS(.v15)],
@@ -102,7 +111,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "avtool-fuzz", dependencies: ["ISOBMFF", "Media", "Sync", "Pipeline", "Probe", "Remux", "Concat", "Repair"]),
+        .executableTarget(name: "avtool-fuzz", dependencies: ["ISOBMFF", "Media", "Sync", "Pipeline", "Probe", "Remux", "Concat", "Repair"],
+                          linkerSettings: libFuzzerDriver),
         .testTarget(
             name: "SyncTests",
             dependencies: ["Sync", .product(name: "PropertyBased", package: "swift-property-based")]

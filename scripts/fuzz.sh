@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes avtool's probe and remux paths with libFuzzer + AddressSanitizer
+# (scripts/lib/instrumented-build.sh, a build shared with sanitize.sh --quick)
 # (and LeakSanitizer): Sources/avtool-fuzz parses each input as boxes and
 # encodes them back (the ISOBMFF round trip; AVTOOL_FUZZ_ENTRY=isobmff runs
 # only that), opens each input from memory,
@@ -31,11 +32,10 @@ seconds="${1:-60}"
 scripts/setup-debian.sh
 Tests/Fixtures/make-fixtures.sh .fixtures >/dev/null
 
-build=.build-fuzz
+source scripts/lib/instrumented-build.sh
+build=$instrumented_build_path
 echo "building the fuzz target (libFuzzer + AddressSanitizer) in $build" >&2
-swift build -c debug --product avtool-fuzz --build-path "$build" \
-  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DAVTOOL_LIBFUZZER 2>&1 \
-  | { grep -v "Cannot export local symbol" || true; } >&2
+instrumented_build
 bin="$build/debug/avtool-fuzz"
 
 rm -rf .fuzz/seeds

@@ -7,12 +7,12 @@
 # cannot fix are listed, with reasons, in scripts/lsan.supp.
 #
 #   scripts/sanitize.sh [FILTER]   FILTER: a `swift test --filter` pattern (default: all tests)
-#   scripts/sanitize.sh --quick    CI's short run: only avtool and the fuzz replayer are built
-#                                  with ASan; the end-to-end suites about bad inputs, timestamp
+#   scripts/sanitize.sh --quick    CI's short run: avtool and the fuzz target from the fuzzer's
+#                                  build (scripts/lib/instrumented-build.sh, ASan); the end-to-end suites about bad inputs, timestamp
 #                                  jumps, the fuzz corpus, faults, open files and signals run against them
 #                                  from the ordinary test build (run `swift build --build-tests` first)
 #
-# Builds in .build-asan (the normal .build is left alone). Prints one line:
+# Builds in .build-asan (--quick: .build-fuzz; the normal .build is left alone). Prints one line:
 #   sanitize: address, <n> tests (<cases> cases) passed|FAILED in <s> s (build <b> s)
 set -euo pipefail
 # All in a function: bash reads a script as it runs, and this one runs long
@@ -28,10 +28,12 @@ Tests/Fixtures/get-real-media.sh .real-media >/dev/null
 
 began=$SECONDS
 if [ "$quick" -eq 1 ]; then
-  for product in avtool avtool-fuzz; do
-    swift build --product "$product" --sanitize=address --build-path .build-asan 2>&1 \
-      | { grep -v "Cannot export local symbol" || true; } | tail -n 1 >&2
-  done
+  # The fuzzer's build (already there when scripts/fuzz.sh ran first).
+  source scripts/lib/instrumented-build.sh
+  instrumented_build
+  bin_dir="$instrumented_build_path/debug"
+  # Its fuzz target replays the corpus for FuzzCorpusTests instead of fuzzing.
+  export AVTOOL_FUZZ_REPLAY=1
 else
   swift build --build-tests --sanitize=address --build-path .build-asan 2>&1 \
     | { grep -v "Cannot export local symbol" || true; } | tail -n 3 >&2
@@ -49,7 +51,7 @@ status=0
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:fast_unwind_on_malloc=0:malloc_context_size=8}"
 if [ "$quick" -eq 1 ]; then
   mkdir -p .build-asan
-  AVTOOL_BIN="$PWD/.build-asan/debug/avtool" swift test --skip-build \
+  AVTOOL_BIN="$PWD/$bin_dir/avtool" swift test --skip-build \
     --filter "${filter:-BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|ResourceTests|SignalTests|RepairTests|CutTests}" >"$log" 2>&1 || status=$?
 else
   swift test --skip-build --sanitize=address --build-path .build-asan ${filter:+--filter "$filter"} >"$log" 2>&1 || status=$?

@@ -143,7 +143,7 @@ final class AssemblyRun {
             report.repairs = a.repairs.map {
                 AudioRepairReport(atSeconds: Timestamp($0.position, plan.sampleTimeBase).seconds, samples: $0.samples)
             }
-            if let s = a.start, let e = a.end, let vs = plan.videoStart, video != nil {
+            if let s = a.start, let e = a.shownEnd ?? a.end, let vs = plan.videoStart, video != nil {
                 report.skew = AVSkew(video: TrackExtent(start: Timestamp(vs, plan.videoTimeBase),
                                                         end: Timestamp(plan.videoEnd, plan.videoTimeBase)),
                                      audio: TrackExtent(start: Timestamp(s, plan.sampleTimeBase),

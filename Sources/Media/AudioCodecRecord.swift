@@ -12,6 +12,9 @@ public enum AudioCodecRecord: Equatable, Sendable {
     case aac(AudioSpecificConfig)
     /// ALAC's magic cookie, the fields the decoder uses.
     case alac(ALACCookie)
+    /// FLAC's STREAMINFO, the fields the decoder uses (its frame sizes,
+    /// sample count and MD5 describe one encoding and are not read to decode).
+    case flac(FLACStreamInfo)
     /// No global header: every frame carries what the decoder needs (AC-3,
     /// E-AC-3, MP3, MP2, PCM).
     case none
@@ -26,6 +29,8 @@ public enum AudioCodecRecord: Equatable, Sendable {
             self = .aac(asc)
         } else if codec == "alac", let cookie = ALACCookie(extradata) {
             self = .alac(cookie)
+        } else if codec == "flac", let info = FLACStreamInfo(extradata) {
+            self = .flac(info)
         } else {
             self = .bytes(extradata)
         }
@@ -143,6 +148,28 @@ public struct ALACCookie: Equatable, Sendable {
         riceLimit = kb
         self.channels = channels
         self.sampleRate = sampleRate
+    }
+}
+
+/// The decoder's fields of a FLAC STREAMINFO block (RFC 9639 8.2), as
+/// libavcodec keeps it as extradata: the 34 bytes, or after `fLaC` and a
+/// metadata block header.
+public struct FLACStreamInfo: Equatable, Sendable {
+    public var maxBlockSize: Int
+    public var sampleRate: Int
+    public var channels: Int
+    public var bitsPerSample: Int
+
+    public init?(_ bytes: [UInt8]) {
+        let info = bytes.starts(with: Array("fLaC".utf8)) ? Array(bytes.dropFirst(8)) : bytes
+        guard info.count >= 34 else { return nil }
+        var r = BitReader(info)
+        guard r.bits(16) != nil, let maxBlock = r.bits(16), r.bits(24) != nil, r.bits(24) != nil,
+              let rate = r.bits(20), let channels = r.bits(3), let bps = r.bits(5) else { return nil }
+        maxBlockSize = maxBlock
+        sampleRate = rate
+        self.channels = channels + 1
+        bitsPerSample = bps + 1
     }
 }
 

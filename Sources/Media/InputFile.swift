@@ -128,7 +128,9 @@ public final class InputFile {
         }
         guard probe else { return c }
         let found = avformat_find_stream_info(c, nil)
-        if found < 0 {
+        // A stop while probing may end it with success and half the
+        // streams' parameters: that is the stop too, not what the file holds.
+        if found < 0 || cancellation.isCancelled {
             avformat_close_input(&maybe)
             if cancellation.isCancelled { throw MediaError.interrupted }
             throw MediaError(code: found, operation: "could not read stream information", path: name)

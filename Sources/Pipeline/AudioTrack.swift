@@ -44,6 +44,9 @@ public struct AudioTrackSummary: Sendable {
     /// The first audible sample (after priming), and the end.
     public var start: Int64?
     public var end: Int64?
+    /// Where a player stops: `end`, or before it where the last packet
+    /// copied is shown in part, as the input's edit list showed it.
+    public var shownEnd: Int64?
     public var silenceInserted: Int64
     public var samplesTrimmed: Int64
     public var repairs: [AudioRepair]
@@ -82,6 +85,8 @@ public final class AudioCopyTrack: AudioTrackWriter {
     private var audibleStart: Int64?
     /// The end of the samples the first packets' decoder skips (`noteSkip`).
     private var skipEnd: Int64?
+    /// The end of the last copied packet where the input showed it in part (`summary.shownEnd`).
+    private var partlyShownEnd: Int64?
     private let reencoded: ReencodedPackets?
     /// The packet's order in the current segment's audio.
     private var ordinal = 0
@@ -199,8 +204,14 @@ public final class AudioCopyTrack: AudioTrackWriter {
         let at = fill ? step.position : (position ?? step.position)
         noteSkip(packet, at: at)
         if audibleStart == nil && !packet.isDiscard { audibleStart = heard(from: at) }
-        packet.timing = PacketTiming(pts: at, dts: at, duration: samples)
+        // The demuxer shortens the packet an input's edit list ends inside
+        // to the part shown: the output shows no more of it than the input did.
+        let shown = packet.timing.duration > 0
+            ? Timestamp(packet.timing.duration, stream.timeBase!).rescaled(to: assembler.timeBase)?.value : nil
+        let duration = min(samples, shown ?? samples)
+        packet.timing = PacketTiming(pts: at, dts: at, duration: duration)
         try session.write(packet, track: track)
+        partlyShownEnd = duration < samples ? at + duration : nil
     }
 
     private func openRegion(_ stream: InputStream, at position: Int64?, _ plan: ReencodedPackets) throws(MediaError) {
@@ -271,7 +282,9 @@ public final class AudioCopyTrack: AudioTrackWriter {
     }
 
     public var summary: AudioTrackSummary {
-        AudioTrackSummary(start: audibleStart ?? assembler.origin, end: region?.cursor ?? assembler.cursor,
+        let end = region?.cursor ?? assembler.cursor
+        return AudioTrackSummary(start: audibleStart ?? assembler.origin, end: end,
+                          shownEnd: region == nil ? partlyShownEnd ?? end : end,
                           silenceInserted: assembler.silenceInserted.addingReportingOverflow(regionSilence).partialValue,
                           samplesTrimmed: assembler.samplesTrimmed.addingReportingOverflow(regionTrim).partialValue,
                           repairs: (assembler.repairs + regionRepairs).sorted { $0.position < $1.position },
@@ -281,6 +294,7 @@ public final class AudioCopyTrack: AudioTrackWriter {
     /// Silent packets covering `count` samples from `position`.
     private func writeSilence(_ count: Int64, at position: Int64) throws(MediaError) {
         guard count > 0 else { return }
+        partlyShownEnd = nil
         if AudioAssembler.exceedsFillLimit(count, sampleRate: assembler.sampleRate, seconds: longestFillSeconds) {
             throw fillLimitError(samples: count, at: position, sampleRate: assembler.sampleRate,
                                  limitSeconds: longestFillSeconds, path: stream?.file.path, stream: stream?.index)

@@ -35,6 +35,9 @@ public struct PlannedTrack: Sendable {
 
     /// Notes a packet of `size` bytes handed to the muxer with output timing `t`.
     mutating func count(size: Int, timing t: PacketTiming) {
+        // A packet of no bytes (an encoder's last, with only new extradata
+        // for the header: FLAC's STREAMINFO) is taken by the muxer and not stored.
+        guard size > 0 else { return }
         packets += 1
         bytes += Int64(size)
         guard let d = t.dts ?? t.pts, let p = t.pts ?? t.dts else { return }

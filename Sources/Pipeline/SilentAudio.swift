@@ -247,6 +247,8 @@ extension AudioCodecRecord {
             "AAC object type \(c.objectType), \(c.sampleRate) Hz, channel configuration \(c.channelConfiguration), \(c.frameLength)-sample frames"
         case .alac(let c):
             "ALAC \(c.bitDepth)-bit, \(c.channels) channels, \(c.sampleRate) Hz, \(c.frameLength)-sample frames"
+        case .flac(let c):
+            "FLAC \(c.bitsPerSample)-bit, \(c.channels) channels, \(c.sampleRate) Hz, blocks of at most \(c.maxBlockSize) samples"
         case .none: "none"
         case .bytes(let b): b.map { String($0, radix: 16) }.joined(separator: " ")
         }

@@ -24,7 +24,10 @@ import Sync
 // - `scripts/fuzz.sh` builds it with `-sanitize=fuzzer,address` and
 //   `-DAVTOOL_LIBFUZZER`: main hands control to libFuzzer.
 // - the ordinary build is a replayer: `avtool-fuzz FILE…` runs each file once
-//   and says what happened (used to check reproducers).
+//   and says what happened (used to check reproducers). The libFuzzer build
+//   replays the same way when AVTOOL_FUZZ_REPLAY=1 is set (`scripts/sanitize.sh
+//   --quick` runs the fuzz corpus suite with it, so one instrumented build
+//   serves the fuzzer and the sanitized suites).
 
 /// AVTOOL_FUZZ_ENTRY=isobmff: only the box layer's round trip runs (`boxRoundTrip`).
 let boxesOnly = getenv("AVTOOL_FUZZ_ENTRY").map { String(cString: $0) } == "isobmff"
@@ -180,13 +183,19 @@ struct FuzzMain {
     static func main() {
         LibraryLogLevel.quiet.apply()
         #if AVTOOL_LIBFUZZER
-        // SwiftPM makes this function the program's entry point, so libFuzzer's
-        // own main never runs: hand over to its driver.
-        var argc = CommandLine.argc
-        var argv = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzOne(data, size) })
-        #else
-        let paths = CommandLine.arguments.dropFirst()
+        if getenv("AVTOOL_FUZZ_REPLAY").map({ String(cString: $0) }) != "1" {
+            // SwiftPM makes this function the program's entry point, so libFuzzer's
+            // own main never runs: hand over to its driver.
+            var argc = CommandLine.argc
+            var argv = CommandLine.unsafeArgv
+            exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzOne(data, size) })
+        }
+        #endif
+        replay(CommandLine.arguments.dropFirst())
+    }
+
+    /// Runs each file once and prints one line of what happened.
+    static func replay(_ paths: ArraySlice<String>) {
         if paths.isEmpty {
             print("usage: avtool-fuzz FILE… (replays inputs; scripts/fuzz.sh builds the libFuzzer version)")
             exit(2)
@@ -207,6 +216,5 @@ struct FuzzMain {
             let outcome = bytes.withUnsafeBytes { runOne($0) }
             print("\(path): \(outcome)")
         }
-        #endif
     }
 }

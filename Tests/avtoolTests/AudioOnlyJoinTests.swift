@@ -38,6 +38,37 @@ struct AudioOnlyJoinTests {
         #expect(text.stderr.contains("joints at sample 0 (0.000 s), sample 49152 (1.024 s)"), "\(text.stderr)")
     }
 
+    /// FLAC from libFLAC (GStreamer's `flacenc`, not FFmpeg): its last frame
+    /// is shorter than the others. Each frame says how long it is, so the
+    /// joint needs nothing re-encoded: every packet of both, and the decoded
+    /// samples are the two files' one after the other. (It failed the
+    /// written-file check: the re-encode of the joint's frames ended with
+    /// the encoder's packet of no bytes, which no muxer stores; and FLAC's
+    /// codec record was compared byte for byte, frame sizes and MD5 included.)
+    @Test func concatOfFLACFromLibFLACCopiesEveryFrame() throws {
+        let scratch = try Scratch()
+        let flac = scratch.path("tone.flac")
+        let make = try Tool.run("gst-launch-1.0", ["-q", "audiotestsrc", "num-buffers=100", "wave=sine", "freq=440", "!",
+                                                   "audio/x-raw,rate=44100,channels=2", "!", "flacenc", "!",
+                                                   "filesink", "location=" + flac])
+        try #require(make.status == 0, "\(make)")
+        let once = try AudioCopyTests.audioHashes(flac)
+        try #require(once.count == 23, "22 frames of 4608 samples and one of 1024")
+        for name in ["both.mka", "both.mkv"] {
+            let out = scratch.path(name)
+            let run = try Tool.avtool("concat", flac, flac, out, "--json")
+            try #require(run.status == 0, "\(run)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            #expect(report["audio_mode"] as? String == "copied", "\(run.stdout)")
+            #expect(try AudioCopyTests.audioHashes(out) == once + once)
+            // The decoded samples: the output's, and the file's twice over (FFmpeg's concat filter).
+            let ours = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", out, "-f", "md5", "-"])
+            let twice = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", flac, "-i", flac, "-filter_complex",
+                                                "[0:a][1:a]concat=n=2:v=0:a=1", "-f", "md5", "-"])
+            #expect(ours.status == 0 && twice.status == 0 && ours.stdout == twice.stdout, "\(ours) \(twice)")
+        }
+    }
+
     /// `cut --keep` joins its ranges by concat: on audio alone too (it
     /// said "no video stream"). The joint is laid to the sample: the frames
     /// around it re-encoded onto the copied ones' grid, the rest copied.

@@ -66,6 +66,24 @@ struct RemuxLossTests {
         #expect(try FFprobe(cut).streams.count == 4, "\(r.stderr)")
     }
 
+    /// The iPhone 6s clip's edit list shows 101 samples of its last AAC
+    /// packet (its audio ends with the video, at 0.467 s): fill-silence and
+    /// merge copy that packet and show no more of it (they showed all 1024
+    /// samples: 0.488 s, "end difference 923 samples").
+    @Test func audioShownInPartAtTheEndStaysSo() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("iphone6s_ios9_720p_audio_elst1.mov")
+        let shown = try #require(FFprobe.double(try FFprobe(input).stream(1), "duration"))
+        for (verb, args) in [("fill-silence", [input]), ("merge", [input, input])] {
+            let out = scratch.path("\(verb).mov")
+            let r = try Tool.avtool([verb] + args + [out])
+            try #require(r.status == 0, "\(r)")
+            let audio = try #require(FFprobe.double(try FFprobe(out).stream(1), "duration"))
+            #expect(abs(audio - shown) < 0.0001, "\(verb): audio lasts \(audio) s, the input's \(shown) s")
+            #expect(r.stderr.contains("end difference 0 samples"), "\(verb): \(r.stderr)")
+        }
+    }
+
     /// An iPad 2 clip whose edit list hides its last frame, joined to
     /// itself: the hidden frame is left out at the joint (it would be shown
     /// there: 5.47 s for two clips of 2.68 s before) and kept, hidden, at
