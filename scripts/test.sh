@@ -5,8 +5,9 @@
 # (scripts/deb-test.sh); then a batch recipe on a local Slurm cluster
 # (scripts/slurm-test.sh); then the short hardening runs (docs/reliability.md): 60 s of
 # fuzzing (scripts/fuzz.sh) and the bad-input, fault and signal suites
-# against an AddressSanitizer build of avtool (scripts/sanitize.sh --quick),
-# about 14 minutes together. AVTOOL_FUZZ_SECONDS=0 skips both.
+# against an AddressSanitizer build of avtool (scripts/sanitize.sh --quick);
+# the two share one instrumented build (scripts/lib/instrumented-build.sh).
+# AVTOOL_FUZZ_SECONDS=0 skips both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
