@@ -53,7 +53,7 @@ if [ "$quick" -eq 1 ]; then
   mkdir -p .build-asan
   # (Whole suite names: BatchResourceTests' thousand jobs take half an hour under ASan.)
   AVTOOL_BIN="$PWD/$bin_dir/avtool" swift test --skip-build \
-    --filter "${filter:-\b(BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|ResourceTests|SignalTests|RepairTests|CutTests)\b}" >"$log" 2>&1 || status=$?
+    --filter "${filter:-\.(BadInputTests|TimestampJumpTests|FuzzCorpusTests|FaultTests|ResourceTests|SignalTests|RepairTests|CutTests)(/|\$)}" >"$log" 2>&1 || status=$?
 else
   swift test --skip-build --sanitize=address --build-path .build-asan ${filter:+--filter "$filter"} >"$log" 2>&1 || status=$?
 fi
@@ -62,6 +62,11 @@ took=$((SECONDS - began - built))
 # (-a: the log holds sanitizer output; || true: no match is not an error here)
 tests=$( (grep -aE "^. Test run with [0-9]+ tests?" "$log" || true) | grep -oE "with [0-9]+ tests?" | awk '{ n += $2 } END { print n + 0 }')
 cases=$( (grep -aE "^✔ Test .* passed" "$log" | grep -v "^✔ Test run with" || true) | awk '{ if (match($0, /with [0-9]+ test cases/)) { split(substr($0, RSTART, RLENGTH), w, " "); n += w[2] } else n += 1 } END { print n + 0 }')
+# A filter that matches nothing passes nothing.
+if [ "$status" -eq 0 ] && [ "$tests" -eq 0 ]; then
+  echo "sanitize: no test matched the filter" >&2
+  status=1
+fi
 if [ "$status" -ne 0 ]; then
   grep -aE "ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: |Fatal error|✘ Test .* (failed|recorded)" "$log" | head -n 30 >&2 || true
   echo "sanitize: address, $tests tests ($cases cases passed) FAILED in $took s (build $built s); log: $log"
