@@ -118,10 +118,18 @@ struct IndexEditsTests {
         #expect(Array(out[(at("tkhd") + 40)..<(at("tkhd") + 52)]) == L.be(0, 4) + L.be(65536, 4) + L.be(0, 4))
         #expect(Array(out[(at("tkhd") + 52)..<(at("tkhd") + 56)]) == L.be(UInt64(UInt32(bitPattern: -65536)), 4))
 
-        // After February 2040 a version 0 header cannot hold the time.
+        // After February 2040 a version 0 header cannot hold the time: the
+        // three headers move to version 1 (64-bit times), in the index.
         var late = IndexEdits(family: .iso)
         late.creationTime = 2_300_000_000
-        #expect(throws: MovieLayout.Refusal.self) { try index(moov, late) }
+        let wide = try index(moov, late)
+        #expect(wide.count == moov.count + 3 * 12)
+        let since1904Wide = L.be(2_300_000_000 + 2_082_844_800, 8)
+        for type in ["mvhd", "tkhd", "mdhd"] {
+            let p = (0...(wide.count - 4)).first { String(decoding: wide[$0..<($0 + 4)], as: UTF8.self) == type }! + 4
+            #expect(wide[p] == 1, "\(type) version")
+            #expect(Array(wide[(p + 4)..<(p + 20)]) == since1904Wide + since1904Wide, "\(type)")
+        }
         var badLanguage = IndexEdits(family: .iso)
         badLanguage.trackTags = [0: [("language", "French")]]
         #expect(throws: MovieLayout.Refusal.self) { try index(moov, badLanguage) }
