@@ -104,4 +104,10 @@ package struct FieldWriter {
     }
     /// A field of 8 bytes in version 1, 4 in version 0.
     package mutating func versioned(_ v: UInt64, _ version: UInt8) { uint(v, version == 1 ? 8 : 4) }
+
+    /// The version a box of versioned fields is written in: the one it was
+    /// read in, or 1 when one of `values` does not fit 32 bits.
+    package static func version(_ read: UInt8, holding values: UInt64...) -> UInt8 {
+        max(read, values.contains { $0 > UInt64(UInt32.max) } ? 1 : 0)
+    }
 }

@@ -30,7 +30,7 @@ public struct MediaHeader: BoxPayload {
 
     /// Version 1 when a time does not fit 32 bits.
     public var encodedVersion: UInt8 {
-        max(version, [creationTime, modificationTime, duration].contains { $0 > UInt64(UInt32.max) } ? 1 : 0)
+        FieldWriter.version(version, holding: creationTime, modificationTime, duration)
     }
 
     public func encode() -> [UInt8] {
