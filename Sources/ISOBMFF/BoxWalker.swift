@@ -1,20 +1,20 @@
 /// The header of one MP4/MOV box (ISO/IEC 14496-12 4.2) and where the box
 /// lies: offsets count from the start of the bytes walked (or the file).
-package struct BoxHeader: Sendable, Equatable {
-    package var type: FourCC
-    package var start: Int
+public struct BoxHeader: Sendable, Equatable {
+    public var type: FourCC
+    public var start: Int
     /// 8, or 16 with a 64-bit size (size field 1).
-    package var headerSize: Int
+    public var headerSize: Int
     /// The box's size, header included: as its header declares it, which
     /// for a box cut short is more than there is; for size field 0, up to
     /// the end of what holds it.
-    package var size: Int
+    public var size: Int
     /// The size field was 0: the box runs to the end of what holds it (the
     /// file, for the media data of a recording that was never finished).
-    package var extendsToEnd: Bool
+    public var extendsToEnd: Bool
 
     @inlinable
-    package init(type: FourCC, start: Int, headerSize: Int, size: Int, extendsToEnd: Bool = false) {
+    public init(type: FourCC, start: Int, headerSize: Int, size: Int, extendsToEnd: Bool = false) {
         self.type = type
         self.start = start
         self.headerSize = headerSize
@@ -23,17 +23,17 @@ package struct BoxHeader: Sendable, Equatable {
     }
 
     @inlinable
-    package var end: Int { start + size }
+    public var end: Int { start + size }
 
     /// Everything after the header (for a box cut short, as declared).
     @inlinable
-    package var payload: Range<Int> { (start + headerSize)..<end }
+    public var payload: Range<Int> { (start + headerSize)..<end }
 
     /// The header at `offset` of `reader`, for a box that may take `room`
     /// bytes (to the end of its parent, or of the file); throws why there
     /// is no whole box there.
     @inlinable
-    package static func read<B>(_ reader: BigEndianReader<B>, at offset: Int, room: Int) throws(BoxWalkStop) -> BoxHeader {
+    public static func read<B>(_ reader: BigEndianReader<B>, at offset: Int, room: Int) throws(BoxWalkStop) -> BoxHeader {
         let available = min(room, reader.count - offset)
         guard available >= 8, let field = reader.u32(at: offset), let type = reader.fourCC(at: offset + 4) else {
             throw .tail(at: offset)
@@ -56,7 +56,7 @@ package struct BoxHeader: Sendable, Equatable {
 }
 
 /// Why a walk over boxes stopped before the end of its range.
-package enum BoxWalkStop: Error, Sendable, Equatable {
+public enum BoxWalkStop: Error, Sendable, Equatable {
     /// Fewer bytes than a box header are left (a QuickTime list may end
     /// with four zero bytes).
     case tail(at: Int)
@@ -70,7 +70,7 @@ package enum BoxWalkStop: Error, Sendable, Equatable {
 
     /// A box begun but not whole within the range.
     @inlinable
-    package var isCutShort: Bool {
+    public var isCutShort: Bool {
         switch self {
         case .headerCutShort, .cutShort: true
         case .tail, .malformed: false
@@ -83,43 +83,47 @@ package enum BoxWalkStop: Error, Sendable, Equatable {
 /// at the range's end or at the first place no whole box starts, and says
 /// why in `stop`, so a caller can tell a file cut short from one that ends
 /// cleanly. Reads nothing but the headers.
-package struct BoxWalker<Bytes: RandomAccessCollection<UInt8>>: IteratorProtocol, Sequence where Bytes.Index == Int {
-    package let reader: BigEndianReader<Bytes>
+public struct BoxWalker<Bytes: RandomAccessCollection<UInt8>>: IteratorProtocol, Sequence where Bytes.Index == Int {
+    public let reader: BigEndianReader<Bytes>
     /// Where the next box starts.
-    package private(set) var position: Int
-    package let end: Int
+    public var position: Int { nextStart }
+    public let end: Int
     /// Why the walk stopped before `end`, once `next()` has returned nil;
     /// nil when every byte of the range was in a box.
-    package private(set) var stop: BoxWalkStop?
+    public var stop: BoxWalkStop? { stopped }
+    // Stored apart from the read-only views above so that the inlinable
+    // walk (specialised in every module that walks boxes) may set them.
+    @usableFromInline var nextStart: Int
+    @usableFromInline var stopped: BoxWalkStop?
 
     /// The boxes in `range` of `reader`'s bytes (all of them by default).
     @inlinable
-    package init(_ reader: BigEndianReader<Bytes>, in range: Range<Int>? = nil) {
+    public init(_ reader: BigEndianReader<Bytes>, in range: Range<Int>? = nil) {
         self.reader = reader
         end = Swift.min(range?.upperBound ?? reader.count, reader.count)
-        position = Swift.min(Swift.max(range?.lowerBound ?? 0, 0), end)
+        nextStart = Swift.min(Swift.max(range?.lowerBound ?? 0, 0), end)
     }
 
     /// The boxes of `bytes`.
     @inlinable
-    package init(_ bytes: Bytes) { self.init(BigEndianReader(bytes)) }
+    public init(_ bytes: Bytes) { self.init(BigEndianReader(bytes)) }
 
     @inlinable
-    package mutating func next() -> BoxHeader? {
+    public mutating func next() -> BoxHeader? {
         guard stop == nil, position < end else { return nil }
         do throws(BoxWalkStop) {
             let box = try BoxHeader.read(reader, at: position, room: end - position)
-            position = box.end
+            nextStart = box.end
             return box
         } catch {
-            stop = error
+            stopped = error
             return nil
         }
     }
 
     /// The next box of `type`, the others passed over.
     @inlinable
-    package mutating func next(_ type: FourCC) -> BoxHeader? {
+    public mutating func next(_ type: FourCC) -> BoxHeader? {
         while let box = next() { if box.type == type { return box } }
         return nil
     }
