@@ -207,7 +207,8 @@ struct AssemblyFeed: PacketFeed {
         // Output positions on the video time base, for ends and cuts.
         let t = state.placement.video(seg.videoTiming(v.packet.timing))
         if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return false }
-        if let e = t.end { state.videoEnd = max(state.videoEnd, e) }
+        // (A frame the input hides, kept as a reference, does not lengthen the segment.)
+        if !seg.hiddenAtEnd(v.packet), let e = t.end { state.videoEnd = max(state.videoEnd, e) }
         if clock.layout == nil, let d = t.dts { clock.plan.wroteVideo(dts: d) }
         if let pts = t.pts { clock.position = Timestamp(pts, clock.plan.videoTimeBase) }
         return true

@@ -259,7 +259,7 @@ private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentP
         guard let target = from, file.seek(stream: stream.index, toKeyframeBefore: target) else { break }
         reader.restart()
         let (timings, hidden) = try readTimings(reader, seg)
-        guard timings.count < enough, let first = timings.first?.dts ?? timings.first?.pts, first > Int64.min + 1 else {
+        guard timings.count < enough, let first = timings.first?.timing.dts ?? timings.first?.timing.pts, first > Int64.min + 1 else {
             return (videoEnd(of: timings, seg, placement: placement, plan: &plan), hidden)
         }
         // Too few: from the keyframe before this one.
@@ -272,27 +272,30 @@ private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentP
 }
 
 /// The timings of `seg`'s video packets up to the last frame shown (in
-/// decode order), and the DTS of the frames after it, all hidden by the
-/// input at its end: nothing decoded after them needs them.
-private func readTimings(_ reader: StreamReader, _ seg: Segment) throws(MediaError) -> ([PacketTiming], Set<Int64>) {
-    var timings: [PacketTiming] = [], hidden: [Bool] = []
+/// decode order), each with whether the input hides it, and the DTS of the
+/// frames after it, all hidden by the input at its end: nothing decoded
+/// after them needs them.
+private func readTimings(_ reader: StreamReader, _ seg: Segment) throws(MediaError) -> ([(timing: PacketTiming, hidden: Bool)], Set<Int64>) {
+    var timings: [(timing: PacketTiming, hidden: Bool)] = []
     while try reader.peek() {
-        timings.append(reader.packet.timing)
-        hidden.append(seg.hiddenAtEnd(reader.packet))
+        timings.append((reader.packet.timing, seg.hiddenAtEnd(reader.packet)))
         reader.consume()
     }
-    let shown = (hidden.lastIndex(of: false) ?? -1) + 1
-    let tail = Set(timings[shown...].compactMap { $0.dts ?? $0.pts })
+    let shown = (timings.lastIndex { !$0.hidden } ?? -1) + 1
+    let tail = Set(timings[shown...].compactMap { $0.timing.dts ?? $0.timing.pts })
     timings.removeSubrange(shown...)
     return (timings, tail)
 }
 
-private func videoEnd(of timings: [PacketTiming], _ seg: Segment, placement: SegmentPlacement,
+/// A frame the input hides but a later one needs (an iPhone's hidden last
+/// frame, decoded early as a reference) is written, and does not lengthen
+/// the segment: the segment ends where its shown frames end.
+private func videoEnd(of timings: [(timing: PacketTiming, hidden: Bool)], _ seg: Segment, placement: SegmentPlacement,
                       plan: inout AssemblyPlan) -> Int64 {
     var end = placement.joint
-    for timing in timings {
+    for (timing, hidden) in timings {
         let t = placement.video(seg.videoTiming(timing))
-        if let e = t.end { end = max(end, e) }
+        if !hidden, let e = t.end { end = max(end, e) }
         if let d = t.dts { plan.wroteVideo(dts: d) }
     }
     return end

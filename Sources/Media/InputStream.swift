@@ -110,6 +110,12 @@ public struct InputStream {
     public var height: Int { Int(parameters.pointee.height) }
     /// Frames the decoder holds back to reorder B-frames (`video_delay`).
     public var reorderDelay: Int { Int(parameters.pointee.video_delay) }
+    /// Ticks of `timeBase` every DTS must be lowered by for no frame to be
+    /// shown before it is decoded (`SourceTrack.decodeLead`; MP4/MOV video).
+    public var decodeLead: Int64 {
+        guard mediaType == .video else { return 0 }
+        return file.sourceIndex?.track(id: id)?.decodeLead ?? 0
+    }
     public var averageFrameRate: Rational? { Self.positive(stream.pointee.avg_frame_rate) }
     public var realFrameRate: Rational? { Self.positive(stream.pointee.r_frame_rate) }
     public var sampleAspectRatio: Rational? { Self.positive(parameters.pointee.sample_aspect_ratio) }

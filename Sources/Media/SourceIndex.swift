@@ -126,6 +126,32 @@ public struct SourceTrack: Sendable {
         } ?? []
     }
 
+    /// How much further than libavformat does the decoding times of this
+    /// track's samples must be lowered for none to be shown before it is
+    /// decoded, in the media's time scale (libavformat's time base for the
+    /// stream). libavformat lowers them by the largest negative composition
+    /// offset (`ctts`) but leaves the table's last two entries out of that
+    /// (`mov_read_ctts`: `i + 2 < entries`, against files whose last entries
+    /// are wrong), and drops a table holding an offset beyond 2^28. An
+    /// iPhone 14 Pro clip whose only negative offsets are its last two is
+    /// then read with PTS before DTS. 0 when every offset is counted.
+    public var decodeLead: Int64 {
+        func child(_ box: Box?, _ type: FourCC) -> Box? { box?.children?.first { $0.type == type } }
+        guard let ctts = child(child(child(child(trak, "mdia"), "minf"), "stbl"), "ctts")?.value(CompositionOffsets.self)
+        else { return 0 }
+        let entries = ctts.entries
+        var shift: Int64 = 0, least: Int64 = 0
+        for (i, entry) in entries.enumerated() where entry.sampleCount > 0 {
+            let offset = Int64(entry.sampleOffset)
+            if i + 2 < entries.count {
+                guard offset.magnitude <= 1 << 28 else { return 0 }
+                shift = max(shift, -offset)
+            }
+            least = min(least, offset)
+        }
+        return max(0, -least - shift)
+    }
+
     /// What the track's sample tables list (count, bytes, furthest chunk); nil when they do not agree.
     public var samples: TrackSamples? { TrackSamples(trak: trak) }
 

@@ -271,7 +271,8 @@ public final class MuxSession {
                 // A carried track's samples may share a time (GoPro's `fdsc`: all at 0), as its source's did.
                 order: tracks[track].carried == nil ? container.dtsOrder : .nonDecreasing, repair: repair,
                 wrapBits: retimedIn == nil ? stream.wrapBits : nil,
-                reorderDelay: retimedIn == nil ? stream.reorderDelay : 0, untimedAtOrigin: stream.isAttachedPicture)
+                reorderDelay: retimedIn == nil ? stream.reorderDelay : 0, untimedAtOrigin: stream.isAttachedPicture,
+                decodeLead: retimedIn == nil ? stream.decodeLead : 0)
             if let previous = tracks[track].timeline { timeline.resume(after: previous) }
             tracks[track].carried?.use(stream)
             tracks[track].timeline = timeline

@@ -105,6 +105,11 @@ public struct TrackTimeline: Sendable {
     /// A still image (cover art) has one packet and no timestamps: place it
     /// at the output's origin (0) instead of refusing it.
     public let untimedAtOrigin: Bool
+    /// Source ticks every DTS is lowered by, for a stream the demuxer gives
+    /// with some PTS before their DTS that lowering every DTS alike puts
+    /// right (the display order and times kept, where raising those PTS would
+    /// show frames late and two at one time).
+    public let decodeLead: Int64
     // PTS and DTS each get their own: near a wrap, a reordered PTS may have
     // wrapped while the DTS has not.
     private var ptsUnwrapper: WrapUnwrapper?
@@ -126,9 +131,10 @@ public struct TrackTimeline: Sendable {
     ///   - shift: added to every timestamp (e.g. `StartPolicy.shift`).
     ///   - wrapBits: the input counter's width when it wraps (33 for MPEG-TS), else `nil`.
     ///   - reorderDelay: the decoder's reorder depth in frames (`video_delay`), 0 if none.
+    ///   - decodeLead: source ticks to lower every known DTS by (see `decodeLead`).
     public init(source: Rational, target: Rational, shift: Timestamp = .zero(.microseconds),
                 order: DTSOrder, repair: TimestampRepair = .fix, wrapBits: Int? = nil,
-                reorderDelay: Int = 0, untimedAtOrigin: Bool = false) throws(TimelineError) {
+                reorderDelay: Int = 0, untimedAtOrigin: Bool = false, decodeLead: Int64 = 0) throws(TimelineError) {
         guard source.isValidTimeBase else { throw .invalidTimeBase(source) }
         guard target.isValidTimeBase else { throw .invalidTimeBase(target) }
         guard let s = shift.rescaled(to: source) else { throw .overflow }
@@ -141,6 +147,7 @@ public struct TrackTimeline: Sendable {
         self.dtsUnwrapper = self.ptsUnwrapper
         self.reorderDelay = max(reorderDelay, 0)
         self.untimedAtOrigin = untimedAtOrigin
+        self.decodeLead = max(decodeLead, 0)
     }
 
     /// The output timing of the next packet, in `target` ticks.
@@ -158,6 +165,11 @@ public struct TrackTimeline: Sendable {
         defer { packetsSeen += 1 }
         if firstSourcePTS == nil { firstSourcePTS = sourcePTS }
         if sourceDTS != nil { sourceDTSSeen = true }
+        if decodeLead > 0, let d = sourceDTS {
+            let (lowered, overflow) = d.subtractingReportingOverflow(decodeLead)
+            guard !overflow else { throw .overflow }
+            sourceDTS = lowered
+        }
         // Demuxers without stored DTS (Matroska) cannot give one for the first
         // `reorderDelay` packets of a B-frame stream: they decode one frame
         // duration apart, ending where the first frame is shown.

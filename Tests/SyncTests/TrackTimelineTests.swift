@@ -92,6 +92,21 @@ struct TrackTimelineTests {
 
     // MARK: DTS order
 
+    @Test("decodeLead lowers every DTS alike: PTS before DTS put right with the display times kept, nothing counted")
+    func decodeLeadLowersEveryDTS() throws {
+        // An iPhone clip's decode order as libavformat gives it: the last two PTS before their DTS.
+        let read = [pkt(0, 0, 20), pkt(80, 20, 20), pkt(40, 40, 20), pkt(20, 60, 20), pkt(60, 80, 20)]
+        var lowered = try TrackTimeline(source: tb(1, 600), target: tb(1, 600), order: .strictlyIncreasing, decodeLead: 40)
+        let out = try mapAll(&lowered, read)
+        #expect(out.map(\.pts) == read.map(\.pts))
+        #expect(out.map(\.dts) == [-40, -20, 0, 20, 40])
+        #expect(lowered.corrections.total == 0)
+        // Without it two PTS are raised: frames shown late, two at one time.
+        var raised = try TrackTimeline(source: tb(1, 600), target: tb(1, 600), order: .strictlyIncreasing)
+        #expect(try mapAll(&raised, read).map(\.pts) == [0, 80, 40, 60, 80])
+        #expect(raised.corrections.ptsRaised == 2)
+    }
+
     @Test("strictlyIncreasing: a repeated DTS is bumped by one tick and counted")
     func strictRepeatedDTS() throws {
         var t = try TrackTimeline(source: ms, target: ms, order: .strictlyIncreasing)

@@ -101,6 +101,37 @@ struct RemuxLossTests {
         #expect(try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"]).status == 0)
     }
 
+    /// An iPhone 14 Pro clip whose only negative composition offsets are
+    /// its last two (`ctts`): libavformat leaves those out of its DTS shift
+    /// and gives two frames a PTS before their DTS. Raising those PTS (as
+    /// before) showed the first frame three periods long and two frames at
+    /// one time; every DTS is lowered instead, and each frame is shown when
+    /// and as the input shows it (`-f framemd5`: time and picture hash).
+    @Test func framesShownBeforeTheyDecodeKeepTheirTimes() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.device("iphone14pro_dv84_hlg_720p_mebx.MOV")
+        func frames(_ path: String) throws -> [String] {
+            let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "framemd5", "-"])
+            try #require(r.status == 0, "\(r)")
+            return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.map {
+                let f = $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                return "\(f[2]) \(f[5])"
+            }
+        }
+        let shown = try frames(input)
+        try #require(shown.count == 4)
+        for (verb, args, out) in [("remux", [input, "--no-bulk"], "r.mp4"), ("fill-silence", [input], "f.mov"),
+                                  ("merge", [input, input], "m.mov")] {
+            let r = try Tool.avtool([verb] + args + [scratch.path(out)])
+            try #require(r.status == 0, "\(verb): \(r)")
+            #expect(try frames(scratch.path(out)) == shown, "\(verb)")
+            #expect(!r.stderr.contains("PTS raised") || r.stderr.contains("0 PTS raised"), "\(verb): \(r.stderr)")
+            // The frame the input hides (decoded second, shown last) does not lengthen it: 0.184 s before for merge.
+            let length = try #require(FFprobe.double(try FFprobe(scratch.path(out)).format, "duration"))
+            #expect(length <= 4.0 / 30 + 1024.0 / 44100, "\(verb): \(length) s")
+        }
+    }
+
     /// Every stream of `out` holds the packets of `expected`, in order, byte for byte.
     static func expectSamePackets(_ out: String, as expected: [String: [String]], _ flags: [String]) throws {
         let got = try packets(out)
