@@ -182,6 +182,9 @@ public struct AssemblyReport: Sendable, Codable {
     /// before the trim), and the segments.
     public var videoFramesReencoded = 0
     public var trimmedStartsReencoded = 0
+    /// Segments whose last group was re-encoded up to their shown end, the
+    /// frames their edit lists hid there being references (`spliceCodings`).
+    public var trimmedEndsReencoded = 0
     public var audioStretchesReencoded = 0
     public var samplesTrimmed: Int64 = 0
     /// The farthest any audio packet was moved from where its timestamp put
@@ -268,8 +271,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
         segments.append(try Segment(spec, open: open, container: options.data ? container : nil, cancellation: cancellation))
     }
     try checkCompatible(segments, container: container)
-    let spliced = try hiddenHeadCodings(segments, container: container, verb: verb)
-    for k in spliced.keys { segments[k].spliced = true }
+    let spliced = try spliceCodings(&segments, container: container, verb: verb, open: open, cancellation: cancellation)
     // Joined audio alone: each segment ends where its audio does.
     if segments[0].video == nil, segments.count > 1 { options.end = nil }
     if segments[0].video == nil, options.end != nil {

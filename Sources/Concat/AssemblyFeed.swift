@@ -90,7 +90,7 @@ struct AssemblyFeed: PacketFeed {
         if let v = seg.video, let videoTrack {
             try session.beginTimeline(track: videoTrack, stream: v.stream, shift: placement.videoShiftTimestamp)
             if let coding = spliced[k] {
-                video?.splicer = try Splicer(coding: coding, plan: SmartCutPlan(from: seg.shownStart, to: nil),
+                video?.splicer = try Splicer(coding: coding, plan: SmartCutPlan(from: seg.shownStart, to: seg.splicedUntil),
                                              session: session, track: videoTrack)
             }
         }

@@ -164,7 +164,8 @@ final class AssemblyRun {
         report.startSetAsideMilliseconds = plan.startSetAsideSamples.map { Double($0) * 1000 / Double(plan.sampleRate) }
         report.videoPackets = video == nil ? 0 : result.packets[0]
         report.videoFramesReencoded = video?.framesReencoded ?? 0
-        report.trimmedStartsReencoded = spliced.count
+        report.trimmedStartsReencoded = segments.filter(\.spliced).count
+        report.trimmedEndsReencoded = segments.filter { $0.splicedUntil != nil }.count
         report.corrections = [video?.track, audio?.track].compactMap { $0 }
             .reduce(TimelineCorrections()) { $0 + result.corrections[$1] }
         report.outputBytes = result.outputBytes
@@ -192,7 +193,7 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
                                      message: "the video stream has no packets")
         }
         var first = v.packet.timing
-        // A trimmed start re-encoded (`hiddenHeadCodings`): the first packet
+        // A trimmed start re-encoded (`spliceCodings`): the first packet
         // written is the first shown frame, decoded as far ahead of its
         // presentation as the keyframe's before it.
         if seg.spliced, let p = first.pts, let d = first.dts {

@@ -244,13 +244,32 @@ private func timingsOpening(_ file: InputFile, open: InputOpener,
 
 /// The end of a segment's last frame on the output timeline, and its last
 /// DTS recorded in the plan (for the next joint), from the timings of the
-/// video's last packets: the frame shown last is among the last few decoded
-/// (B-frames reorder only a few), so the read starts at a keyframe near the
-/// end and goes back further until it has enough packets; an input that
-/// cannot seek is read whole. With it, the DTS of the frames the input
-/// hides after the last one shown (`Segment.hiddenAtEnd`), which do not count.
+/// video's last packets (`lastVideoTimings`). With it, the DTS of the frames
+/// the input hides after the last one shown (`Segment.hiddenAtEnd`), which
+/// do not count.
 private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentPlacement, plan: inout AssemblyPlan,
                           open: InputOpener, cancellation: Cancellation) throws(MediaError) -> (Int64, Set<Int64>) {
+    let (timings, hidden) = try lastVideoTimings(file, seg, open: open, cancellation: cancellation)
+    return (videoEnd(of: timings, seg, placement: placement, plan: &plan), hidden)
+}
+
+/// Whether `seg`'s video hides frames at its end that frames it shows are
+/// decoded from (a trim's end inside a group of B-frames): written, they
+/// would be shown at a joint, so the segment's last group is re-encoded
+/// up to its shown end there. MP4/MOV inputs (edit lists) only.
+func hidesReferencedTail(_ seg: Segment, open: InputOpener, cancellation: Cancellation) throws(MediaError) -> Bool {
+    guard let v = seg.video, v.stream.file.formatName.hasPrefix("mov") else { return false }
+    let file = try timingsOpening(v.stream.file, open: open, cancellation: cancellation)
+    return try lastVideoTimings(file, seg, open: open, cancellation: cancellation).timings.contains { $0.hidden }
+}
+
+/// The timings of the video's last packets, up to the last frame shown:
+/// the frame shown last is among the last few decoded (B-frames reorder
+/// only a few), so the read starts at a keyframe near the end and goes back
+/// further until it has enough packets; an input that cannot seek is read
+/// whole. With them, the DTS of the hidden frames after that one.
+private func lastVideoTimings(_ file: InputFile, _ seg: Segment, open: InputOpener, cancellation: Cancellation)
+    throws(MediaError) -> (timings: [(timing: PacketTiming, hidden: Bool)], tail: Set<Int64>) {
     let stream = seg.video!.stream
     let reader = try StreamReader(file: file, stream: stream.index)
     let enough = 2 * stream.reorderDelay + 32
@@ -258,17 +277,15 @@ private func scanVideoEnd(_ file: InputFile, _ seg: Segment, placement: SegmentP
     for _ in 0..<6 {
         guard let target = from, file.seek(stream: stream.index, toKeyframeBefore: target) else { break }
         reader.restart()
-        let (timings, hidden) = try readTimings(reader, seg)
-        guard timings.count < enough, let first = timings.first?.timing.dts ?? timings.first?.timing.pts, first > Int64.min + 1 else {
-            return (videoEnd(of: timings, seg, placement: placement, plan: &plan), hidden)
-        }
+        let read = try readTimings(reader, seg)
+        guard read.0.count < enough, let first = read.0.first?.timing.dts ?? read.0.first?.timing.pts,
+              first > Int64.min + 1 else { return read }
         // Too few: from the keyframe before this one.
         from = first - 1
     }
     let whole = try StreamReader(file: try timingsOpening(stream.file, open: open, cancellation: cancellation),
                                  stream: stream.index)
-    let (timings, hidden) = try readTimings(whole, seg)
-    return (videoEnd(of: timings, seg, placement: placement, plan: &plan), hidden)
+    return try readTimings(whole, seg)
 }
 
 /// The timings of `seg`'s video packets up to the last frame shown (in

@@ -192,8 +192,12 @@ struct Segment {
     /// read with its video; warnings for those it cannot hold.
     let data: [StreamReader]
     let dataWarnings: [String]
-    /// Its trimmed start is re-encoded (`hiddenHeadCodings`).
+    /// Its trimmed start is re-encoded (`spliceCodings`).
     var spliced = false
+    /// Its last group is re-encoded up to this presentation time (its shown
+    /// end, stream ticks), for frames it hides there are references
+    /// (`spliceCodings`).
+    var splicedUntil: Int64?
 
     /// The stream the segment's timeline and metadata come from: its video, else its audio.
     var main: StreamReader { video ?? audio! }
@@ -351,28 +355,43 @@ private func checkAudioCompatible(_ first: Segment, _ seg: Segment,
 
 /// A segment whose video edit list starts after the keyframe its first
 /// shown frame needs (a trim made in Photos, or by `ffmpeg -ss … -c copy`)
-/// begins with frames it decodes but does not show (flagged discard). An
-/// MP4/MOV output hides them at its start (its edit list starts the track
-/// at the first shown frame); in the middle of an output, or in a container
-/// without edit lists, they would be shown again, the trim undone. There the
-/// segment starts as `cut --mode exact` starts a part: the frames from its
-/// first shown one to the next clean start are decoded from the keyframe
-/// and encoded again, the rest copied (`Splicer`). The coding of each such
-/// segment, whose codec record must be the output's.
-func hiddenHeadCodings(_ segments: [Segment], container: Container, verb: String) throws(MediaError) -> [Int: StretchCoding] {
+/// begins with frames it decodes but does not show (flagged
+/// discard). An MP4/MOV output hides them at its start (its edit list starts
+/// the track at the first shown frame); in the middle of an output, or in a
+/// container without edit lists, they would be shown again, the trim undone.
+/// There the segment starts as `cut --mode exact` starts a part: the frames
+/// from its first shown one to the next clean start are decoded from the
+/// keyframe and encoded again, the rest copied (`Splicer`). Likewise a
+/// segment followed by another whose edit list ends before frames that its
+/// shown ones are decoded from (a trim's end inside a group of B-frames):
+/// it ends as a part ends, its last group re-encoded up to its shown end.
+/// The coding of each such segment, whose codec record must be the output's;
+/// the segments are marked (`spliced`, `splicedUntil`).
+func spliceCodings(_ segments: inout [Segment], container: Container, verb: String, open: InputOpener,
+                   cancellation: Cancellation) throws(MediaError) -> [Int: StretchCoding] {
     var codings: [Int: StretchCoding] = [:]
-    for (k, seg) in segments.enumerated() {
-        guard let v = seg.video, try v.peek(), v.packet.isDiscard, v.packet.isKeyframe,
-              k > 0 || !container.isISOBMFF else { continue }
+    for k in segments.indices {
+        guard let v = segments[k].video else { continue }
         let s = v.stream
-        let place = k > 0 ? "after the first segment" : "in \(container.name), which has no edit lists,"
-        let coding = try StretchCoding(stream: s, container: container, operation: "could not \(verb)",
-                                       otherwise: "its edit list starts after a keyframe (a trim) and \(place) the frames before the trim would be shown again")
+        let head = try v.peek() && v.packet.isDiscard && v.packet.isKeyframe && (k > 0 || !container.isISOBMFF)
+        var tail = false
+        if k < segments.count - 1 { tail = try hidesReferencedTail(segments[k], open: open, cancellation: cancellation) }
+        guard head || tail else { continue }
+        let why: String
+        if head {
+            let place = k > 0 ? "after the first segment" : "in \(container.name), which has no edit lists,"
+            why = "its edit list starts after a keyframe (a trim) and \(place) the frames before the trim would be shown again"
+        } else {
+            why = "its edit list ends before frames its shown ones are decoded from (a trim), which at the joint would be shown"
+        }
+        let coding = try StretchCoding(stream: s, container: container, operation: "could not \(verb)", otherwise: why)
         if let other = codings.values.first, other.record != coding.record || other.tag != coding.tag {
             throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
-                                     message: "its trimmed start cannot be re-encoded with the same codec record as another segment's")
+                                     message: "its trimmed \(head ? "start" : "end") cannot be re-encoded with the same codec record as another segment's")
         }
         codings[k] = coding
+        segments[k].spliced = head
+        if tail { segments[k].splicedUntil = segments[k].shownEnd }
     }
     return codings
 }
@@ -383,5 +402,12 @@ extension Segment {
     var shownStart: Int64 {
         guard let s = video?.stream, let tb = s.timeBase else { return 0 }
         return s.startTime?.rescaled(to: tb)?.value ?? 0
+    }
+
+    /// Where the video's last shown frame ends (the edit's end), in its
+    /// stream's time base, as `hiddenAtEnd` takes it.
+    var shownEnd: Int64? {
+        guard let s = video?.stream, let start = s.startTime, let length = s.duration else { return nil }
+        return start.value &+ length.value
     }
 }

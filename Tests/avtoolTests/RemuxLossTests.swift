@@ -101,6 +101,25 @@ struct RemuxLossTests {
         #expect(try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"]).status == 0)
     }
 
+    /// An iPhone 15 Pro Max clip whose edit list hides its last two frames,
+    /// both decoded before frames it shows (references), joined to itself:
+    /// the first copy's last group is re-encoded up to its shown end, so the
+    /// hidden pair is not shown at the joint (before: 14 pictures for 2 × 6,
+    /// the pair among them); the second copy is copied, its pair hidden by
+    /// the output's edit list as in the input.
+    @Test func framesHiddenAsReferencesAreNotShownAtAJoint() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("iphone15promax_ios26_dv84_hevc10_cut.mov"), out = scratch.path("out.mov")
+        let r = try Tool.avtool("concat", input, input, out)
+        try #require(r.status == 0, "\(r)")
+        #expect(r.stderr.contains("where 1 trimmed segment ends"), "\(r.stderr)")
+        let shown = try PictureCheck.frameHashes(input), joined = try PictureCheck.frameHashes(out)
+        try #require(shown.count == 6)
+        #expect(joined.count == 2 * shown.count, "\(joined.count) pictures")
+        #expect(Array(joined.suffix(shown.count)) == shown)
+        #expect(try PictureCheck.worstPSNR(out, firstFrame: 0, against: input, frames: shown.count) >= 40)
+    }
+
     /// An iPhone 14 Pro clip whose only negative composition offsets are
     /// its last two (`ctts`): libavformat leaves those out of its DTS shift
     /// and gives two frames a PTS before their DTS. Raising those PTS (as

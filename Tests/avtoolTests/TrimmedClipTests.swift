@@ -50,7 +50,7 @@ struct TrimmedClipTests {
         // The second clip: the 12 frames before its first keyframe (1.238 s) re-encoded, the rest copied.
         let second = Array(twice.suffix(51))
         #expect(zip(second, shown).map { $0 != $1 } == Array(repeating: true, count: 12) + Array(repeating: false, count: 39))
-        #expect(try worstPSNR(out, firstFrame: 51, against: input, frames: 12) >= 40)
+        #expect(try PictureCheck.worstPSNR(out, firstFrame: 51, against: input, frames: 12) >= 40)
         let probe = try FFprobe(out)
         let d = try #require(FFprobe.double(probe.format, "duration"))
         // Each clip's 51 shown frames (its edit runs 38 ms past its last frame's end, where nothing is shown).
@@ -76,19 +76,6 @@ struct TrimmedClipTests {
         #expect(starts.count == 2 && abs(starts[0] - starts[1]) < Self.frameSeconds, "\(starts)")
         let d = try #require(FFprobe.double(probe.format, "duration"))
         #expect(abs(d - Self.shownSeconds) <= Self.frameSeconds, "\(d) s")
-    }
-
-    /// The lowest PSNR (dB, Y/U/V average) of `frames` decoded frames of
-    /// `path` from `firstFrame` on against the first of `reference`, by
-    /// ffmpeg's psnr filter (both timed as 24 fps, so frames pair by order).
-    private func worstPSNR(_ path: String, firstFrame: Int, against reference: String, frames: Int) throws -> Double {
-        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "info", "-i", path, "-i", reference, "-lavfi",
-                                        "[0:v]trim=start_frame=\(firstFrame):end_frame=\(firstFrame + frames),setpts=N/24/TB[a];[1:v]trim=end_frame=\(frames),setpts=N/24/TB[b];[a][b]psnr",
-                                        "-f", "null", "-"])
-        try #require(r.status == 0, "\(r)")
-        let line = try #require(r.stderr.split(separator: "\n").first { $0.contains("PSNR y:") })
-        let min = try #require(line.split(separator: " ").first { $0.hasPrefix("min:") })
-        return try #require(Double(min.dropFirst(4)))
     }
 
     /// The MD5 of every decoded video frame, in presentation order (`-f framemd5`).

@@ -241,8 +241,10 @@ extension AssemblyReport: VerbReport {
         if let videoCodec {
             s += " video \(videoCodec) copied"
             if videoFramesReencoded > 0 {
-                let n = trimmedStartsReencoded
-                s += " (\(videoFramesReencoded) frames re-encoded where \(n) trimmed segment\(n == 1 ? " starts" : "s start"))"
+                let (n, m) = (trimmedStartsReencoded, trimmedEndsReencoded)
+                let starts = n > 0 ? "\(n) trimmed segment\(n == 1 ? " starts" : "s start")" : nil
+                let ends = m > 0 ? "\(m) trimmed segment\(m == 1 ? " ends" : "s end")" : nil
+                s += " (\(videoFramesReencoded) frames re-encoded where \([starts, ends].compactMap { $0 }.joined(separator: " and ")))"
             }
         }
         if let audioCodec, let audioMode {

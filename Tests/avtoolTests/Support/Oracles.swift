@@ -222,3 +222,29 @@ struct Ebur128 {
         truePeak = peaks[1]
     }
 }
+
+/// Decoded pictures compared by ffmpeg's own filters.
+enum PictureCheck {
+    /// The lowest PSNR (dB, Y/U/V average) of `frames` decoded frames of
+    /// `path` from `firstFrame` on against the first of `reference`, by
+    /// ffmpeg's psnr filter (both timed as 24 fps, so frames pair by order).
+    static func worstPSNR(_ path: String, firstFrame: Int, against reference: String, frames: Int) throws -> Double {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "info", "-i", path, "-i", reference, "-lavfi",
+                                        "[0:v]trim=start_frame=\(firstFrame):end_frame=\(firstFrame + frames),setpts=N/24/TB[a];[1:v]trim=end_frame=\(frames),setpts=N/24/TB[b];[a][b]psnr",
+                                        "-f", "null", "-"])
+        try #require(r.status == 0, "\(r)")
+        let line = try #require(r.stderr.split(separator: "\n").first { $0.contains("PSNR y:") })
+        let min = try #require(line.split(separator: " ").first { $0.hasPrefix("min:") })
+        return try #require(Double(min.dropFirst(4)))
+    }
+
+    /// The MD5 of every picture `path`'s first video stream decodes to, in
+    /// presentation order, each once (`-f framemd5`, no frame rate imposed).
+    static func frameHashes(_ path: String) throws -> [String] {
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
+                                        "-f", "framemd5", "-"])
+        try #require(r.status == 0, "\(r)")
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
+    }
+}
