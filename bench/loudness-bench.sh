@@ -4,17 +4,23 @@
 # against `ffmpeg -af ebur128=peak=true -f null`, in the same run, alternating:
 # wall time, peak RSS, medians.
 #
-# Usage: bench/loudness-bench.sh [--avtool PATH] [--runs N] [--minutes M] [--workdir DIR]
+# Usage: bench/loudness-bench.sh [--avtool PATH] [--runs N] [--minutes M] [--source tone|bbb] [--workdir DIR]
 #   --avtool PATH   avtool binary (default <repo>/.build-bench/release/avtool, built
 #                   with `swift build -c release --product avtool --scratch-path .build-bench`)
 #   --runs N        timed runs per command (default 3); medians are reported
 #   --minutes M     length of the generated recording (default 10; the issue's
 #                   figure is --minutes 60)
+#   --source S      tone (default): the generated tone below; bbb: the real recording
+#                   .real-media/bbb_720p_aac51.mp4 (Big Buck Bunny, 5.3 s, fetched by
+#                   Tests/Fixtures/get-real-media.sh) looped to M minutes, its 5.1 AAC made
+#                   stereo AAC 128 kb/s, video copied: -34 LUFS with a -10.7 dBTP true peak,
+#                   so the podcast target (-16 LUFS, -1 dBTP) needs about 8 dB of limiting
 #   --workdir DIR   scratch dir; the input and the venv are cached here (default <repo>/.bench)
 #
-# Input (generated once per length M, cached):
+# Input (generated once per length M and source, cached):
 #   loudness-Mm.mp4   1280x720 25 fps H.264 (libx264) and AAC 48 kHz stereo 128 kb/s of a
 #                     tone whose level swells and falls (a programme with a loudness range)
+#   loudness-bbb-Mm.mp4  (--source bbb) the looped real recording
 # Commands (rows; AV = --avtool):
 #   avtool_loudness   AV loudness IN OUT.mp4 --target podcast
 #   ffmpeg_normalize  ffmpeg-normalize IN -o OUT.mp4 --normalization-type ebu --target-level -16
@@ -38,6 +44,7 @@ AVTOOL="$REPO_ROOT/.build-bench/release/avtool"
 AVTOOL_EXPLICIT=0
 RUNS=3
 MINUTES=10
+SOURCE=tone
 WORKDIR="$REPO_ROOT/.bench"
 
 usage() { sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
@@ -48,12 +55,14 @@ while [[ $# -gt 0 ]]; do
         --runs)      [[ $# -ge 2 ]] || die "--runs needs a value"; RUNS="$2"; shift 2 ;;
         --minutes)   [[ $# -ge 2 ]] || die "--minutes needs a value"; MINUTES="$2"; shift 2 ;;
         --workdir)   [[ $# -ge 2 ]] || die "--workdir needs a value"; WORKDIR="$2"; shift 2 ;;
+        --source)    [[ $# -ge 2 ]] || die "--source needs a value"; SOURCE="$2"; shift 2 ;;
         -h|--help)   usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
 done
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer (got '$RUNS')"
 [[ "$MINUTES" =~ ^[1-9][0-9]*$ ]] || die "--minutes must be a positive integer (got '$MINUTES')"
+[[ "$SOURCE" == tone || "$SOURCE" == bbb ]] || die "--source must be tone or bbb (got '$SOURCE')"
 
 bench_require_tools ffmpeg ffprobe python3 awk
 bench_ensure_time
@@ -80,7 +89,17 @@ log "ffmpeg-normalize $("$NORMALIZE" --version 2>&1 | tail -n1)"
 SECONDS_LEN=$((MINUTES * 60))
 INPUT="$WORKDIR/loudness-${MINUTES}m.mp4"
 FF=(ffmpeg -hide_banner -nostdin -loglevel error -y)
-if [[ ! -s "$INPUT" ]]; then
+if [[ "$SOURCE" == bbb ]]; then
+    INPUT="$WORKDIR/loudness-bbb-${MINUTES}m.mp4"
+    BBB="$REPO_ROOT/.real-media/bbb_720p_aac51.mp4"
+    [[ -s "$BBB" ]] || die "$BBB is missing (Tests/Fixtures/get-real-media.sh fetches it)"
+    if [[ ! -s "$INPUT" ]]; then
+        log "making $INPUT ($MINUTES min of Big Buck Bunny, stereo AAC)"
+        "${FF[@]}" -stream_loop -1 -i "$BBB" -t "$SECONDS_LEN" -map 0:v -map 0:a -c:v copy \
+            -c:a aac -ac 2 -b:a 128k "$INPUT.partial.mp4"
+        mv "$INPUT.partial.mp4" "$INPUT"
+    fi
+elif [[ ! -s "$INPUT" ]]; then
     log "generating $INPUT ($MINUTES min 720p H.264 + AAC)"
     "${FF[@]}" -f lavfi -i "testsrc2=size=1280x720:rate=25:duration=$SECONDS_LEN" \
         -f lavfi -i "aevalsrc=0.25*sin(2*PI*220*t)*(0.55+0.45*sin(2*PI*0.05*t))+0.02*sin(2*PI*3000*t)|0.25*sin(2*PI*330*t)*(0.55+0.45*sin(2*PI*0.07*t)):s=48000:d=$SECONDS_LEN" \
