@@ -98,27 +98,30 @@ struct LoudnessTests {
     /// `--target podcast` on real recordings of several kinds whose peaks a
     /// gain alone would push over the ceiling (5.1 AAC-LC; a camera's stereo
     /// AAC-LC with its data tracks; a Telegram voice note's Opus; a Telegram
-    /// video note's audio as 16-bit PCM in MOV, its video copied): loudness
+    /// video note's audio as 16-bit PCM in MOV, its video copied; the 5.1
+    /// recording's sound as AC-3 and as stereo MP3, encoded by libavcodec's
+    /// AC-3 and LAME, for no such recording from a device is kept): loudness
     /// within 0.5 LU of -16 and true peak at most -0.9 dBTP by ebur128, at
     /// most 2 encodes, the video's packets unchanged, the audio's samples
     /// the input's, and its start (Matroska's Opus starts at its codec delay).
     @Test(arguments: [
         ("real:bbb_720p_aac51.mp4", "mp4"), ("device:gopro_max_heromode_gpmd.mp4", "mp4"),
         ("wild:telegram_voice_note_opus16k.ogg", "mka"), ("pcm:telegram_videonote_2017_irregular_aac.mp4", "mov"),
+        ("ac3:bbb_720p_aac51.mp4", "mp4"), ("mp3:bbb_720p_aac51.mp4", "mp4"),
     ])
     func podcastTargetOnRealRecordings(_ name: String, _ ext: String) throws {
         let parts = name.split(separator: ":").map(String.init)
         let scratch = try Scratch()
         var input = switch parts[0] {
-        case "real": try Fixtures.real(parts[1])
+        case "real", "ac3", "mp3": try Fixtures.real(parts[1])
         case "wild", "pcm": try Fixtures.wild(parts[1])
         default: try Fixtures.device(parts[1])
         }
-        if parts[0] == "pcm" {
-            let pcm = scratch.path("pcm.mov")
-            let m = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", input, "-c:v", "copy", "-c:a", "pcm_s16le", pcm])
+        if let codec = ["pcm": "pcm_s16le", "ac3": "ac3", "mp3": "libmp3lame"][parts[0]] {
+            let made = scratch.path(parts[0] + (parts[0] == "pcm" ? ".mov" : ".mp4"))
+            let m = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", input, "-c:v", "copy", "-c:a", codec, made])
             try #require(m.status == 0, "\(m)")
-            input = pcm
+            input = made
         }
         let out = scratch.path("podcast." + ext)
         let run = try Tool.avtool("loudness", input, out, "--target", "podcast")
