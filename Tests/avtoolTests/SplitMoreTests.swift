@@ -37,6 +37,29 @@ struct SplitMoreTests {
         }
     }
 
+    /// HEVC of open GOPs (x265's default: each keyframe a CRA followed in
+    /// decode order by leading pictures shown before it) split at its two
+    /// later keyframes, into MOV as an iPhone's clip would be: each packet
+    /// in exactly one part, in order (a split of such a clip once wrote
+    /// the whole recording again as its second part).
+    @Test func openGOPsSplitEachPacketOnce() throws {
+        let scratch = try Scratch()
+        let source = try Fixtures.path("hevc_aac.mp4")
+        let run = try Tool.avtool("split", source, scratch.path("part-{n}.mov"), "--at", "2.4,4.8", "--json")
+        try #require(run.status == 0, "\(run)")
+        let parts = try Self.parts(run).compactMap { $0["output"] as? String }
+        #expect(parts.count == 3, "\(parts)")
+        let original = try PacketList(source).payloads
+        var video: [String] = [], audio: [String] = []
+        for p in parts {
+            let l = try PacketList(p)
+            video += l.payloads[0] ?? []
+            audio += l.payloads[1] ?? []
+        }
+        #expect(video == original[0] ?? [], "\(video.count) video packets of \(original[0]?.count ?? 0)")
+        #expect(audio == original[1] ?? [], "\(audio.count) audio packets of \(original[1]?.count ?? 0)")
+    }
+
     /// A part per chapter, starting at the keyframe at or before each chapter.
     @Test func aPartPerChapter() throws {
         let scratch = try Scratch()
