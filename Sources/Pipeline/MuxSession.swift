@@ -1,3 +1,4 @@
+import ISOBMFF
 import Media
 import Sync
 
@@ -78,7 +79,7 @@ public final class MuxSession {
     /// after its trailer with the carried tracks (`IndexCompletion`).
     private let entryAdditions: [IndexCompletion.EntryAdditions]
     /// Boxes for the index's `udta` the muxer does not write (`LocationUserData`).
-    private let userData: [[UInt8]]
+    private let userData: [BoxNode]
     /// The index is moved in front of the media after the additions, not by the muxer.
     private let faststartAfterCompletion: Bool
     /// Sample descriptions added after the first, by track (`describe`).
@@ -179,7 +180,7 @@ public final class MuxSession {
         // Room reserved for the index (measured without what is added after
         // the trailer) grows by what the additions may take.
         let added = tracks.compactMap(\.carried).reduce(0) { $0 + $1.source.indexBytes + 256 }
-            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } } + userData.reduce(8) { $0 + $1.count }
+            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } } + userData.reduce(8) { $0 + $1.encodedSize }
             + (describing ? 4096 : 0)
         let reservedIndex = reservedIndex.map { $0 + added }
         switch destination {
