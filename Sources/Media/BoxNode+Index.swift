@@ -9,10 +9,11 @@ extension BoxNode {
     /// for the edits that read it as a list).
     static let indexContainers = sampleTableContainers
 
-    /// The boxes of an index's bytes, descended into `indexContainers`.
+    /// The boxes of an index's bytes, descended into `indexContainers`, and
+    /// into the edit lists (`edts`) whose children parse.
     static func index(_ bytes: ArraySlice<UInt8>) throws(MovieLayout.Refusal) -> [BoxNode] {
         do throws(BoxError) {
-            return try parse(bytes, descending: indexContainers, lenient: []).boxes.map(\.sized)
+            return try parse(bytes, descending: indexContainers, lenient: ["edts"]).boxes.map(\.sized)
         } catch {
             throw MovieLayout.Refusal(error)
         }

@@ -71,26 +71,43 @@ public enum IndexCompletion {
 
     /// Completes the file at `path`: `userData` are boxes for the movie's
     /// `udta`, each added where none of its type is there (`LocationUserData`).
-    /// Nothing to add leaves it as it is.
+    /// Nothing to add leaves it as it is (unopened).
     /// An index in front with room after it (`free` boxes: the space a
     /// one-pass write reserved) is rewritten there, the carried samples
     /// appended to the file; otherwise the index goes to the end after them
     /// and, with `faststart`, is moved in front of the media.
-    public static func complete(path: String, entries: [EntryAdditions], carried: [Carried], userData: [BoxNode] = [],
-                                descriptions: [Descriptions] = [], faststart: Bool) throws(Failure) {
+    /// The file is opened once and its index parsed once: `ends` (edit
+    /// lists ended where the shown frames end) are made in it with the rest.
+    /// With only `ends`, the index is rewritten in place where they change
+    /// it (a file whose index cannot be read is left as the muxer wrote it).
+    public static func complete(path: String, ends: [EditListEnd] = [], entries: [EntryAdditions], carried: [Carried],
+                                userData: [BoxNode] = [], descriptions: [Descriptions] = [], faststart: Bool) throws(Failure) {
+        let adds = !entries.isEmpty || !carried.isEmpty || !userData.isEmpty || !descriptions.isEmpty || faststart
+        guard adds || !ends.isEmpty else { return }
         let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
-        let size = Int64(st.st_size)
-        let top: [MovieLayout.TopBox]
-        do { top = try MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) } catch {
-            throw Failure(description: error.description)
+        guard fd >= 0 else {
+            if adds { throw Failure(description: String(cString: strerror(errno))) }
+            return
         }
-        guard let m = top.firstIndex(where: { $0.type == "moov" }), top[m].size <= 256 << 20,
-              let bytes = FileBytes.read(fd, top[m].start, Int(top[m].size)), bytes.count == Int(top[m].size),
-              let moov = (try? BoxNode.index(bytes[...]))?.first else { throw Failure(description: "its index cannot be read") }
+        defer { close(fd) }
+        let size: Int64, top: [MovieLayout.TopBox], m: Int, bytes: [UInt8]
+        var moov: BoxNode
+        do throws(Failure) { (size, top, m, bytes, moov) = try readIndex(fd) } catch {
+            if adds { throw error }
+            return
+        }
+        var ended = false
+        for e in ends { ended = e.apply(to: &moov) || ended }
+        guard adds else {
+            // The index is as long as it was: only the bytes that differ are written.
+            let out = moov.encoded()
+            guard ended, let first = out.indices.first(where: { out[$0] != bytes[$0] }),
+                  let last = out.indices.last(where: { out[$0] != bytes[$0] }) else { return }
+            guard writeAll(fd, Array(out[first...last]), at: top[m].start + Int64(first)) else {
+                throw Failure(description: String(cString: strerror(errno)))
+            }
+            return
+        }
         let moovBox = top[m]
         let payload = carried.reduce(0) { $0 + Int64($1.track.byteCount) }
         let header = carried.isEmpty ? [] : BoxNode.header("mdat", contentSize: payload)
@@ -132,6 +149,22 @@ public enum IndexCompletion {
             throw Failure(description: String(cString: strerror(errno)))
         }
         if faststart { try moveIndexToFront(fd) }
+    }
+
+    /// The size of the file open at `fd`, its top-level boxes, which is its
+    /// index (`moov`), the index's bytes and the index parsed.
+    private static func readIndex(_ fd: Int32) throws(Failure) -> (Int64, [MovieLayout.TopBox], Int, [UInt8], BoxNode) {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
+        let size = Int64(st.st_size)
+        let top: [MovieLayout.TopBox]
+        do { top = try MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) } catch {
+            throw Failure(description: error.description)
+        }
+        guard let m = top.firstIndex(where: { $0.type == "moov" }), top[m].size <= 256 << 20,
+              let bytes = FileBytes.read(fd, top[m].start, Int(top[m].size)), bytes.count == Int(top[m].size),
+              let moov = (try? BoxNode.index(bytes[...]))?.first else { throw Failure(description: "its index cannot be read") }
+        return (size, top, m, bytes, moov)
     }
 
     /// The index `moov` with the entry additions and the carried tracks,
