@@ -75,7 +75,7 @@ let package = Package(
         // one timeline per track) and the track writers (copy, re-encode) behind one protocol.
         .target(name: "Pipeline", dependencies: ["Media", "ISOBMFF", "Sync", "Threads", "FileNames"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
-        .target(name: "Remux", dependencies: ["Media", "Sync", "Pipeline", "Threads", "FileNames"]),
+        .target(name: "Remux", dependencies: ["Media", "ISOBMFF", "Sync", "Pipeline", "Threads", "FileNames"]),
         .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters", "FileNames"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline", "Loudness"]),

@@ -37,6 +37,8 @@ public struct BoxNode: Sendable, Equatable {
     public static let containers: Set<FourCC> = [
         "moov", "trak", "mdia", "minf", "stbl", "edts", "dinf", "mvex", "moof", "traf", "mfra",
     ]
+    /// The containers that hold a track's sample tables, down to `stbl`.
+    public static let sampleTableContainers: Set<FourCC> = ["moov", "trak", "mdia", "minf", "stbl"]
     /// Containers descended into when their payload parses as boxes, kept as
     /// bytes otherwise (QuickTime's user data may hold other things).
     public static let lenientContainers: Set<FourCC> = ["udta", "tref"]
@@ -88,6 +90,16 @@ public struct BoxNode: Sendable, Equatable {
         throw BoxError(stop)
     }
 
+    /// The first box of `bytes`, whole and not descended into, what follows
+    /// it unread (a reader that takes only the first, as libavformat takes
+    /// an item's first `data`); nil when no whole box starts there.
+    public static func first(of bytes: ArraySlice<UInt8>) -> BoxNode? {
+        var walker = BoxWalker(bytes)
+        guard let header = walker.next() else { return nil }
+        let form: SizeField = header.extendsToEnd ? .toEnd : header.headerSize == 16 ? .large : .compact
+        return BoxNode(header.type, sizeField: form, payload: walker.reader.bytes(in: header.payload))
+    }
+
     /// The payload's size, children included.
     public var contentSize: Int { (children.map { $0.reduce(0) { $0 + $1.encodedSize } } ?? 0) + payload.count }
 
@@ -95,6 +107,32 @@ public struct BoxNode: Sendable, Equatable {
     public var encodedSize: Int { let c = contentSize; return c + (writesLargeSize(content: c) ? 16 : 8) }
 
     private func writesLargeSize(content: Int) -> Bool { sizeField == .large || content + 8 > Int(UInt32.max) }
+
+    /// Everything after the header: the children's bytes, then `payload`
+    /// (for a box not descended into, `payload` itself).
+    public var content: ArraySlice<UInt8> {
+        guard let children else { return payload }
+        var out: [UInt8] = []
+        out.reserveCapacity(contentSize)
+        Self.append(children, to: &out)
+        return (out + payload)[...]
+    }
+
+    /// The header of a box of `type` whose payload of `contentSize` bytes is
+    /// written apart (media data, the padding of a `free` box): 64-bit only
+    /// when the size needs it.
+    public static func header(_ type: FourCC, contentSize: Int64) -> [UInt8] {
+        var out: [UInt8] = []
+        if contentSize + 8 > Int64(UInt32.max) {
+            put(1, 4, &out)
+            put(UInt64(type.rawValue), 4, &out)
+            put(UInt64(contentSize + 16), 8, &out)
+        } else {
+            put(UInt64(contentSize + 8), 4, &out)
+            put(UInt64(type.rawValue), 4, &out)
+        }
+        return out
+    }
 
     /// The box, header included.
     public func encoded() -> [UInt8] {
@@ -104,18 +142,27 @@ public struct BoxNode: Sendable, Equatable {
         return out
     }
 
-    public func append(to out: inout [UInt8]) {
+    public func append(to out: inout [UInt8]) { append(to: &out, last: true) }
+
+    /// The box appended, its size written as 0 (to the end) only where it
+    /// is `last` of what holds it (an edit may have put a box after it).
+    private func append(to out: inout [UInt8], last: Bool) {
         let content = contentSize
         if writesLargeSize(content: content) {
             put(1, 4, &out)
             put(UInt64(type.rawValue), 4, &out)
             put(UInt64(content + 16), 8, &out)
         } else {
-            put(sizeField == .toEnd ? 0 : UInt64(content + 8), 4, &out)
+            put(sizeField == .toEnd && last ? 0 : UInt64(content + 8), 4, &out)
             put(UInt64(type.rawValue), 4, &out)
         }
-        for c in children ?? [] { c.append(to: &out) }
+        Self.append(children ?? [], to: &out)
         out += payload
+    }
+
+    /// `boxes`, one after another (only the last may keep a size of 0).
+    public static func append(_ boxes: [BoxNode], to out: inout [UInt8]) {
+        for (k, b) in boxes.enumerated() { b.append(to: &out, last: k == boxes.count - 1) }
     }
 
     /// The first child of `type`.

@@ -15,7 +15,7 @@ public protocol BoxPayload: Sendable, Equatable {
 extension BoxPayload {
     /// The value of `box`'s payload.
     public init(_ box: BoxNode) throws(BoxError) {
-        self = try Self(parsing: box.payload, type: box.type)
+        self = try Self(parsing: box.content, type: box.type)
     }
 
     /// This value as a box (a compact header).
@@ -28,7 +28,8 @@ public enum KnownBoxes {
     public static let all: [any BoxPayload.Type] = [
         FileType.self, MovieHeader.self, TrackHeader.self, MediaHeader.self, HandlerReference.self, EditList.self,
         TimeToSample.self, CompositionOffsets.self, SyncSamples.self, SampleToChunk.self, SampleSizes.self,
-        ChunkOffsets.self,
+        ChunkOffsets.self, SampleDescriptionTable.self, TrackReferences.self, UserData.self, Metadata.self,
+        ItemList.self, MetadataKeys.self, ItemData.self, LocationInformation.self,
     ]
 
     /// The reader of boxes of `type`, nil for a type read as bytes only.
@@ -36,11 +37,12 @@ public enum KnownBoxes {
         all.first { $0.types.contains(type) }
     }
 
-    /// `box`'s payload read into its typed value and written back (with the
-    /// type it is written as); nil for a box read as bytes only.
+    /// `box`'s payload (`content`: its children's bytes too) read into its
+    /// typed value and written back (with the type it is written as); nil
+    /// for a box read as bytes only.
     public static func reencoded(_ box: BoxNode) throws(BoxError) -> (type: FourCC, payload: [UInt8])? {
         guard let reader = payloadType(for: box.type) else { return nil }
-        let value = try reader.init(parsing: box.payload, type: box.type)
+        let value = try reader.init(parsing: box.content, type: box.type)
         return (value.type, value.encode())
     }
 }

@@ -19,7 +19,7 @@ public struct CarriedTrack {
     /// The time base samples are given in: the source's media time scale.
     public let timeBase: Rational
     /// Sample descriptions, one per different source description met.
-    private(set) var descriptions: [[UInt8]] = []
+    private(set) var descriptions: [BoxNode] = []
     private var current = 0
     /// Each sample: where it starts (decode time), its size and description (0-based).
     private(set) var starts: [Int64] = []
@@ -61,7 +61,7 @@ public struct CarriedTrack {
     public init?(_ stream: InputStream) {
         guard Self.carries(stream), let track = stream.file.sourceIndex?.track(id: stream.id),
               let scale = track.timescale, scale > 0, scale <= UInt32(Int32.max),
-              let first = track.sampleDescriptions.first else { return nil }
+              let first = track.sampleEntries.first else { return nil }
         source = track
         timeBase = Rational(unchecked: 1, Int32(scale))
         descriptions = [first]
@@ -71,7 +71,7 @@ public struct CarriedTrack {
     /// not an attachment or a picture.
     public static func carries(_ stream: InputStream) -> Bool {
         (stream.mediaType == .data || stream.mediaType == .unknown) && !stream.isAttachedPicture
-            && stream.file.sourceIndex?.track(id: stream.id)?.sampleDescriptions.isEmpty == false
+            && stream.file.sourceIndex?.track(id: stream.id)?.sampleEntries.isEmpty == false
     }
 
     /// Samples that follow come from `stream` (a later segment's): its
@@ -79,7 +79,7 @@ public struct CarriedTrack {
     /// False when `stream` is not a carried track.
     @discardableResult
     public mutating func use(_ stream: InputStream) -> Bool {
-        guard let d = stream.file.sourceIndex?.track(id: stream.id)?.sampleDescriptions.first else { return false }
+        guard let d = stream.file.sourceIndex?.track(id: stream.id)?.sampleEntries.first else { return false }
         if let k = descriptions.firstIndex(of: d) { current = k } else {
             descriptions.append(d)
             current = descriptions.count - 1
@@ -143,7 +143,7 @@ public struct CarriedTrack {
 
     /// The track's `trak` box: `id`, the chunk `offsets` of its runs (see
     /// `runs`), durations in the movie's `movieScale`, `references` as output track ids.
-    func trak(id: UInt32, movieScale: UInt32, runOffsets: [Int64], references: [(type: FourCC, ids: [UInt32])]) -> Box {
+    func trak(id: UInt32, movieScale: UInt32, runOffsets: [Int64], references: [(type: FourCC, ids: [UInt32])]) -> BoxNode {
         let d = durations
         let first = starts.first ?? 0
         let mediaDuration = d.reduce(0, +)
@@ -157,7 +157,7 @@ public struct CarriedTrack {
         let shown = contentEnd.map { end in end > lead ? min(mediaDuration - hidden, end - lead) : mediaDuration - hidden }
             ?? mediaDuration - hidden
         let trackDuration = movieTicks(lead + shown)
-        var children: [Box] = []
+        var children: [BoxNode] = []
         for child in source.trak.children ?? [] {
             switch child.type {
             case "tkhd": children.append(Self.patched(trackHeader: child, id: id, duration: trackDuration))
@@ -175,21 +175,16 @@ public struct CarriedTrack {
         // Samples that take no time (a GoPro's `fdsc`, all at 0) get no edit:
         // an entry of no duration would hide all but the first from readers.
         if lead > 0 || shown > 0 {
-            children.insert(Box("edts", children: [Box("elst", payload: elst.encode()[...])]), at: 1)
+            children.insert(BoxNode("edts", children: [BoxNode("elst", payload: elst.encode()[...])]), at: 1)
         }
         let refs = references.filter { !$0.ids.isEmpty }
         if !refs.isEmpty {
-            let boxes = refs.map { ref in
-                var p: [UInt8] = []
-                for i in ref.ids { put(UInt64(i), 4, &p) }
-                return Box(ref.type, payload: p[...])
-            }
-            children.insert(Box("tref", children: boxes), at: 2)
+            children.insert(TrackReferences(references: refs.map { .init(type: $0.type, trackIDs: $0.ids) }).box, at: 2)
         }
-        return Box("trak", children: children)
+        return BoxNode("trak", children: children)
     }
 
-    private func mdia(_ box: Box, duration: Int64, runOffsets: [Int64]) -> Box {
+    private func mdia(_ box: BoxNode, duration: Int64, runOffsets: [Int64]) -> BoxNode {
         var out = box
         out.children = (box.children ?? []).map { child in
             switch child.type {
@@ -198,7 +193,7 @@ public struct CarriedTrack {
                 var minf = child
                 var kids = (child.children ?? []).filter { $0.type != "dinf" && $0.type != "stbl" }
                 // A data reference to this file (`url `, self-contained), as MP4 and MOV readers both know it.
-                kids.append(Box("dinf", children: [Box("dref", payload: [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 12,
+                kids.append(BoxNode("dinf", children: [BoxNode("dref", payload: [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 12,
                                                                          0x75, 0x72, 0x6c, 0x20, 0, 0, 0, 1][...])]))
                 kids.append(sampleTable(runOffsets: runOffsets))
                 minf.children = kids
@@ -230,10 +225,7 @@ public struct CarriedTrack {
         return offsets
     }
 
-    private func sampleTable(runOffsets: [Int64]) -> Box {
-        var stsd: [UInt8] = [0, 0, 0, 0]
-        put(UInt64(descriptions.count), 4, &stsd)
-        for d in descriptions { stsd += d }
+    private func sampleTable(runOffsets: [Int64]) -> BoxNode {
         var deltas: [TimeToSample.Entry] = []
         for d in durations {
             let delta = UInt32(min(max(d, 0), Int64(UInt32.max)))
@@ -247,16 +239,14 @@ public struct CarriedTrack {
             SampleToChunk.Entry(firstChunk: UInt32(k + 1), samplesPerChunk: UInt32(run.count),
                                 sampleDescriptionIndex: UInt32(descriptionOf[run.first] + 1))
         }
-        var stbl = [Box("stsd", payload: stsd[...])]
-        let tables: [any BoxPayload] = [TimeToSample(entries: deltas), SampleToChunk(entries: stsc),
-                                        SampleSizes(sizes: sizes.map { UInt32(bitPattern: $0) }),
+        let tables: [any BoxPayload] = [SampleDescriptionTable(entries: descriptions), TimeToSample(entries: deltas),
+                                        SampleToChunk(entries: stsc), SampleSizes(sizes: sizes.map { UInt32(bitPattern: $0) }),
                                         ChunkOffsets(offsets: runOffsets.map { UInt64($0) })]
-        for table in tables { stbl.append(Box(table.type, payload: table.encode()[...])) }
-        return Box("stbl", children: stbl)
+        return BoxNode("stbl", children: tables.map { $0.box })
     }
 
     /// A `tkhd` with its track id and duration set (version 1 where the duration needs it).
-    static func patched(trackHeader box: Box, id: UInt32, duration: Int64) -> Box {
+    static func patched(trackHeader box: BoxNode, id: UInt32, duration: Int64) -> BoxNode {
         guard var tkhd = box.value(TrackHeader.self) else { return box }
         tkhd.trackID = id
         tkhd.duration = UInt64(max(duration, 0))
@@ -266,7 +256,7 @@ public struct CarriedTrack {
     }
 
     /// An `mdhd` with its duration set (version 1 where it needs it).
-    static func patched(mediaHeader box: Box, duration: Int64) -> Box {
+    static func patched(mediaHeader box: BoxNode, duration: Int64) -> BoxNode {
         guard var mdhd = box.value(MediaHeader.self) else { return box }
         mdhd.duration = UInt64(max(duration, 0))
         var out = box

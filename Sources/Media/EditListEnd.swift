@@ -1,5 +1,3 @@
-import FileNames
-import Glibc
 import ISOBMFF
 import Sync
 
@@ -9,26 +7,29 @@ import Sync
 /// presentation ends, whether or not the input showed that frame: frames an
 /// input's edit list hid at its end (flagged discard by the demuxer, and
 /// needed as references by frames shown before them) would be shown by the
-/// output. This shortens the last entry of the track's `elst` in place, in
-/// the written file before it takes its name, so the output shows what the
-/// input showed.
-public enum EditListEnd {
-    /// In the file at `path`, track `track` (0-based, in `trak` order):
-    /// the last edit ends at `shownEnd`, a presentation time in the track's
-    /// media time scale on the muxer's timeline, whose first sample was
-    /// decoded at `firstDTS`. Returns whether the edit was shortened; false
-    /// where the file has no such edit or it already ends there.
+/// output. This shortens the last entry of the track's `elst` in the
+/// written index (in the one pass that edits it, `IndexCompletion.complete`),
+/// before the file takes its name, so the output shows what the input showed.
+public struct EditListEnd: Sendable, Equatable {
+    /// The track, 0-based in `trak` order.
+    public var track: Int
+    /// A presentation time in the track's media time scale on the muxer's
+    /// timeline, whose first sample was decoded at `firstDTS`.
+    public var shownEnd: Int64
+    public var firstDTS: Int64
+
+    public init(track: Int, shownEnd: Int64, firstDTS: Int64) {
+        (self.track, self.shownEnd, self.firstDTS) = (track, shownEnd, firstDTS)
+    }
+
+    /// The last edit of the track in `moov` (the index, parsed) ended at
+    /// `shownEnd`. Returns whether it was shortened; false where the index
+    /// has no such edit, it already ends there, or ending it would change
+    /// the index's size (a field moved to version 1: the index is edited in
+    /// place when nothing else changes it).
     @discardableResult
-    public static func end(path: String, track: Int, shownEnd: Int64, firstDTS: Int64) -> Bool {
-        let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0,
-              let top = try? MovieLayout.topLevelBoxes(fileSize: Int64(st.st_size), read: { FileBytes.read(fd, $0, $1) }),
-              let moov = top.first(where: { $0.type == "moov" }), moov.size < 1 << 30,
-              let bytes = FileBytes.read(fd, moov.start, Int(moov.size)),
-              var edit = LastEdit(bytes, track: track), edit.mediaTime >= 0 else { return false }
+    public func apply(to moov: inout BoxNode) -> Bool {
+        guard var edit = LastEdit(moov, track: track), edit.mediaTime >= 0 else { return false }
         // The shown end on the media timeline (samples from the first decoded one), in movie ticks, rounded
         // down: a frame that starts at the end is not shown.
         let shown = shownEnd - firstDTS - edit.mediaTime
@@ -37,20 +38,16 @@ public enum EditListEnd {
                                   to: Rational(unchecked: 1, Int32(edit.movieScale)), rounding: .down),
               ticks > 0, ticks < edit.duration else { return false }
         edit.shorten(to: UInt64(ticks))
-        // The index is as long as it was (no field changed its version): only the bytes that differ are written.
-        let out = edit.moov.encoded()
-        guard out.count == bytes.count else { return false }
-        guard let first = out.indices.first(where: { out[$0] != bytes[$0] }),
-              let last = out.indices.last(where: { out[$0] != bytes[$0] }) else { return true }
-        let changed = Array(out[first...last])
-        return pwrite(fd, changed, changed.count, off_t(moov.start) + off_t(first)) == changed.count
+        guard edit.moov.encodedSize == moov.encodedSize else { return false }
+        moov = edit.moov
+        return true
     }
 }
 
 /// The last entry of a track's edit list (`elst`) in an index (`moov`),
 /// with the time scales it counts in and the headers whose durations follow it.
 private struct LastEdit {
-    /// The index, parsed (`BoxNode`: encoded, the bytes it was read from).
+    /// The index, parsed (`BoxNode.index`: encoded, the bytes it was read from).
     var moov: BoxNode
     /// The track's place among the `trak` boxes.
     let track: Int
@@ -66,10 +63,9 @@ private struct LastEdit {
     /// Where the edit starts on the media timeline, in the media's time scale.
     var mediaTime: Int64 { list.entries[list.entries.count - 1].mediaTime }
 
-    /// The last edit of track `track` (0-based, in `trak` order) of the index `bytes` (the `moov` box, header included).
-    init?(_ bytes: [UInt8], track: Int) {
-        guard let parsed = try? BoxNode.parse(bytes[...]), parsed.boxes.count == 1, let moov = parsed.boxes.first,
-              moov.type == "moov", let movie = moov.child("mvhd").flatMap({ try? MovieHeader($0) }), movie.timescale > 0
+    /// The last edit of track `track` (0-based, in `trak` order) of the index `moov`.
+    init?(_ moov: BoxNode, track: Int) {
+        guard moov.type == "moov", let movie = moov.child("mvhd").flatMap({ try? MovieHeader($0) }), movie.timescale > 0
         else { return nil }
         let traks = (moov.children ?? []).filter { $0.type == "trak" }
         let headers = traks.compactMap { $0.child("tkhd").flatMap { try? TrackHeader($0) } }

@@ -71,34 +71,47 @@ public enum IndexCompletion {
 
     /// Completes the file at `path`: `userData` are boxes for the movie's
     /// `udta`, each added where none of its type is there (`LocationUserData`).
-    /// Nothing to add leaves it as it is.
+    /// Nothing to add leaves it as it is (unopened).
     /// An index in front with room after it (`free` boxes: the space a
     /// one-pass write reserved) is rewritten there, the carried samples
     /// appended to the file; otherwise the index goes to the end after them
     /// and, with `faststart`, is moved in front of the media.
-    public static func complete(path: String, entries: [EntryAdditions], carried: [Carried], userData: [[UInt8]] = [],
-                                descriptions: [Descriptions] = [], faststart: Bool) throws(Failure) {
+    /// The file is opened once and its index parsed once: `ends` (edit
+    /// lists ended where the shown frames end) are made in it with the rest.
+    /// With only `ends`, the index is rewritten in place where they change
+    /// it (a file whose index cannot be read is left as the muxer wrote it).
+    public static func complete(path: String, ends: [EditListEnd] = [], entries: [EntryAdditions], carried: [Carried],
+                                userData: [BoxNode] = [], descriptions: [Descriptions] = [], faststart: Bool) throws(Failure) {
+        let adds = !entries.isEmpty || !carried.isEmpty || !userData.isEmpty || !descriptions.isEmpty || faststart
+        guard adds || !ends.isEmpty else { return }
         let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
-        let size = Int64(st.st_size)
-        let top: [MovieLayout.TopBox]
-        do { top = try MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) } catch {
-            throw Failure(description: error.description)
+        guard fd >= 0 else {
+            if adds { throw Failure(description: String(cString: strerror(errno))) }
+            return
         }
-        guard let m = top.firstIndex(where: { $0.type == "moov" }), top[m].size <= 256 << 20,
-              let bytes = FileBytes.read(fd, top[m].start, Int(top[m].size)), bytes.count == Int(top[m].size),
-              let moov = (try? Box.parse(bytes[...]))?.first else { throw Failure(description: "its index cannot be read") }
+        defer { close(fd) }
+        let size: Int64, top: [MovieLayout.TopBox], m: Int, bytes: [UInt8]
+        var moov: BoxNode
+        do throws(Failure) { (size, top, m, bytes, moov) = try readIndex(fd) } catch {
+            if adds { throw error }
+            return
+        }
+        var ended = false
+        for e in ends { ended = e.apply(to: &moov) || ended }
+        guard adds else {
+            // The index is as long as it was: only the bytes that differ are written.
+            let out = moov.encoded()
+            guard ended, let first = out.indices.first(where: { out[$0] != bytes[$0] }),
+                  let last = out.indices.last(where: { out[$0] != bytes[$0] }) else { return }
+            guard writeAll(fd, Array(out[first...last]), at: top[m].start + Int64(first)) else {
+                throw Failure(description: String(cString: strerror(errno)))
+            }
+            return
+        }
         let moovBox = top[m]
         let payload = carried.reduce(0) { $0 + Int64($1.track.byteCount) }
-        let dataHeader: Int64 = carried.isEmpty ? 0 : payload + 8 > Int64(UInt32.max) ? 16 : 8
-        var header: [UInt8] = []
-        if !carried.isEmpty {
-            if dataHeader == 16 { put(1, 4, &header); header += Array("mdat".utf8); put(UInt64(payload + 16), 8, &header) }
-            else { put(UInt64(payload + 8), 4, &header); header += Array("mdat".utf8) }
-        }
+        let header = carried.isEmpty ? [] : BoxNode.header("mdat", contentSize: payload)
+        let dataHeader = Int64(header.count)
         /// The media data box of the carried samples at `at`.
         func writeData(at: Int64) -> Bool {
             guard writeAll(fd, header, at: at) else { return false }
@@ -115,8 +128,7 @@ public enum IndexCompletion {
             let index = try completed(moov, entries: entries, carried: carried, userData: userData, descriptions: descriptions, dataAt: size + dataHeader)
             let rest = room - Int64(index.count)
             if rest == 0 || rest >= 8 {
-                var free: [UInt8] = []
-                if rest > 0 { put(UInt64(rest), 4, &free); free += Array("free".utf8) }
+                let free = rest > 0 ? BoxNode.header("free", contentSize: rest - 8) : []
                 guard writeData(at: size), writeAll(fd, index + free, at: moovBox.start) else {
                     throw Failure(description: String(cString: strerror(errno)))
                 }
@@ -129,9 +141,8 @@ public enum IndexCompletion {
         let index = try completed(moov, entries: entries, carried: carried, userData: userData, descriptions: descriptions,
                                   dataAt: dataStart + dataHeader)
         if !last {
-            var free: [UInt8] = []
-            put(UInt64(FourCC("free").rawValue), 4, &free)
-            guard pwrite(fd, free, 4, off_t(moovBox.start + 4)) == 4 else { throw Failure(description: String(cString: strerror(errno))) }
+            // (The old index's type made `free`: its size stays.)
+            guard writeAll(fd, FourCC("free").bytes, at: moovBox.start + 4) else { throw Failure(description: String(cString: strerror(errno))) }
         }
         let indexAt = dataStart + (carried.isEmpty ? 0 : dataHeader + payload)
         guard writeData(at: dataStart), writeAll(fd, index, at: indexAt), ftruncate(fd, off_t(indexAt) + off_t(index.count)) == 0 else {
@@ -140,9 +151,25 @@ public enum IndexCompletion {
         if faststart { try moveIndexToFront(fd) }
     }
 
+    /// The size of the file open at `fd`, its top-level boxes, which is its
+    /// index (`moov`), the index's bytes and the index parsed.
+    private static func readIndex(_ fd: Int32) throws(Failure) -> (Int64, [MovieLayout.TopBox], Int, [UInt8], BoxNode) {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
+        let size = Int64(st.st_size)
+        let top: [MovieLayout.TopBox]
+        do { top = try MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) } catch {
+            throw Failure(description: error.description)
+        }
+        guard let m = top.firstIndex(where: { $0.type == "moov" }), top[m].size <= 256 << 20,
+              let bytes = FileBytes.read(fd, top[m].start, Int(top[m].size)), bytes.count == Int(top[m].size),
+              let moov = (try? BoxNode.index(bytes[...]))?.first else { throw Failure(description: "its index cannot be read") }
+        return (size, top, m, bytes, moov)
+    }
+
     /// The index `moov` with the entry additions and the carried tracks,
     /// whose samples lie one track after another from `dataAt`, encoded.
-    private static func completed(_ moov: Box, entries: [EntryAdditions], carried: [Carried], userData: [[UInt8]],
+    private static func completed(_ moov: BoxNode, entries: [EntryAdditions], carried: [Carried], userData: [BoxNode],
                                   descriptions: [Descriptions], dataAt: Int64) throws(Failure) -> [UInt8] {
         var moov = moov
         var kids = moov.children ?? []
@@ -197,52 +224,39 @@ public enum IndexCompletion {
     /// The movie's boxes `kids` with `boxes` in its `udta` (made after the
     /// last track, where the muxer puts it, when there is none), each where
     /// none of its type is there.
-    private static func withUserData(_ boxes: [[UInt8]], _ kids: [Box]) throws(Failure) -> [Box] {
+    private static func withUserData(_ boxes: [BoxNode], _ kids: [BoxNode]) throws(Failure) -> [BoxNode] {
         var kids = kids
         let u: Int
         if let at = kids.firstIndex(where: { $0.type == "udta" }) { u = at } else {
             u = (kids.lastIndex { $0.type == "trak" }).map { $0 + 1 } ?? kids.count
-            kids.insert(Box("udta"), at: u)
+            kids.insert(BoxNode("udta"), at: u)
         }
-        do {
-            // (A QuickTime list may end with four zero bytes: the boxes go before them.)
-            var (list, tail) = try Box.parse(kids[u].payload, descending: [], zeroTail: true)
-            for b in try Box.parse(boxes.reduce([], +)[...], descending: []) where !list.contains(where: { $0.type == b.type }) {
-                list.append(b)
-            }
-            var payload: [UInt8] = []
-            for b in list { b.append(to: &payload) }
-            kids[u].payload = (payload + tail)[...]
-        } catch {
-            throw Failure(description: "its user data cannot be read (\(error))")
+        // (A QuickTime list may end with four zero bytes: the boxes go before them.)
+        var udta: UserData
+        do throws(BoxError) { udta = try UserData(kids[u]) } catch {
+            throw Failure(description: "its user data cannot be read (\(MovieLayout.Refusal(error)))")
         }
+        for b in boxes where udta.list.index(of: b.type) == nil { udta.list.boxes.append(b) }
+        kids[u].set(udta)
         return kids
     }
 
-    /// `trak` with its first sample entry given `e`'s boxes and type.
-    private static func addToEntry(_ trak: Box, _ e: EntryAdditions) -> Box {
-        func edit(_ box: Box, _ path: ArraySlice<FourCC>, _ change: (Box) -> Box) -> Box {
-            guard let next = path.first else { return change(box) }
-            var b = box
-            b.children = b.children?.map { $0.type == next ? edit($0, path.dropFirst(), change) : $0 }
-            return b
+    /// `trak` with its first sample entry given `e`'s boxes (those of a type
+    /// it lacks, after its own) and type; as it was when the entry does not parse.
+    private static func addToEntry(_ trak: BoxNode, _ e: EntryAdditions) -> BoxNode {
+        let handler = trak.descendant(["mdia", "hdlr"])?.value(HandlerReference.self)?.handlerType
+        let added = e.boxes.compactMap { BoxNode.first(of: $0[...]) }
+        var out = trak
+        out.modify(["mdia", "minf", "stbl", "stsd"]) { stsd in
+            guard var table = stsd.value(SampleDescriptionTable.self), let first = table.entries.first,
+                  var entry = try? SampleEntry(first, handler: handler) else { return }
+            let present = Set(entry.boxes.map(\.type))
+            entry.boxes += added.filter { !present.contains($0.type) }
+            entry.type = e.type ?? entry.type
+            table.entries[0] = entry.box
+            stsd.set(table)
         }
-        return edit(trak, ["mdia", "minf", "stbl", "stsd"][...]) { stsd in
-            let r = BigEndianReader(stsd.payload)
-            var walker = BoxWalker(r, in: 8..<max(8, r.count))
-            guard let first = walker.next(), first.payload.count >= 78 else { return stsd }
-            let entry = r.bytes(in: first.start..<first.end)
-            let present = Set(BoxWalker(BigEndianReader(entry), in: 86..<entry.count).map(\.type))
-            var body = Array(entry.dropFirst(8))
-            for b in e.boxes where !present.contains(BigEndianReader(b).fourCC(at: 4) ?? "") { body += b }
-            var newEntry: [UInt8] = []
-            put(UInt64(body.count + 8), 4, &newEntry)
-            put(UInt64((e.type ?? first.type).rawValue), 4, &newEntry)
-            newEntry += body
-            var out = stsd
-            out.payload = (Array(r.bytes(in: 0..<first.start)) + newEntry + Array(r.bytes(in: first.end..<r.count)))[...]
-            return out
-        }
+        return out
     }
 
     /// The file's index (its last box) moved in front of its media data,

@@ -35,7 +35,7 @@ public struct IndexEdits: Sendable {
     public var isEmpty: Bool { fileTags.isEmpty && trackTags.isEmpty && creationTime == nil && matrices.isEmpty }
 }
 
-extension Box {
+extension BoxNode {
     /// `edits` made in this `moov` box.
     mutating func apply(_ edits: IndexEdits) throws(MovieLayout.Refusal) {
         guard var kids = children else { return }
@@ -46,13 +46,13 @@ extension Box {
             guard since1904 >= 0 else { throw MovieLayout.Refusal(description: "the creation time is before 1904") }
             for k in kids.indices where kids[k].type == "mvhd" { try kids[k].setTimes(UInt64(since1904)) }
             for k in tracks {
-                try kids[k].editChild("tkhd") { (b: inout Box) throws(MovieLayout.Refusal) in try b.setTimes(UInt64(since1904)) }
-                try kids[k].editChild("mdia", "mdhd") { (b: inout Box) throws(MovieLayout.Refusal) in try b.setTimes(UInt64(since1904)) }
+                try kids[k].editChild("tkhd") { (b: inout BoxNode) throws(MovieLayout.Refusal) in try b.setTimes(UInt64(since1904)) }
+                try kids[k].editChild("mdia", "mdhd") { (b: inout BoxNode) throws(MovieLayout.Refusal) in try b.setTimes(UInt64(since1904)) }
             }
         }
         for (t, matrix) in edits.matrices {
             guard t < tracks.count, matrix.count == 9 else { throw MovieLayout.Refusal(description: "no track \(t) to turn") }
-            try kids[tracks[t]].editChild("tkhd") { (b: inout Box) throws(MovieLayout.Refusal) in
+            try kids[tracks[t]].editChild("tkhd") { (b: inout BoxNode) throws(MovieLayout.Refusal) in
                 guard var tkhd = b.value(TrackHeader.self) else { throw MovieLayout.Refusal(description: "a track header is cut short") }
                 tkhd.matrix = matrix.map { UInt32(bitPattern: $0) }
                 b.set(tkhd)
@@ -63,10 +63,10 @@ extension Box {
             for (key, value) in tags {
                 switch key.lowercased() {
                 case "language":
-                    guard let code = value.flatMap(Self.packedLanguage) else {
+                    guard let code = value.flatMap(MediaHeader.packedLanguage) else {
                         throw MovieLayout.Refusal(description: "a language must be three letters (ISO 639-2)")
                     }
-                    try kids[tracks[t]].editChild("mdia", "mdhd") { (b: inout Box) throws(MovieLayout.Refusal) in
+                    try kids[tracks[t]].editChild("mdia", "mdhd") { (b: inout BoxNode) throws(MovieLayout.Refusal) in
                         guard var mdhd = b.value(MediaHeader.self) else { throw MovieLayout.Refusal(description: "a media header is cut short") }
                         mdhd.language = code
                         b.set(mdhd)
@@ -75,7 +75,7 @@ extension Box {
                     let name = Array((value ?? "").utf8)
                     // QuickTime's is counted (a Pascal string), an MP4's ends with a zero.
                     let field: [UInt8] = edits.family == .quickTime ? [UInt8(min(name.count, 255))] + name.prefix(255) : name + [0]
-                    try kids[tracks[t]].editChild("mdia", "hdlr") { (b: inout Box) throws(MovieLayout.Refusal) in
+                    try kids[tracks[t]].editChild("mdia", "hdlr") { (b: inout BoxNode) throws(MovieLayout.Refusal) in
                         guard var hdlr = b.value(HandlerReference.self), hdlr.reserved.count == 12 else {
                             throw MovieLayout.Refusal(description: "a handler box is cut short")
                         }
@@ -93,11 +93,11 @@ extension Box {
     }
 
     /// The child at `path` (types, one level each) changed by `change`.
-    mutating func editChild(_ path: FourCC..., change: (inout Box) throws(MovieLayout.Refusal) -> Void) throws(MovieLayout.Refusal) {
+    mutating func editChild(_ path: FourCC..., change: (inout BoxNode) throws(MovieLayout.Refusal) -> Void) throws(MovieLayout.Refusal) {
         try editChild(path[...], change: change)
     }
 
-    private mutating func editChild(_ path: ArraySlice<FourCC>, change: (inout Box) throws(MovieLayout.Refusal) -> Void) throws(MovieLayout.Refusal) {
+    private mutating func editChild(_ path: ArraySlice<FourCC>, change: (inout BoxNode) throws(MovieLayout.Refusal) -> Void) throws(MovieLayout.Refusal) {
         guard let first = path.first else { return try change(&self) }
         guard var kids = children, let k = kids.firstIndex(where: { $0.type == first }) else {
             throw MovieLayout.Refusal(description: "the index has no '\(first)' box in '\(type)'")
@@ -125,13 +125,6 @@ extension Box {
         default:
             throw MovieLayout.Refusal(description: "a '\(type)' box has no creation time")
         }
-    }
-
-    /// An ISO 639-2 code packed as `mdhd` holds it (three letters, five bits each).
-    static func packedLanguage(_ text: String) -> UInt16? {
-        let b = Array(text.utf8)
-        guard b.count == 3, b.allSatisfy({ $0 >= 0x61 && $0 <= 0x7a }) else { return nil }
-        return UInt16(b[0] - 0x60) << 10 | UInt16(b[1] - 0x60) << 5 | UInt16(b[2] - 0x60)
     }
 }
 
@@ -185,61 +178,16 @@ private let quickTimeStringForKey: [String: FourCC] = [
     "make": "©mak", "model": "©mod",
 ]
 
-/// The boxes in a box's payload after `prefix` bytes (a full box's version
-/// and flags), with what follows the last of them.
-struct BoxList {
-    var prefix: [UInt8]
-    var boxes: [Box]
-    var tail: ArraySlice<UInt8>
-
-    init(_ payload: ArraySlice<UInt8>, prefix count: Int) throws(MovieLayout.Refusal) {
-        guard payload.count >= count else { throw MovieLayout.Refusal(description: "a metadata box is cut short") }
-        prefix = Array(payload.prefix(count))
-        (boxes, tail) = try Box.parse(payload.dropFirst(count), descending: [], zeroTail: true)
-    }
-
-    init(prefix: [UInt8], boxes: [Box]) {
-        self.prefix = prefix
-        self.boxes = boxes
-        tail = []
-    }
-
-    var payload: ArraySlice<UInt8> {
-        var out = prefix
-        for b in boxes { b.append(to: &out) }
-        out += tail
-        return out[...]
-    }
-
-    /// A `meta` box's list: a QuickTime one may lack the full box's four bytes.
-    static func meta(_ payload: ArraySlice<UInt8>) throws(MovieLayout.Refusal) -> BoxList {
-        let bare = BigEndianReader(payload).fourCC(at: 4) == "hdlr"
-        return try BoxList(payload, prefix: bare ? 0 : 4)
-    }
-
-    /// The handler type of a `meta` list (`mdir`: iTunes items, `mdta`: keys).
-    var handler: FourCC? {
-        boxes.first { $0.type == "hdlr" }?.value(HandlerReference.self)?.handlerType
-    }
+/// A `meta` list with a handler of `handler` (`mdir`, `mdta`, as the muxer
+/// writes them), an empty key list for `mdta`, an empty item list.
+private func newMeta(_ handler: FourCC) -> Metadata {
+    var meta = Metadata(handler: handler)
+    if handler == "mdta" { meta.list.boxes.append(MetadataKeys(keys: []).box) }
+    meta.list.boxes.append(ItemList().box)
+    return meta
 }
 
-/// An item's value as iTunes and QuickTime metadata keep it: a `data` box of UTF-8 text.
-private func dataBox(_ text: String, locale: [UInt8] = [0, 0, 0, 0]) -> Box {
-    Box("data", payload: ([0, 0, 0, 1] + locale + Array(text.utf8))[...])
-}
-
-/// A `meta` list with a handler of `type` (`mdir` with Apple's
-/// manufacturer code, as the MP4 muxer writes it; `mdta`).
-private func newMeta(_ type: FourCC) -> BoxList {
-    let manufacturer: [UInt8] = type == "mdir" ? FourCC("appl").bytes : [0, 0, 0, 0]
-    let hdlr = Box("hdlr", payload: ([0, 0, 0, 0, 0, 0, 0, 0] + type.bytes + manufacturer + [UInt8](repeating: 0, count: 9))[...])
-    var boxes = [hdlr]
-    if type == "mdta" { boxes.append(Box("keys", payload: [0, 0, 0, 0, 0, 0, 0, 0])) }
-    boxes.append(Box("ilst"))
-    return BoxList(prefix: [0, 0, 0, 0], boxes: boxes)
-}
-
-extension Box {
+extension BoxNode {
     /// The file tag `key` set to `value` (or removed) in this `moov`: every
     /// box the demuxer reads it from rewritten (or removed); where there is
     /// none, one added where the file's kind keeps it (unless not `adding`).
@@ -251,14 +199,14 @@ extension Box {
 
         // The items of a `meta` list, in the movie or its user data: named by
         // its key list (handler `mdta`) or, iTunes items (`mdir`), by their type.
-        func editItems(_ meta: inout Box) throws(MovieLayout.Refusal) {
-            var list = try BoxList.meta(meta.payload)
-            guard let i = list.boxes.firstIndex(where: { $0.type == "ilst" }) else { return }
-            let name: (Box) -> String?
-            switch list.handler {
+        func editItems(_ box: inout BoxNode) throws(MovieLayout.Refusal) {
+            var meta = try box.read(Metadata.self)
+            guard let i = meta.list.index(of: "ilst") else { return }
+            let name: (BoxNode) -> String?
+            switch meta.handler {
             case "mdta":
-                guard let k = list.boxes.firstIndex(where: { $0.type == "keys" }) else { return }
-                let names = try Self.keyNames(list.boxes[k]).names.map { $0?.lowercased() }
+                guard let keys = meta.list.first("keys") else { return }
+                let names = try keys.read(MetadataKeys.self).keys.map { $0.name?.lowercased() }
                 name = { item in
                     let n = Int(item.type.rawValue)
                     return n >= 1 && n <= names.count ? names[n - 1] : nil
@@ -268,9 +216,9 @@ extension Box {
             default:
                 return
             }
-            var items = try BoxList(list.boxes[i].payload, prefix: 0)
+            var items = try meta.list.boxes[i].read(ItemList.self)
             var changed = false
-            items.boxes = try items.boxes.keeping { (item: Box) throws(MovieLayout.Refusal) -> Box? in
+            items.list.boxes = try items.list.boxes.keeping { (item: BoxNode) throws(MovieLayout.Refusal) -> BoxNode? in
                 guard name(item) == wanted else { return item }
                 found = true
                 changed = true
@@ -278,163 +226,132 @@ extension Box {
                 return try Self.replacingText(of: item, with: value)
             }
             if changed {
-                list.boxes[i].payload = items.payload
-                meta.payload = list.payload
+                meta.list.boxes[i].set(items)
+                box.set(meta)
             }
         }
         for k in kids.indices where kids[k].type == "meta" { try editItems(&kids[k]) }
 
         let u = kids.firstIndex { $0.type == "udta" }
-        var udta = try u.map { (k: Int) throws(MovieLayout.Refusal) -> BoxList in try BoxList(kids[k].payload, prefix: 0) }
-        if var list = udta {
+        var udta = try u.map { (k: Int) throws(MovieLayout.Refusal) -> UserData in try kids[k].read(UserData.self) }
+        if var user = udta {
             // QuickTime user data strings.
-            list.boxes = try list.boxes.keeping { (b: Box) throws(MovieLayout.Refusal) -> Box? in
+            user.list.boxes = try user.list.boxes.keeping { (b: BoxNode) throws(MovieLayout.Refusal) -> BoxNode? in
                 guard textItemKeys[b.type] == wanted else { return b }
                 found = true
                 guard let value else { return nil }
                 // (A string without one is taken as undetermined, 0x55c4.)
-                let language = BigEndianReader(b.payload).u16(at: 2) ?? 0x55c4
+                let language = (try? UserDataText(parsing: b.payload, type: b.type))?.language ?? 0x55c4
                 // Below 0x400 a Macintosh language code: the text is read as Mac Roman.
                 guard language >= 0x400 && language != 0x7fff || value.utf8.allSatisfy({ $0 < 0x80 }) else {
                     throw MovieLayout.Refusal(description: "a user data string in a Macintosh encoding")
                 }
-                return Box(b.type, payload: Self.userDataString(value, language: language))
+                return BoxNode(b.type, payload: UserDataText(value, language: language).encode()[...])
             }
-            for k in list.boxes.indices where list.boxes[k].type == "meta" { try editItems(&list.boxes[k]) }
-            udta = list
+            for k in user.list.boxes.indices where user.list.boxes[k].type == "meta" { try editItems(&user.list.boxes[k]) }
+            udta = user
         }
         if !found, adding, let value {
-            var user = udta ?? BoxList(prefix: [], boxes: [])
-            try Self.add(key, value, family: family, movie: &kids, udta: &user)
+            var user = udta ?? UserData()
+            try Self.add(key, value, family: family, movie: &kids, udta: &user.list)
             udta = user
         }
         if let udta {
             // (Found again: a box added to the movie may have moved it.)
             if let u = kids.firstIndex(where: { $0.type == "udta" }) {
-                kids[u].payload = udta.payload
-            } else if !udta.boxes.isEmpty {
+                kids[u].set(udta)
+            } else if !udta.list.boxes.isEmpty {
                 // A new user data box goes after the tracks, where the muxer puts it.
                 let at = (kids.lastIndex { $0.type == "trak" }).map { $0 + 1 } ?? kids.count
-                kids.insert(Box("udta", payload: udta.payload), at: at)
+                kids.insert(udta.box, at: at)
             }
         }
         children = kids
     }
 
     /// `key` (not held anywhere yet) added with `value`.
-    private static func add(_ key: String, _ value: String, family: IndexEdits.Family, movie kids: inout [Box],
+    private static func add(_ key: String, _ value: String, family: IndexEdits.Family, movie kids: inout [BoxNode],
                             udta: inout BoxList) throws(MovieLayout.Refusal) {
         let wanted = key.lowercased()
-        let metaAt = udta.boxes.firstIndex { $0.type == "meta" }
-        let userMeta = try metaAt.map { (k: Int) throws(MovieLayout.Refusal) -> BoxList in try BoxList.meta(udta.boxes[k].payload) }
+        let metaAt = udta.index(of: "meta")
+        let userMeta = try metaAt.map { (k: Int) throws(MovieLayout.Refusal) -> Metadata in try udta.boxes[k].read(Metadata.self) }
         if family == .quickTime, let code = quickTimeStringForKey[wanted] {
-            udta.boxes.append(Box(code, payload: userDataString(value, language: 0x55c4)))
+            udta.boxes.append(BoxNode(code, payload: UserDataText(value, language: 0x55c4).encode()[...]))
             return
         }
         if family == .iso, let code = isoItemForKey[wanted], userMeta == nil || userMeta?.handler == "mdir" {
             var meta = userMeta ?? newMeta("mdir")
-            guard let i = meta.boxes.firstIndex(where: { $0.type == "ilst" }) else {
+            guard let i = meta.list.index(of: "ilst") else {
                 throw MovieLayout.Refusal(description: "the iTunes metadata has no item list")
             }
-            var items = try BoxList(meta.boxes[i].payload, prefix: 0)
-            items.boxes.append(Box(code, payload: dataBox(value).encoded()[...]))
-            meta.boxes[i].payload = items.payload
-            if let metaAt { udta.boxes[metaAt].payload = meta.payload } else { udta.boxes.append(Box("meta", payload: meta.payload)) }
+            var items = try meta.list.boxes[i].read(ItemList.self)
+            items.list.boxes.append(BoxNode(code, payload: ItemData(text: value).box.encoded()[...]))
+            meta.list.boxes[i].set(items)
+            if let metaAt { udta.boxes[metaAt].set(meta) } else { udta.boxes.append(meta.box) }
             return
         }
         // A metadata key: in the keyed list the file has, else in a new one
         // (in the user data, as the muxer writes it, unless that holds iTunes items).
-        func addKey(_ meta: inout BoxList) throws(MovieLayout.Refusal) {
-            guard let k = meta.boxes.firstIndex(where: { $0.type == "keys" }),
-                  let i = meta.boxes.firstIndex(where: { $0.type == "ilst" }) else {
+        func addKey(_ meta: inout Metadata) throws(MovieLayout.Refusal) {
+            guard let k = meta.list.index(of: "keys"), let i = meta.list.index(of: "ilst") else {
                 throw MovieLayout.Refusal(description: "the metadata keys have no item list")
             }
-            // The entries as they were (after version, flags and count), the new one last.
-            let list = try keyNames(meta.boxes[k])
-            let count = list.names.count + 1
-            let old = Array(meta.boxes[k].payload)
-            var keys: [UInt8] = Array(old.prefix(4))
-            put(UInt64(count), 4, &keys)
-            keys += old[8..<list.end]
-            put(UInt64(8 + key.utf8.count), 4, &keys)
-            keys += Array("mdta".utf8) + Array(key.utf8)
-            meta.boxes[k].payload = keys[...]
-            var items = try BoxList(meta.boxes[i].payload, prefix: 0)
-            items.boxes.append(Box(FourCC(rawValue: UInt32(count)), payload: dataBox(value).encoded()[...]))
-            meta.boxes[i].payload = items.payload
+            // The keys as they were, the new one last: its item is numbered after them.
+            var keys = try meta.list.boxes[k].read(MetadataKeys.self)
+            keys.keys.append(MetadataKeys.Key(name: key))
+            meta.list.boxes[k].set(keys)
+            var items = try meta.list.boxes[i].read(ItemList.self)
+            items.list.boxes.append(BoxNode(FourCC(rawValue: UInt32(keys.keys.count)), payload: ItemData(text: value).box.encoded()[...]))
+            meta.list.boxes[i].set(items)
         }
         if let m = kids.firstIndex(where: { $0.type == "meta" }) {
-            var meta = try BoxList.meta(kids[m].payload)
+            var meta = try kids[m].read(Metadata.self)
             if meta.handler == "mdta" {
                 try addKey(&meta)
-                kids[m].payload = meta.payload
+                kids[m].set(meta)
                 return
             }
         }
         if let metaAt, var meta = userMeta, meta.handler == "mdta" {
             try addKey(&meta)
-            udta.boxes[metaAt].payload = meta.payload
+            udta.boxes[metaAt].set(meta)
             return
         }
         var meta = newMeta("mdta")
         try addKey(&meta)
         if metaAt == nil {
-            udta.boxes.append(Box("meta", payload: meta.payload))
+            udta.boxes.append(meta.box)
         } else {
             guard !kids.contains(where: { $0.type == "meta" }) else {
                 throw MovieLayout.Refusal(description: "the movie's metadata box is neither keys nor iTunes items")
             }
             let at = (kids.lastIndex { $0.type == "trak" }).map { $0 + 1 } ?? kids.count
-            kids.insert(Box("meta", payload: meta.payload), at: at)
+            kids.insert(meta.box, at: at)
         }
-    }
-
-    /// The names of a `keys` box, in order (item N is named by the Nth; nil
-    /// for a key not of the `mdta` kind, which names nothing), and where in
-    /// its payload the last entry ends.
-    static func keyNames(_ keys: Box) throws(MovieLayout.Refusal) -> (names: [String?], end: Int) {
-        let p = BigEndianReader(keys.payload)
-        guard let count = p.u32(at: 4) else { throw MovieLayout.Refusal(description: "a metadata key list is cut short") }
-        var names: [String?] = []
-        var at = 8
-        for _ in 0..<count {
-            guard at + 8 <= p.count, let size = p.length(at: at, size: 4) else {
-                throw MovieLayout.Refusal(description: "a metadata key list is cut short")
-            }
-            guard size >= 8, at + size <= p.count else { throw MovieLayout.Refusal(description: "a metadata key runs past its list") }
-            names.append(p.fourCC(at: at + 4) == "mdta" ? String(decoding: p.bytes(in: (at + 8)..<(at + size)), as: UTF8.self) : nil)
-            at += size
-        }
-        return (names, at)
     }
 
     /// An item whose `data` box holds text, with `value` in its place (the locale kept).
-    static func replacingText(of item: Box, with value: String) throws(MovieLayout.Refusal) -> Box {
-        var inner = try BoxList(item.payload, prefix: 0)
-        guard let d = inner.boxes.firstIndex(where: { $0.type == "data" }), inner.boxes[d].payload.count >= 8 else {
+    static func replacingText(of item: BoxNode, with value: String) throws(MovieLayout.Refusal) -> BoxNode {
+        var inner: BoxList
+        do throws(BoxError) { inner = try BoxList(parsing: item.payload, prefix: 0, type: item.type) } catch {
+            throw MovieLayout.Refusal(error)
+        }
+        guard let d = inner.index(of: "data"), let data = try? ItemData(inner.boxes[d]) else {
             throw MovieLayout.Refusal(description: "a metadata item has no value")
         }
-        let p = BigEndianReader(inner.boxes[d].payload)
         // Type 1 is UTF-8 text; numbers, pictures and the rest are not rewritten as text.
-        guard p.u32(at: 0) == 1 else { throw MovieLayout.Refusal(description: "a metadata item holds no text") }
-        inner.boxes[d] = dataBox(value, locale: Array(p.bytes(in: 4..<8)))
-        return Box(item.type, payload: inner.payload)
-    }
-
-    /// A QuickTime user data string: its length, its language, the text.
-    static func userDataString(_ text: String, language: UInt16) -> ArraySlice<UInt8> {
-        let bytes = Array(text.utf8.prefix(0xffff))
-        var out: [UInt8] = []
-        put(UInt64(bytes.count), 2, &out)
-        put(UInt64(language), 2, &out)
-        return (out + bytes)[...]
+        guard data.valueType == 1 else { throw MovieLayout.Refusal(description: "a metadata item holds no text") }
+        inner.boxes[d] = ItemData(text: value, locale: data.locale).box
+        var out = item
+        out.payload = inner.encode()[...]
+        return out
     }
 }
 
-extension Array where Element == Box {
+extension Array where Element == BoxNode {
     /// Each box as `change` returns it; those it returns nil for left out.
-    fileprivate func keeping(_ change: (Box) throws(MovieLayout.Refusal) -> Box?) throws(MovieLayout.Refusal) -> [Box] {
-        var out: [Box] = []
+    fileprivate func keeping(_ change: (BoxNode) throws(MovieLayout.Refusal) -> BoxNode?) throws(MovieLayout.Refusal) -> [BoxNode] {
+        var out: [BoxNode] = []
         for b in self { if let kept = try change(b) { out.append(kept) } }
         return out
     }

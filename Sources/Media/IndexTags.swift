@@ -43,12 +43,12 @@ struct IndexTags {
         "keys", "ilst", "----", "covr", "cmov", "uuid", "loci", "elng", "tmcd", "XMP_",
     ]
 
-    init?(moov: Box, isom: Bool) {
+    init?(moov: BoxNode, isom: Bool) {
         self.isom = isom
         do { try readMovie(moov) } catch { return nil }
     }
 
-    private mutating func readMovie(_ moov: Box) throws(Uncertain) {
+    private mutating func readMovie(_ moov: BoxNode) throws(Uncertain) {
         for box in moov.children ?? [] {
             switch box.type {
             case "mvhd":
@@ -64,7 +64,7 @@ struct IndexTags {
         if !(moov.children ?? []).contains(where: { $0.type == "mvhd" }) { movieMatrixIsIdentity = false }
     }
 
-    private mutating func readTrack(_ trak: Box) throws(Uncertain) {
+    private mutating func readTrack(_ trak: BoxNode) throws(Uncertain) {
         streams.append([])
         matrices.append(nil)
         let s = streams.count - 1
@@ -77,12 +77,12 @@ struct IndexTags {
                 for m in box.children ?? [] {
                     switch m.type {
                     case "mdhd": try readMediaHeader(m, track: s)
-                    case "hdlr": try readHandler(m.payload, track: s)
+                    case "hdlr": try readHandler(m, track: s)
                     case "minf":
                         // (The sample tables' tags, the codec's, are never edited.)
                         for h in m.children ?? [] where h.type != "stbl" {
                             if h.type == "hdlr" {
-                                try readHandler(h.payload, track: s)
+                                try readHandler(h, track: s)
                             } else if Self.unmodelled.contains(h.type) {
                                 throw Uncertain()
                             }
@@ -98,7 +98,7 @@ struct IndexTags {
     }
 
     /// `mdhd`: the track's creation time and language.
-    private mutating func readMediaHeader(_ box: Box, track s: Int) throws(Uncertain) {
+    private mutating func readMediaHeader(_ box: BoxNode, track s: Int) throws(Uncertain) {
         guard let mdhd = box.value(MediaHeader.self) else { throw Uncertain() }
         if let time = try Self.creationTime(mdhd.creationTime, version: mdhd.version) { Self.set(&streams[s], "creation_time", time) }
         // (An old Macintosh code not read here stands as itself.)
@@ -108,9 +108,11 @@ struct IndexTags {
     }
 
     /// A handler's name, kept by the track only if it has none yet.
-    private mutating func readHandler(_ payload: ArraySlice<UInt8>, track s: Int) throws(Uncertain) {
-        let title = Array(payload.dropFirst(24))
-        guard payload.count > 24, title[0] != 0 else { return }
+    private mutating func readHandler(_ box: BoxNode, track s: Int) throws(Uncertain) {
+        // (The demuxer reads a name after the 12 reserved bytes only.)
+        guard let hdlr = box.value(HandlerReference.self), hdlr.reserved.count == 12 else { return }
+        let title = hdlr.name
+        guard !title.isEmpty, title[0] != 0 else { return }
         // A QuickTime name is counted (a Pascal string); the count is a C `char`.
         guard title[0] < 0x80 || Int(title[0]) != title.count - 1 else { throw Uncertain() }
         let counted = !isom && Int(title[0]) == title.count - 1
@@ -119,8 +121,8 @@ struct IndexTags {
 
     /// The boxes of a user data list: strings, items and `meta` lists.
     private mutating func readUserData(_ payload: ArraySlice<UInt8>, track: Int?) throws(Uncertain) {
-        guard let (boxes, _) = try? Box.parse(payload, descending: [], zeroTail: true) else { throw Uncertain() }
-        for box in boxes {
+        guard let udta = try? UserData(parsing: payload, type: "udta") else { throw Uncertain() }
+        for box in udta.list.boxes {
             if let item = demuxerItemKeys[box.type] {
                 try readUserDataString(box.payload, key: item.key, kind: item.kind)
             } else if box.type == "meta" {
@@ -136,14 +138,14 @@ struct IndexTags {
     /// A QuickTime user data string: its length, its language, the text;
     /// the key is set, and also `key-language` for a language other than "und".
     private mutating func readUserDataString(_ p: ArraySlice<UInt8>, key: String, kind: ItemKind) throws(Uncertain) {
-        let r = BigEndianReader(p)
         if kind == .raw { return Self.set(&format, key, Self.cString(p)) }
-        guard p.count > 4, let size = r.length(at: 0, size: 2), let code = r.u16(at: 2) else { throw Uncertain() }
+        guard p.count > 4, let string = try? UserDataText(parsing: p, type: "udta") else { throw Uncertain() }
+        let size = Int(string.length), code = string.language
         // A length past the string's box: the demuxer takes the whole box as the text.
         guard size <= p.count else { return Self.set(&format, key, kind == .text ? Self.cString(p) : Self.opaque(p)) }
         guard kind == .text else { return Self.set(&format, key, Self.opaque(p)) }
         guard size <= p.count - 4, let language = Self.language(code) else { throw Uncertain() }
-        let text = r.bytes(in: 4..<(4 + size))
+        let text = string.bytes.prefix(size)
         let value = code < 0x400 || code == 0x7fff ? Self.macText(text) : Self.cString(text)
         Self.set(&format, key, value)
         if !language.isEmpty && language != "und" { Self.set(&format, "\(key)-\(language)", value) }
@@ -153,20 +155,21 @@ struct IndexTags {
     /// `location` (and `location-language`), here kept as its bytes.
     private mutating func readPlace(_ p: ArraySlice<UInt8>) throws(Uncertain) {
         // Version and flags, language, an empty name, role, three numbers, body, notes.
-        guard p.count >= 22, let code = BigEndianReader(p).u16(at: 4), let language = Self.language(code) else { throw Uncertain() }
+        guard p.count >= 22, let loci = try? LocationInformation(parsing: p, type: "loci"), let language = Self.language(loci.language)
+        else { throw Uncertain() }
         if !language.isEmpty && language != "und" { Self.set(&format, "location-\(language)", Self.opaque(p)) }
         Self.set(&format, "location", Self.opaque(p))
     }
 
     /// A `meta` list: its handler (first), key list and items.
     private mutating func readMeta(_ payload: ArraySlice<UInt8>, track: Int?) throws(Uncertain) {
-        guard let list = try? BoxList.meta(payload), list.boxes.first?.type == "hdlr" else { throw Uncertain() }
-        for box in list.boxes {
+        guard let meta = try? Metadata(parsing: payload, type: "meta"), meta.list.boxes.first?.type == "hdlr" else { throw Uncertain() }
+        for box in meta.list.boxes {
             switch box.type {
             case "hdlr":
-                if let track { try readHandler(box.payload, track: track) } else if list.handler == "mdta" { keyedItems = true }
+                if let track { try readHandler(box, track: track) } else if meta.handler == "mdta" { keyedItems = true }
             case "keys":
-                guard keys == nil, let names = try? Box.keyNames(box).names,
+                guard keys == nil, let names = box.value(MetadataKeys.self)?.keys.map(\.name),
                       !names.contains(where: { $0 == nil || $0!.utf8.contains(0) }) else { throw Uncertain() }
                 keys = [nil] + names
             case "ilst": try readItems(box.payload)
@@ -177,8 +180,8 @@ struct IndexTags {
 
     /// iTunes items and numbered (keyed) items: the first `data` box of each.
     private mutating func readItems(_ payload: ArraySlice<UInt8>) throws(Uncertain) {
-        guard let (items, _) = try? Box.parse(payload, descending: [], zeroTail: true) else { throw Uncertain() }
-        for item in items {
+        guard let items = try? ItemList(parsing: payload, type: "ilst") else { throw Uncertain() }
+        for item in items.list.boxes {
             guard !Self.unmodelled.contains(item.type) else { throw Uncertain() }
             let known = demuxerItemKeys[item.type]
             var key = known?.key
@@ -187,10 +190,10 @@ struct IndexTags {
             }
             guard let key else { continue }
             guard key != "com.apple.quicktime.artwork", item.payload.count > 8 else { throw Uncertain() }
-            let r = BigEndianReader(item.payload)
-            guard r.fourCC(at: 4) == "data", let size = r.length(at: 0, size: 4), size >= 16, size <= item.payload.count,
-                  let type = r.u32(at: 8) else { continue }
-            let bytes = r.bytes(in: 16..<size)
+            // The item's first box, a whole `data` of 8 bytes or more, as the demuxer reads it.
+            guard let first = BoxNode.first(of: item.payload), first.type == "data", first.sizeField == .compact,
+                  let data = first.value(ItemData.self) else { continue }
+            let type = data.valueType, bytes = data.value[...]
             if known?.kind == .parsed || known?.kind == .raw {
                 // Numbers, flags and genres as the demuxer prints them.
                 Self.set(&format, key, Self.opaque(item.payload))

@@ -1,6 +1,7 @@
 import FileNames
 import CFFmpeg
 import Glibc
+import ISOBMFF
 import Sync
 
 /// An opened media file for reading (`avformat_open_input` +

@@ -14,21 +14,16 @@ public enum LocationUserData {
     /// The `©xyz` box for a file whose tags are `tags`: its `location`, in
     /// the language of a `location-xxx` tag of the same text, as the MOV
     /// muxer writes it (language 0 without one); nil without a location.
-    public static func box(for tags: [(key: String, value: String)]) -> [UInt8]? {
+    public static func box(for tags: [(key: String, value: String)]) -> BoxNode? {
         guard let location = tags.first(where: { $0.key.lowercased() == "location" })?.value, !location.isEmpty else {
             return nil
         }
         let language = tags.lazy.compactMap { tag -> UInt16? in
             let key = tag.key.lowercased()
             guard key.count == 12, key.hasPrefix("location-"), tag.value == location else { return nil }
-            return Box.packedLanguage(String(key.suffix(3)))
+            return MediaHeader.packedLanguage(String(key.suffix(3)))
         }.first ?? 0
-        let payload = Box.userDataString(location, language: language)
-        let type: FourCC = "©xyz"
-        var out: [UInt8] = []
-        put(UInt64(payload.count + 8), 4, &out)
-        out += type.bytes
-        return out + payload
+        return BoxNode("©xyz", payload: UserDataText(location, language: language).encode()[...])
     }
 
     /// What the `udta` of an MP4/MOV output needs beside what the muxer
@@ -36,7 +31,7 @@ public enum LocationUserData {
     /// a MOV without metadata keys (`keys`: its `use_metadata_tags`), from
     /// the tags the output is given (`metadataSource`'s, with `edits`).
     public static func boxes(_ container: Container, keys: Bool, metadataSource: InputFile?,
-                             edits: MetadataEdits) -> [[UInt8]] {
+                             edits: MetadataEdits) -> [BoxNode] {
         guard container.isISOBMFF, keys || container.name != "mov", let source = metadataSource else { return [] }
         // (Edits the output cannot take fail its header; none is added then.)
         guard let tags = try? edits.applied(to: IntendedTags(format: source.metadata, streams: []), streams: []),

@@ -7,11 +7,7 @@ import ISOBMFF
 /// bits. Pure byte work on the index; the media data is copied as it is.
 public struct MovieLayout: Sendable {
     /// A top-level box of the input: its type, where it starts and its size (header included).
-    public struct TopBox: Sendable, Equatable {
-        public var type: FourCC
-        public var start: Int64
-        public var size: Int64
-    }
+    public typealias TopBox = TopLevelBox
 
     /// The input's top-level boxes, in file order.
     public let boxes: [TopBox]
@@ -29,8 +25,8 @@ public struct MovieLayout: Sendable {
     /// list them; nil when a track's tables are missing or do not agree.
     public let tracks: [TrackSamples]?
     /// The input's index and the new one, parsed (for `hollowIndex` and `holdsEdits`).
-    let original: Box
-    let rewritten: Box
+    let original: BoxNode
+    let rewritten: BoxNode
 
     public enum Piece: Sendable, Equatable {
         /// Bytes of the input, copied as they are.
@@ -75,7 +71,7 @@ public struct MovieLayout: Sendable {
             throw Refusal(description: "its index cannot be read whole")
         }
         if let damage = bytes.withUnsafeBytes({ IndexDamage.find(in: $0) }) { throw Refusal(description: damage) }
-        let tree = try Box.parse(bytes[...])
+        let tree = try BoxNode.index(bytes[...])
         guard tree.count == 1, let original = tree.first else { throw Refusal(description: "its index does not parse") }
         let traks = (original.children ?? []).filter { $0.type == "trak" }
         let samples = traks.compactMap { TrackSamples(trak: $0) }
@@ -83,7 +79,7 @@ public struct MovieLayout: Sendable {
                            original: original, rewritten: original, index: [], pieces: [], widened: 0)
     }
 
-    private init(boxes: [TopBox], alignment: Int64, tracks: [TrackSamples]?, original: Box, rewritten: Box,
+    private init(boxes: [TopBox], alignment: Int64, tracks: [TrackSamples]?, original: BoxNode, rewritten: BoxNode,
                  index: [UInt8], pieces: [Piece], widened: Int) {
         (self.boxes, self.alignment, self.tracks, self.original, self.rewritten) = (boxes, alignment, tracks, original, rewritten)
         (self.index, self.pieces, self.widened) = (index, pieces, widened)
@@ -104,7 +100,7 @@ public struct MovieLayout: Sendable {
         // index's size decides; widening a table grows the index, so the
         // plan is made again with it widened until nothing more widens.
         var base = parsed
-        var result: Box?
+        var result: BoxNode?
         var padding: Int64 = 0
         for _ in 0..<8 {
             let indexEnd = (ftyp?.size ?? 0) + Int64(base.encodedSize)
@@ -170,35 +166,15 @@ public struct MovieLayout: Sendable {
     }
 
     /// The top-level boxes of a file of `fileSize` bytes read by
-    /// `read(offset, count)`, a header at a time (`BoxHeader.read`: the
-    /// rules every box walk here follows).
+    /// `read(offset, count)`, a header at a time (`FileLayout`).
     public static func topLevelBoxes(fileSize: Int64, read: (Int64, Int) -> [UInt8]?) throws(Refusal) -> [TopBox] {
-        var boxes: [TopBox] = []
-        var at: Int64 = 0
-        while at < fileSize {
-            // Fewer bytes than a box header after the last box (a line end
-            // a text-mode copy added): not a box, and nothing a demuxer reads.
-            if fileSize - at < 8, !boxes.isEmpty { break }
-            guard let h = read(at, 16), h.count >= 8 else { throw Refusal(description: "a box header cannot be read at \(at)") }
-            let box: BoxHeader
-            do throws(BoxWalkStop) {
-                box = try BoxHeader.read(BigEndianReader(h), at: 0, room: Int(fileSize - at))
-            } catch {
-                throw refusal(error, at: at)
+        do throws(BoxError) { return try FileLayout.topLevelBoxes(fileSize: fileSize, read: read) } catch {
+            switch error {
+            case .endsInsideHeader(let at): throw Refusal(description: "a box header cannot be read at \(at)")
+            case .runsPastParent(let type, let at), .tooLarge(let type, let at):
+                throw Refusal(description: "the '\(type)' box at \(at) runs past the end of the file")
+            default: throw Refusal(description: "\(error)")
             }
-            boxes.append(TopBox(type: box.type, start: at, size: Int64(box.size)))
-            at += Int64(box.size)
-        }
-        return boxes
-    }
-
-    /// Why the top-level box at `at` is refused.
-    private static func refusal(_ stop: BoxWalkStop, at: Int64) -> Refusal {
-        switch stop {
-        case .tail: Refusal(description: "a box header cannot be read at \(at)")
-        case .headerCutShort: Refusal(description: "a box header is cut short")
-        case .cutShort(let box): Refusal(description: "the '\(box.type)' box at \(at) runs past the end of the file")
-        case .malformed(let type, _, _, _): Refusal(description: "the '\(type)' box at \(at) runs past the end of the file")
         }
     }
 
@@ -212,7 +188,7 @@ public struct MovieLayout: Sendable {
     }
 
     /// The input's index (`rewritten` false) or the new one, edits made,
-    /// with every sample table emptied (`Box.hollowed`): for a demuxer to
+    /// with every sample table emptied (`BoxNode.hollowed`): for a demuxer to
     /// read the tracks, their descriptions and tags without an entry per
     /// sample. `head` (the `ftyp`) is put in front.
     public func hollowIndex(rewritten new: Bool, head: [UInt8]) -> [UInt8] {
@@ -252,108 +228,7 @@ public struct MovieLayout: Sendable {
     }
 }
 
-/// A box of the index: its type and either its payload or its children.
-struct Box: Sendable, Equatable {
-    /// The type's four bytes as they are (a `©nam`'s first byte is not
-    /// ASCII; an item of a keyed list is numbered, not named).
-    var type: FourCC
-    /// Everything after the header (for boxes not descended into); after
-    /// the children, what follows the last of them (a QuickTime user data
-    /// list may end with four zero bytes).
-    var payload: ArraySlice<UInt8>
-    var children: [Box]?
-
-    init(_ type: FourCC, payload: ArraySlice<UInt8> = [], children: [Box]? = nil) {
-        self.type = type
-        self.payload = payload
-        self.children = children
-    }
-
-    /// Boxes whose children hold the sample tables.
-    static let containers: Set<FourCC> = ["moov", "trak", "mdia", "minf", "stbl"]
-
-    /// How deep boxes may nest, and how many an index may hold: far beyond
-    /// a real file's (the sample tables lie 5 levels down; an index holds
-    /// some hundreds of boxes), far below what would exhaust the stack
-    /// (the parse recurses) or the memory. A crafted file past either is refused.
-    static let depthLimit = 32
-    static let countLimit = 100_000
-
-    /// The boxes in `bytes`, one after another, descending into the types in `descending`.
-    static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<FourCC> = containers) throws(MovieLayout.Refusal) -> [Box] {
-        try parse(bytes, descending: descending, zeroTail: false).boxes
-    }
-
-    /// The same; with `zeroTail`, a tail too short for a box header is
-    /// allowed if it is all zeros (a QuickTime list's end), and returned.
-    static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<FourCC>,
-                      zeroTail: Bool) throws(MovieLayout.Refusal) -> (boxes: [Box], tail: ArraySlice<UInt8>) {
-        var count = 0
-        return try parse(bytes, descending: descending, zeroTail: zeroTail, depth: 1, count: &count)
-    }
-
-    /// One level of the parse, `depth` levels down, `count` boxes read so far.
-    private static func parse(_ bytes: ArraySlice<UInt8>, descending: Set<FourCC>, zeroTail: Bool, depth: Int,
-                              count: inout Int) throws(MovieLayout.Refusal) -> (boxes: [Box], tail: ArraySlice<UInt8>) {
-        var out: [Box] = []
-        var walker = BoxWalker(bytes)
-        while let header = walker.next() {
-            count += 1
-            guard count <= countLimit else {
-                throw MovieLayout.Refusal(description: "the index holds more than \(countLimit) boxes")
-            }
-            let payload = walker.reader.bytes(in: header.payload)
-            if descending.contains(header.type) {
-                guard depth < depthLimit else {
-                    throw MovieLayout.Refusal(description: "boxes in the index nest more than \(depthLimit) deep")
-                }
-                let children = try parse(payload, descending: descending, zeroTail: false, depth: depth + 1, count: &count)
-                out.append(Box(header.type, children: children.boxes))
-            } else {
-                out.append(Box(header.type, payload: payload))
-            }
-        }
-        guard let stop = walker.stop else { return (out, bytes[bytes.endIndex...]) }
-        switch stop {
-        case .tail(let at):
-            let tail = walker.reader.bytes(in: at..<bytes.count)
-            if zeroTail, tail.allSatisfy({ $0 == 0 }) { return (out, tail) }
-            throw MovieLayout.Refusal(description: "the index ends inside a box header")
-        case .headerCutShort:
-            throw MovieLayout.Refusal(description: "the index ends inside a box header")
-        case .malformed(_, _, _, let declared) where declared > UInt64(Int.max):
-            throw MovieLayout.Refusal(description: "a box in the index is too large")
-        case .cutShort(let header):
-            throw MovieLayout.Refusal(description: "the '\(header.type)' box in the index runs past its parent")
-        case .malformed(let type, _, _, _):
-            throw MovieLayout.Refusal(description: "the '\(type)' box in the index runs past its parent")
-        }
-    }
-
-    var contentSize: Int { (children.map { $0.reduce(0) { $0 + $1.encodedSize } } ?? 0) + payload.count }
-    var encodedSize: Int { let c = contentSize; return c + (c + 8 > Int(UInt32.max) ? 16 : 8) }
-
-    func encoded() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(encodedSize)
-        append(to: &out)
-        return out
-    }
-
-    func append(to out: inout [UInt8]) {
-        let size = encodedSize
-        if size > Int(UInt32.max) {
-            put(1, 4, &out)
-            put(UInt64(type.rawValue), 4, &out)
-            put(UInt64(size), 8, &out)
-        } else {
-            put(UInt64(size), 4, &out)
-            put(UInt64(type.rawValue), 4, &out)
-        }
-        for c in children ?? [] { c.append(to: &out) }
-        out += payload
-    }
-
+extension BoxNode {
     /// How many boxes of `type` there are, this one included.
     func count(_ type: FourCC) -> Int {
         (self.type == type ? 1 : 0) + (children ?? []).reduce(0) { $0 + $1.count(type) }
@@ -369,7 +244,7 @@ struct Box: Sendable, Equatable {
     /// Every `stco`/`co64` below this one rewritten from the same box in
     /// `original` (same tree shape) with `move`; an `stco` whose offsets no
     /// longer fit becomes a `co64` (`widened` is called).
-    mutating func moveChunkOffsets(from original: Box, _ move: (Int64) throws(MovieLayout.Refusal) -> Int64,
+    mutating func moveChunkOffsets(from original: BoxNode, _ move: (Int64) throws(MovieLayout.Refusal) -> Int64,
                                    widened: () -> Void) throws(MovieLayout.Refusal) {
         if var kids = children, let originalKids = original.children {
             for k in kids.indices {
@@ -393,7 +268,7 @@ struct Box: Sendable, Equatable {
 
     /// This (original) tree with every `stco` that `widenedTree` made a
     /// `co64` widened, its offsets as they were.
-    func widenedLike(_ widenedTree: Box) -> Box {
+    func widenedLike(_ widenedTree: BoxNode) -> BoxNode {
         var copy = self
         if var kids = children, let other = widenedTree.children {
             for k in kids.indices { kids[k] = kids[k].widenedLike(other[k]) }

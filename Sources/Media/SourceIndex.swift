@@ -41,34 +41,30 @@ public struct SourceIndex: Sendable {
 
     /// The tracks of a whole `moov` box.
     init?(moov bytes: [UInt8]) {
-        guard let tree = try? Box.parse(bytes[...]), let moov = tree.first, moov.type == "moov" else { return nil }
+        guard let tree = try? BoxNode.index(bytes[...]), let moov = tree.first, moov.type == "moov" else { return nil }
         self.init(moov: moov)
     }
 
     /// The tracks of a parsed `moov` box.
-    init(moov: Box) {
+    init(moov: BoxNode) {
         tracks = (moov.children ?? []).filter { $0.type == "trak" }.compactMap(SourceTrack.init)
         let mvhd = (moov.children ?? []).first { $0.type == "mvhd" }?.value(MovieHeader.self)
         movieTimescale = mvhd.flatMap { $0.timescale > 0 ? $0.timescale : nil }
         movieDuration = mvhd.map { Int64(truncatingIfNeeded: $0.duration) }
-        coverArtSizes = (moov.children ?? []).filter { $0.type == "udta" }.flatMap { Self.coverArtSizes(userData: $0.payload) }
+        coverArtSizes = (moov.children ?? []).filter { $0.type == "udta" }.flatMap(Self.coverArtSizes(userData:))
     }
 
     /// The pictures of the `covr` items of a user data payload. Its `meta`
     /// is a full box in MP4 (version and flags before its `hdlr`) and not
     /// in QuickTime; a `data` box's value follows its type and locale.
-    static func coverArtSizes(userData: ArraySlice<UInt8>) -> [Int] {
-        let r = BigEndianReader(userData)
+    static func coverArtSizes(userData: BoxNode) -> [Int] {
+        guard let udta = userData.value(UserData.self) else { return [] }
         var sizes: [Int] = []
-        var udta = BoxWalker(r)
-        while let meta = udta.next("meta") {
-            let full = r.fourCC(at: meta.payload.lowerBound + 8) == "hdlr"
-            var inMeta = BoxWalker(r, in: (meta.payload.lowerBound + (full ? 4 : 0))..<meta.payload.upperBound)
-            while let ilst = inMeta.next("ilst") {
-                var items = BoxWalker(r, in: ilst.payload)
-                while let covr = items.next("covr") {
-                    var data = BoxWalker(r, in: covr.payload)
-                    while let d = data.next("data") { sizes.append(max(d.payload.count - 8, 0)) }
+        for meta in udta.list.boxes where meta.type == "meta" {
+            for ilst in meta.value(Metadata.self)?.list.boxes ?? [] where ilst.type == "ilst" {
+                for covr in ilst.value(ItemList.self)?.list.boxes ?? [] where covr.type == "covr" {
+                    let values = try? BoxList(parsing: covr.payload, prefix: 0, type: covr.type)
+                    for d in values?.boxes ?? [] where d.type == "data" { sizes.append(max(d.payload.count - 8, 0)) }
                 }
             }
         }
@@ -87,7 +83,7 @@ public struct SourceTrack: Sendable {
     /// The `tkhd` track id.
     public let id: Int
     /// The whole `trak` box, parsed down to its sample tables.
-    let trak: Box
+    let trak: BoxNode
     /// The media handler (`vide`, `soun`, `meta`, `tmcd`…) and its name.
     public let handlerType: FourCC?
     public let handlerName: String?
@@ -97,13 +93,17 @@ public struct SourceTrack: Sendable {
     /// The track's duration on the movie's timeline, in the movie's time scale (`tkhd`: its edits').
     public let duration: Int64?
     /// Each sample description (`stsd` entry), whole: header, fields, boxes.
-    public let sampleDescriptions: [[UInt8]]
+    public var sampleDescriptions: [[UInt8]] { sampleEntries.map { $0.encoded() } }
+    /// The same as boxes.
+    package let sampleEntries: [BoxNode]
+    /// The first description read into its fields and boxes (nil when they do not parse).
+    let firstEntry: SampleEntry?
     /// Track ids this track refers to, by reference type (`tref`: a `mebx`
     /// track's `cdsc` names the video it describes).
     public let references: [(type: FourCC, ids: [Int])]
 
-    init?(_ trak: Box) {
-        func child(_ box: Box?, _ type: FourCC) -> Box? { box?.children?.first { $0.type == type } }
+    init?(_ trak: BoxNode) {
+        func child(_ box: BoxNode?, _ type: FourCC) -> BoxNode? { box?.children?.first { $0.type == type } }
         guard let tkhd = child(trak, "tkhd")?.value(TrackHeader.self) else { return nil }
         id = Int(tkhd.trackID)
         duration = Int64(truncatingIfNeeded: tkhd.duration)
@@ -114,16 +114,10 @@ public struct SourceTrack: Sendable {
         timescale = mdhd.flatMap { $0.timescale > 0 ? $0.timescale : nil }
         mediaDuration = mdhd.map { Int64(truncatingIfNeeded: $0.duration) }
         let stsd = child(child(child(mdia, "minf"), "stbl"), "stsd")
-        sampleDescriptions = stsd.map { box in
-            let r = BigEndianReader(box.payload)
-            return BoxWalker(r, in: 8..<max(8, r.count)).map { Array(r.bytes(in: $0.start..<$0.end)) }
-        } ?? []
-        references = (child(trak, "tref")?.payload).map { payload in
-            let r = BigEndianReader(payload)
-            return BoxWalker(r).map { ref in
-                (ref.type, stride(from: ref.payload.lowerBound, to: ref.payload.upperBound - 3, by: 4).compactMap { r.u32(at: $0).map(Int.init) })
-            }
-        } ?? []
+        sampleEntries = stsd?.value(SampleDescriptionTable.self)?.entries ?? []
+        let handler = handlerType
+        firstEntry = sampleEntries.first.flatMap { try? SampleEntry($0, handler: handler) }
+        references = (child(trak, "tref")?.value(TrackReferences.self)?.references ?? []).map { ($0.type, $0.trackIDs.map(Int.init)) }
     }
 
     /// How much further than libavformat does the decoding times of this
@@ -175,18 +169,15 @@ public struct SourceTrack: Sendable {
 
     /// The first sample description's type (`avc1`, `hvc1`, `dvh1`, `mebx`, `gpmd`…).
     public var sampleEntryType: FourCC? {
-        sampleDescriptions.first.flatMap { BigEndianReader($0).fourCC(at: 4) }
+        sampleEntries.first?.type
     }
 
     /// The boxes inside the first sample description after its fields, by
     /// type and whole (header included): for a video entry its `hvcC`,
-    /// `dvcC`/`dvvC`, `lhvC`, `vexu`, `colr`, `pasp`…; for a `mebx` entry its `keys`.
+    /// `dvcC`/`dvvC`, `lhvC`, `vexu`, `colr`, `pasp`…; for a sound entry its
+    /// `esds`, `wave`, `chan`…; for a `mebx` entry its `keys`.
     public var sampleEntryBoxes: [(type: FourCC, bytes: [UInt8])] {
-        guard let entry = sampleDescriptions.first, let type = sampleEntryType else { return [] }
-        let r = BigEndianReader(entry)
-        let fields = handlerType == "vide" ? 78 : type == "mebx" ? 8 : nil
-        guard let fields, r.count >= 8 + fields else { return [] }
-        return BoxWalker(r, in: (8 + fields)..<r.count).map { ($0.type, Array(r.bytes(in: $0.start..<$0.end))) }
+        (firstEntry?.boxes ?? []).map { ($0.type, $0.encoded()) }
     }
 
     /// The key names of a `mebx` (QuickTime timed metadata) track, in the
@@ -194,16 +185,12 @@ public struct SourceTrack: Sendable {
     /// (`com.apple.quicktime.video-orientation`…); the fields of a
     /// structured key (namespace `fiel`: a detected face's bounds) left out.
     public var metadataKeys: [String] {
-        guard sampleEntryType == "mebx", let keys = sampleEntryBoxes.first(where: { $0.type == "keys" })?.bytes else { return [] }
-        let r = BigEndianReader(keys)
-        var names: [String] = []
-        for key in BoxWalker(r, in: 8..<r.count) {
-            var inside = BoxWalker(r, in: key.payload)
-            guard let keyd = inside.next("keyd"), keyd.payload.count > 4,
-                  r.fourCC(at: keyd.payload.lowerBound) != "fiel" else { continue }
-            names.append(String(decoding: r.bytes(in: (keyd.payload.lowerBound + 4)..<keyd.payload.upperBound), as: UTF8.self))
+        guard sampleEntryType == "mebx", let keys = firstEntry?.child("keys"),
+              let table = try? TimedMetadataKeys(parsing: keys.payload) else { return [] }
+        return table.declarations.compactMap { key in
+            guard let key, key.namespace != "fiel", !key.value.isEmpty else { return nil }
+            return String(decoding: key.value, as: UTF8.self)
         }
-        return names
     }
 }
 
@@ -245,7 +232,7 @@ extension SourceTrack {
     /// data tracks, named by their entry's type as reports name them); nil
     /// for anything else (then libavformat is asked).
     public var knownStream: (type: MediaType, codec: String)? {
-        guard sampleDescriptions.count == 1, let entry = sampleEntryType else { return nil }
+        guard sampleEntries.count == 1, let entry = sampleEntryType else { return nil }
         switch (handlerType?.description, entry.description) {
         case ("vide", "avc1"), ("vide", "avc3"): return (.video, "h264")
         case ("vide", "hvc1"), ("vide", "hev1"), ("vide", "dvh1"), ("vide", "dvhe"): return (.video, "hevc")
@@ -268,20 +255,10 @@ extension SourceTrack {
     /// The object type of a sound entry's `esds` decoder configuration
     /// (0x40: MPEG-4 audio, AAC); nil without one.
     var audioObjectType: UInt8? {
-        guard let entry = sampleDescriptions.first else { return nil }
-        let r = BigEndianReader(entry)
-        // The sound description's fields by its version (QuickTime's 1 and 2 are longer).
-        let fields: Int
-        switch r.u16(at: 16) {
-        case 0?: fields = 20
-        case 1?: fields = 36
-        case 2?: fields = 56
-        default: return nil
-        }
-        guard r.count > 16 + fields,
-              let esds = BoxWalker(r, in: (16 + fields)..<r.count).first(where: { $0.type == "esds" }) else { return nil }
+        guard handlerType == "soun", let esds = firstEntry?.child("esds") else { return nil }
+        let r = BigEndianReader(esds.payload)
         // Version and flags, then descriptors: tag, a length of 1–4 bytes (7 bits each), contents.
-        var at = esds.payload.lowerBound + 4
+        var at = 4
         func descriptor(_ tag: UInt8) -> Bool {
             guard r.u8(at: at) == tag else { return false }
             at += 1
@@ -297,7 +274,7 @@ extension SourceTrack {
         if flags & 0x80 != 0 { at += 2 }
         if flags & 0x40 != 0 { at += 1 + Int(r.u8(at: at) ?? 0) }
         if flags & 0x20 != 0 { at += 2 }
-        guard descriptor(0x04), at < esds.payload.upperBound else { return nil }
+        guard descriptor(0x04), at < r.count else { return nil }
         return r.u8(at: at)
     }
 }

@@ -28,33 +28,21 @@ extension SourceTrack {
     /// The views of a video track whose sample entry has `lhvC` or `vexu`;
     /// nil for any other track.
     public var views: VideoViews? {
-        let boxes = sampleEntryBoxes
-        let layered = boxes.contains { $0.type == "lhvC" }
-        let vexu = boxes.first { $0.type == "vexu" }?.bytes
+        let layered = firstEntry?.child("lhvC") != nil
+        let vexu = firstEntry?.child("vexu").map { VideoExtendedUsage(parsing: $0.payload) }
         guard layered || vexu != nil else { return nil }
         var views = VideoViews()
         if layered {
-            let hvcC = boxes.first { $0.type == "hvcC" }.map { Array($0.bytes.dropFirst(8)) }
+            let hvcC = firstEntry?.child("hvcC").map { Array($0.payload) }
             views.layers = hvcC.flatMap(Self.layerCount(hvcC:)) ?? 2
         }
-        if let vexu {
-            let r = BigEndianReader(vexu)
-            var inVexu = BoxWalker(r, in: 8..<r.count)
-            if let eyes = inVexu.next("eyes") {
-                // `stri` and `hero` are full boxes: their field follows version and flags.
-                var inEyes = BoxWalker(r, in: eyes.payload)
-                if let stri = inEyes.next("stri"), let flags = r.u8(at: stri.payload.lowerBound + 4) {
-                    views.hasLeftEye = flags & 1 != 0
-                    views.hasRightEye = flags & 2 != 0
-                    views.hasAdditionalViews = flags & 4 != 0
-                    views.eyeViewsReversed = flags & 8 != 0
-                }
-                inEyes = BoxWalker(r, in: eyes.payload)
-                if let hero = inEyes.next("hero"), let eye = r.u8(at: hero.payload.lowerBound + 4) {
-                    views.heroEye = eye == 1 ? .left : eye == 2 ? .right : nil
-                }
-            }
+        if let flags = vexu?.stereoFlags {
+            views.hasLeftEye = flags & 1 != 0
+            views.hasRightEye = flags & 2 != 0
+            views.hasAdditionalViews = flags & 4 != 0
+            views.eyeViewsReversed = flags & 8 != 0
         }
+        if let eye = vexu?.heroEye { views.heroEye = eye == 1 ? .left : eye == 2 ? .right : nil }
         return views
     }
 

@@ -1,3 +1,4 @@
+import ISOBMFF
 import Media
 import Sync
 
@@ -78,7 +79,7 @@ public final class MuxSession {
     /// after its trailer with the carried tracks (`IndexCompletion`).
     private let entryAdditions: [IndexCompletion.EntryAdditions]
     /// Boxes for the index's `udta` the muxer does not write (`LocationUserData`).
-    private let userData: [[UInt8]]
+    private let userData: [BoxNode]
     /// The index is moved in front of the media after the additions, not by the muxer.
     private let faststartAfterCompletion: Bool
     /// Sample descriptions added after the first, by track (`describe`).
@@ -179,7 +180,7 @@ public final class MuxSession {
         // Room reserved for the index (measured without what is added after
         // the trailer) grows by what the additions may take.
         let added = tracks.compactMap(\.carried).reduce(0) { $0 + $1.source.indexBytes + 256 }
-            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } } + userData.reduce(8) { $0 + $1.count }
+            + additions.reduce(0) { $0 + $1.boxes.reduce(16) { $0 + $1.count } } + userData.reduce(8) { $0 + $1.encodedSize }
             + (describing ? 4096 : 0)
         let reservedIndex = reservedIndex.map { $0 + added }
         switch destination {
@@ -369,13 +370,14 @@ public final class MuxSession {
             // Frames the input hid at its end stay hidden (see `EditListEnd`),
             // and no data track is shown past the content's end.
             let content = contentEnd
+            var ends: [EditListEnd] = []
             for j in tracks.indices {
                 let end = tracks[j].plan.type == .data ? content.flatMap { rescale($0, from: .microseconds, to: timeBase(j)) } : nil
                 tracks[j].carried?.contentEnd = end
                 guard let m = tracks[j].muxerIndex, let e = [tracks[j].editEnd, end].compactMap({ $0 }).min() else { continue }
-                EditListEnd.end(path: staged.temporary, track: m, shownEnd: e, firstDTS: tracks[j].plan.firstDTS ?? 0)
+                ends.append(EditListEnd(track: m, shownEnd: e, firstDTS: tracks[j].plan.firstDTS ?? 0))
             }
-            try complete(staged.temporary)
+            try complete(staged.temporary, ends: ends)
         }
         if let staged {
             try OutputCheck.verify(path: staged.temporary, name: name, container: container, plan: plans,
@@ -392,9 +394,9 @@ public final class MuxSession {
         return result
     }
 
-    /// Adds what the muxer could not write (`IndexCompletion`): the carried
-    /// tracks, with their references to the others, and video entry boxes.
-    private func complete(_ path: String) throws(MediaError) {
+    /// Adds what the muxer could not write (`IndexCompletion`, one pass): the carried tracks,
+    /// with their references to the others, and video entry boxes; ends the edit lists at `ends`.
+    private func complete(_ path: String, ends: [EditListEnd]) throws(MediaError) {
         let carried = tracks.compactMap { t -> IndexCompletion.Carried? in
             guard let c = t.carried, c.sampleCount > 0 else { return nil }
             return IndexCompletion.Carried(c, references: c.source.references.map { ref in
@@ -403,9 +405,8 @@ public final class MuxSession {
         }
         // (The muxer was not asked for faststart: with nothing to add, the index is still moved.)
         let described = descriptions.keys.sorted().compactMap { descriptions[$0] }
-        guard !carried.isEmpty || !entryAdditions.isEmpty || !userData.isEmpty || !described.isEmpty || faststartAfterCompletion else { return }
         do {
-            try IndexCompletion.complete(path: path, entries: entryAdditions, carried: carried, userData: userData,
+            try IndexCompletion.complete(path: path, ends: ends, entries: entryAdditions, carried: carried, userData: userData,
                                          descriptions: described, faststart: faststartAfterCompletion)
         } catch {
             throw MediaError.invalid("could not write", path: name, message: "could not complete its index: \(error.description)")

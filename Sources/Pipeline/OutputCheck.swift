@@ -187,7 +187,7 @@ public enum OutputCheck {
     /// cut's re-encoded HEVC has one of its own that must be the same kind
     /// (`hvc1`; `dvh1` with Dolby Vision).
     static func entryMismatch(_ track: SourceTrack, tag: String, codec: String) -> String? {
-        let entries = track.sampleDescriptions.compactMap { BigEndianReader($0).fourCC(at: 4)?.description }
+        let entries = track.sampleEntries.map(\.type.description)
         guard let entry = entries.first(where: { e in e != tag && ![("hvc1", "dvh1"), ("hev1", "dvhe")].contains { $0 == (tag, e) } })
         else { return nil }
         return "its \(codec) sample entry is '\(entry)' where '\(tag)' was set"

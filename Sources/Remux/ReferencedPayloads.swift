@@ -1,6 +1,7 @@
 import FileNames
 import CFFmpeg
 import Glibc
+import ISOBMFF
 import Media
 import Pipeline
 

@@ -1,3 +1,4 @@
+import ISOBMFF
 import Media
 
 /// One sample found in the media data: its track, place and bytes.

@@ -1,3 +1,4 @@
+import ISOBMFF
 import Media
 
 /// The index-less rebuild's walk through media data on its own, with no

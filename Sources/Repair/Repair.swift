@@ -1,3 +1,4 @@
+import ISOBMFF
 import Media
 import Pipeline
 import Remux

@@ -15,14 +15,14 @@ func boxRoundTrip(_ data: [UInt8]) -> String {
     }
     var encoded: [UInt8] = []
     encoded.reserveCapacity(data.count)
-    for b in boxes { b.append(to: &encoded) }
+    BoxNode.append(boxes, to: &encoded)
     encoded += tail
     precondition(encoded == data, "the boxes encode to \(encoded.count) bytes, not the input's \(data.count)")
     var typed = 0, refused = 0
     for box in boxes.flatMap(\.all) {
         do throws(BoxError) {
             guard let back = try KnownBoxes.reencoded(box) else { continue }
-            precondition(back.type == box.type && back.payload[...] == box.payload, "'\(box.type)' encodes to other bytes")
+            precondition(back.type == box.type && back.payload[...] == box.content, "'\(box.type)' encodes to other bytes")
             typed += 1
         } catch {
             refused += 1

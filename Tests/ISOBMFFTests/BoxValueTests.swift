@@ -71,4 +71,56 @@ struct BoxValueTests {
         #expect(throws: BoxError.runsPastParent("moov", at: 0)) { try BoxNode.parse((Self.be(100, 4) + Array("moov".utf8))[...]) }
         #expect(throws: BoxError.endsInsideHeader(at: 8)) { try BoxNode.parse((Self.box("free", []) + [1, 2, 3])[...]) }
     }
+
+    @Test func sampleEntriesKeepTheirFieldsAndBoxes() throws {
+        // An stsd of one avc1 entry: 78 bytes of video fields, an avcC, a pasp, four zero bytes.
+        let fields = [UInt8](repeating: 0, count: 6) + Self.be(1, 2) + [UInt8](repeating: 7, count: 70)
+        let avc1 = Self.box("avc1", fields + Self.box("avcC", [1, 2, 3]) + Self.box("pasp", Self.be(1, 4) + Self.be(1, 4)) + [0, 0, 0, 0])
+        let stsd = [0, 0, 0, 0] + Self.be(1, 4) + avc1
+        var table = try SampleDescriptionTable(parsing: stsd[...], type: "stsd")
+        #expect(table.entries.count == 1 && table.encode() == stsd)
+        var entry = try SampleEntry(table.entries[0], handler: "vide")
+        #expect(entry.fields == fields && entry.boxes.map(\.type) == ["avcC", "pasp"] && entry.tail.count == 4)
+        #expect(entry.box.encoded() == avc1)
+        entry.boxes.append(BoxNode("dvvC", payload: [9]))
+        table.entries.append(entry.box)
+        let two = try SampleDescriptionTable(parsing: table.encode()[...], type: "stsd")
+        let added = try SampleEntry(two.entries[1], handler: "vide")
+        #expect(two.entries.count == 2 && added.child("dvvC")?.payload == [9])
+        // A count past the entries there are is refused.
+        #expect(throws: BoxError.self) { try SampleDescriptionTable(parsing: ([0, 0, 0, 0] + Self.be(2, 4) + avc1)[...], type: "stsd") }
+    }
+
+    @Test func metadataListsReadAsTheDemuxerReadsThem() throws {
+        // A QuickTime meta (no version and flags): hdlr mdta, keys of one name, an ilst item 1 of UTF-8 text.
+        let hdlr = Self.box("hdlr", [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdta".utf8) + [UInt8](repeating: 0, count: 13))
+        let keys = Self.box("keys", [0, 0, 0, 0] + Self.be(1, 4) + Self.be(8 + 24, 4) + Array("mdta".utf8) + Array("com.apple.quicktime.make".utf8))
+        let data = Self.box("data", Self.be(1, 4) + [0, 0, 0, 0] + Array("Apple".utf8))
+        let ilst = Self.box("ilst", Self.be(UInt64(8 + data.count), 4) + Self.be(1, 4) + data)
+        let payload = hdlr + keys + ilst
+        let meta = try Metadata(parsing: payload[...], type: "meta")
+        #expect(meta.list.prefix.isEmpty && meta.handler == "mdta" && meta.encode() == payload)
+        let keysBox = try #require(meta.list.first("keys")), ilstBox = try #require(meta.list.first("ilst"))
+        #expect(try MetadataKeys(keysBox).keys.map(\.name) == ["com.apple.quicktime.make"])
+        let item = try #require(try ItemList(ilstBox).list.boxes.first)
+        let dataBox = try #require(BoxNode.first(of: item.payload))
+        let value = try ItemData(dataBox)
+        #expect(item.type.rawValue == 1 && value.valueType == 1 && value.value == Array("Apple".utf8))
+        #expect(ItemData(text: "Apple").box.encoded() == data)
+        // A user data string and its packed language.
+        let und = try #require(MediaHeader.packedLanguage("und"))
+        #expect(und == 0x55c4 && UserDataText("Hi", language: und).encode() == [0, 2, 0x55, 0xc4, 72, 105])
+    }
+
+    @Test func trackReferencesAndASizeOfZeroOnlyLast() throws {
+        let tref = Self.box("cdsc", Self.be(1, 4)) + Self.box("chap", Self.be(2, 4) + Self.be(3, 4))
+        let refs = try TrackReferences(parsing: tref[...], type: "tref")
+        #expect(refs.references.map(\.trackIDs) == [[1], [2, 3]] && refs.encode() == tref)
+        // A box of size 0 (to the end) keeps it while it is last; one put after it gets its size written.
+        let toEnd = Self.be(0, 4) + Array("free".utf8) + [1, 2]
+        var list = try BoxList(parsing: toEnd[...], prefix: 0, type: "udta")
+        #expect(list.boxes[0].sizeField == .toEnd && list.encode() == toEnd)
+        list.boxes.append(BoxNode("abcd"))
+        #expect(list.encode() == Self.box("free", [1, 2]) + Self.box("abcd", []))
+    }
 }

@@ -60,7 +60,7 @@ struct RoundTripTests {
     static func roundTrip(_ bytes: [UInt8], typedMustParse: Bool) -> [String]? {
         guard let (boxes, tail) = try? BoxNode.parse(bytes[...]) else { return nil }
         var encoded: [UInt8] = []
-        for b in boxes { b.append(to: &encoded) }
+        BoxNode.append(boxes, to: &encoded)
         encoded += tail
         var wrong: [String] = encoded == bytes ? [] : ["tree: \(encoded.count) bytes back of \(bytes.count)"]
         var typed = 0
@@ -68,12 +68,53 @@ struct RoundTripTests {
             do throws(BoxError) {
                 guard let back = try KnownBoxes.reencoded(box) else { continue }
                 typed += 1
-                if back.type != box.type || back.payload[...] != box.payload { wrong.append("'\(box.type)' payload") }
+                if back.type != box.type || back.payload[...] != box.content { wrong.append("'\(box.type)' payload") }
             } catch {
                 if typedMustParse { wrong.append("'\(box.type)': \(error)") }
             }
         }
         if typedMustParse && typed == 0 && boxes.contains(where: { $0.type == "moov" }) { wrong.append("no box read into fields") }
+        return wrong + (typedMustParse ? inner(boxes) : [])
+    }
+
+    /// What the boxes read inside payloads got wrong: each track's sample
+    /// entries (`SampleEntry`, by its handler) and each `meta` list's
+    /// boxes, items and their `data`.
+    static func inner(_ boxes: [BoxNode]) -> [String] {
+        var wrong: [String] = []
+        func check(_ box: BoxNode, _ what: String) {
+            do throws(BoxError) {
+                if let back = try KnownBoxes.reencoded(box), back.payload[...] != box.content { wrong.append("\(what) '\(box.type)' payload") }
+            } catch {
+                wrong.append("\(what) '\(box.type)': \(error)")
+            }
+        }
+        let all = boxes.flatMap(\.all)
+        for trak in all where trak.type == "trak" {
+            let handler = trak.descendant(["mdia", "hdlr"]).flatMap { try? HandlerReference($0) }?.handlerType
+            guard let stsd = trak.descendant(["mdia", "minf", "stbl", "stsd"]), let table = try? SampleDescriptionTable(stsd) else { continue }
+            for entry in table.entries {
+                do throws(BoxError) {
+                    let read = try SampleEntry(entry, handler: handler)
+                    if read.box.encoded() != entry.encoded() { wrong.append("sample entry '\(entry.type)'") }
+                    for b in read.boxes { check(b, "in '\(entry.type)'") }
+                } catch {
+                    wrong.append("sample entry '\(entry.type)': \(error)")
+                }
+            }
+        }
+        for meta in all where meta.type == "meta" {
+            guard let list = try? Metadata(meta).list else { continue }
+            for b in list.boxes { check(b, "in 'meta'") }
+            for item in list.first("ilst").flatMap({ try? ItemList($0) })?.list.boxes ?? [] {
+                guard let values = try? BoxList(parsing: item.payload, prefix: 0, type: item.type) else {
+                    wrong.append("item '\(item.type)' is not boxes")
+                    continue
+                }
+                if values.encode()[...] != item.payload { wrong.append("item '\(item.type)'") }
+                for d in values.boxes where d.type == "data" { check(d, "in '\(item.type)'") }
+            }
+        }
         return wrong
     }
 

@@ -1,10 +1,7 @@
-import CFFmpeg
-import ISOBMFF
-
 /// Damage an MP4/MOV index shows in its structure alone, found before any
-/// reader trusts it: boxes nested deeper, or more of them, than `Box.parse`
-/// takes (a crafted file would exhaust the stack or the memory), or a
-/// sample table that declares more entries than its box holds (2^32-1
+/// reader trusts it: boxes nested deeper, or more of them, than a parse takes
+/// (`BoxNode.depthLimit`, `countLimit`: a crafted file would exhaust the
+/// stack or the memory), or a sample table that declares more entries than its box holds (2^32-1
 /// entries in a file of kilobytes: libavformat tries to allocate them all,
 /// and an index laid out by the bulk remux would carry the lie on). The walk
 /// is iterative and reads only box headers and table counts.
@@ -12,14 +9,8 @@ public enum IndexDamage {
     /// Each sample table's count field (after version and flags) and entry size.
     private static let tables: [FourCC: Int] = ["stts": 8, "ctts": 8, "stsc": 12, "stco": 4, "co64": 8, "stss": 4, "stps": 4]
 
-    /// What is damaged in the index of the MP4/MOV file at `path`, or nil
-    /// (also for a file that is not MP4/MOV, or cannot be mapped).
-    public static func find(path: String) -> String? {
-        guard let file = try? MappedFile(path: path) else { return nil }
-        return file.withBytes { find(in: $0) }
-    }
-
-    /// The same for a whole file's bytes.
+    /// What is damaged in the index of a whole MP4/MOV file's bytes, or nil
+    /// (also for bytes that are not an MP4/MOV file).
     public static func find(in b: UnsafeRawBufferPointer) -> String? {
         let reader = BigEndianReader(b)
         guard TopLevelBoxes(b).isISOBMFF else { return nil }
@@ -36,9 +27,9 @@ public enum IndexDamage {
         while let (range, depth) = pending.popLast() {
             for box in BoxWalker(reader, in: range) {
                 count += 1
-                if count > Box.countLimit { return "it holds more than \(Box.countLimit) boxes" }
-                if Box.containers.contains(box.type) {
-                    if depth >= Box.depthLimit { return "its boxes nest more than \(Box.depthLimit) deep" }
+                if count > BoxNode.countLimit { return "it holds more than \(BoxNode.countLimit) boxes" }
+                if BoxNode.sampleTableContainers.contains(box.type) {
+                    if depth >= BoxNode.depthLimit { return "its boxes nest more than \(BoxNode.depthLimit) deep" }
                     if box.type == "stbl", let unheld = unheldSamples(reader, stbl: box.payload) { return unheld }
                     pending.append((box.payload, depth + 1))
                 } else if let overrun = overrun(reader, box) {
@@ -102,14 +93,5 @@ public enum IndexDamage {
         let room = box.payload.count - countAt - 4
         guard Int(declared) * bits > room * 8 else { return nil }
         return "its '\(box.type)' box declares \(declared) entries but holds \(bits > 0 ? room * 8 / bits : 0)"
-    }
-}
-
-extension InputFile {
-    /// The error for an MP4/MOV input whose index is damaged (`IndexDamage`), or nil.
-    static func indexDamageError(_ path: String) -> MediaError? {
-        guard let damage = IndexDamage.find(path: path) else { return nil }
-        return MediaError(code: AVTOOL_AVERROR_INVALIDDATA, operation: "could not open input", path: path,
-                          message: "its index is damaged: \(damage)")
     }
 }

@@ -1,5 +1,3 @@
-import ISOBMFF
-
 /// The top-level boxes of an MP4/MOV file, as far as the file holds them:
 /// whether it has an index (`moov`) and where its media data (`mdat`) lies.
 public struct TopLevelBoxes: Sendable {
@@ -53,12 +51,6 @@ public struct TopLevelBoxes: Sendable {
 }
 
 extension TopLevelBoxes {
-    /// The boxes of the file at `path`, or nil when it cannot be mapped.
-    public init?(path: String) {
-        guard let file = try? MappedFile(path: path) else { return nil }
-        self = file.withBytes { TopLevelBoxes($0) }
-    }
-
     /// An MP4/MOV whose media data was written but whose index was not, or
     /// not whole (a recording that stopped before it was finished); for a
     /// file libavformat could not open.

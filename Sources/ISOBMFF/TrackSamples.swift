@@ -1,5 +1,3 @@
-import ISOBMFF
-
 /// What one track's sample tables (`stsz`/`stz2`, `stsc`, `stco`/`co64`)
 /// list, read from the boxes without building an entry per sample: how
 /// many samples, their bytes, and the furthest byte any chunk takes — so a
@@ -26,7 +24,7 @@ public struct TrackSamples: Sendable, Equatable {
     /// table cut short). `frameBytes` is the bytes of `per` samples for a
     /// QuickTime sound track whose `stsz` counts audio frames (a sample size
     /// of 1): the size the table gives is not a byte count then.
-    init?(stbl: Box, frameBytes: (bytes: Int64, per: Int64)? = nil) {
+    public init?(stbl: BoxNode, frameBytes: (bytes: Int64, per: Int64)? = nil) {
         func child(_ type: FourCC) -> ArraySlice<UInt8>? { stbl.children?.first { $0.type == type }?.payload }
         // Sample sizes: one for all, or one each (stz2: 4, 8 or 16 bits).
         let sizes: BigEndianReader<ArraySlice<UInt8>>
@@ -118,46 +116,31 @@ public struct TrackSamples: Sendable, Equatable {
 
 extension TrackSamples {
     /// The tables of a `trak` box; nil without them or when they do not agree.
-    init?(trak: Box) {
-        func child(_ box: Box?, _ type: FourCC) -> Box? { box?.children?.first { $0.type == type } }
+    public init?(trak: BoxNode) {
+        func child(_ box: BoxNode?, _ type: FourCC) -> BoxNode? { box?.children?.first { $0.type == type } }
         let mdia = child(trak, "mdia"), minf = child(mdia, "minf")
         guard let stbl = child(minf, "stbl") else { return nil }
-        let handler = child(mdia, "hdlr")?.value(HandlerReference.self)?.handlerType
+        let handler = child(mdia, "hdlr").flatMap { try? HandlerReference($0) }?.handlerType
         self.init(stbl: stbl, frameBytes: handler == "soun" ? Self.soundFrameBytes(stbl) : nil)
     }
 
     /// For a sound track: the bytes of so many audio frames its first sample
-    /// description declares (QuickTime's version 1 and 2 entries; version 0:
-    /// channels × bits per sample), for tables that count frames.
-    static func soundFrameBytes(_ stbl: Box) -> (bytes: Int64, per: Int64)? {
-        guard let stsd = stbl.children?.first(where: { $0.type == "stsd" }) else { return nil }
-        let r = BigEndianReader(stsd.payload)
-        // The first entry starts after version, flags and the count (8 bytes); its fields after its own 16.
-        let e = 8 + 16
-        guard let version = r.u16(at: e) else { return nil }
-        switch version {
-        case 1:
-            guard let frames = r.u32(at: e + 20), let bytes = r.u32(at: e + 28), frames > 0, bytes > 0 else { return nil }
-            return (Int64(bytes), Int64(frames))
-        case 2:
-            guard let bytes = r.u32(at: e + 48), let frames = r.u32(at: e + 52), frames > 0, bytes > 0 else { return nil }
-            return (Int64(bytes), Int64(frames))
-        default:
-            guard let channels = r.u16(at: e + 8), let bits = r.u16(at: e + 10), channels > 0, bits >= 8 else { return nil }
-            return (Int64(channels) * Int64(bits / 8), 1)
-        }
+    /// description declares, for tables that count frames (`SampleEntry.soundFrameBytes`).
+    static func soundFrameBytes(_ stbl: BoxNode) -> (bytes: Int64, per: Int64)? {
+        guard let first = stbl.child("stsd").flatMap({ try? SampleDescriptionTable($0) })?.entries.first else { return nil }
+        return SampleEntry.soundFrameBytes(first)
     }
 }
 
-extension Box {
+extension BoxNode {
     /// The sample tables' boxes, emptied by `hollowed`.
-    static let sampleTables: Set<FourCC> = ["stts", "ctts", "stsc", "stsz", "stz2", "stco", "co64", "stss", "stps", "sdtp",
+    public static let sampleTables: Set<FourCC> = ["stts", "ctts", "stsc", "stsz", "stz2", "stco", "co64", "stss", "stps", "sdtp",
                                             "cslg", "sbgp", "subs", "saiz", "saio"]
 
     /// This tree with every track's sample tables emptied (no entries):
     /// what a demuxer reads of it is the tracks, their descriptions, edit
     /// lists, matrices and tags, without an entry per sample.
-    func hollowed() -> Box {
+    public func hollowed() -> BoxNode {
         var copy = self
         if let kids = children {
             copy.children = kids.map { $0.hollowed() }
