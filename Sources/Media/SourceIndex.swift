@@ -130,7 +130,7 @@ public struct SourceTrack: Sendable {
     /// iPhone 14 Pro clip whose only negative offsets are its last two is
     /// then read with PTS before DTS. 0 when every offset is counted.
     public var decodeLead: Int64 {
-        func child(_ box: Box?, _ type: FourCC) -> Box? { box?.children?.first { $0.type == type } }
+        func child(_ box: BoxNode?, _ type: FourCC) -> BoxNode? { box?.children?.first { $0.type == type } }
         guard let ctts = child(child(child(child(trak, "mdia"), "minf"), "stbl"), "ctts")?.value(CompositionOffsets.self)
         else { return 0 }
         let entries = ctts.entries
