@@ -170,9 +170,25 @@ public final class Scaler {
         width = Int32(dw)
         height = Int32(dh)
         format = dst
+        Self.keepFullRange(ctx, from: src, to: dst)
     }
 
     deinit { sws_freeContext(context) }
+
+    /// Full-range YUV (`yuvj420p`, `yuvj422p`: an action camera's H.264, a
+    /// camera's MJPEG) converted to a YUV format an encoder takes keeps its
+    /// full range: the frames keep their `pc` tag (`scale` copies it), and
+    /// libswscale's default, squeezing the values to 16–235 for the plain
+    /// format, would have them shown washed out (a GoPro's 0–255 luma came
+    /// out 13–238, tagged full range).
+    private static func keepFullRange(_ ctx: OpaquePointer, from src: AVPixelFormat, to dst: AVPixelFormat) {
+        guard let d = av_pix_fmt_desc_get(dst), d.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0 else { return }
+        var inverse: UnsafeMutablePointer<Int32>?, table: UnsafeMutablePointer<Int32>?
+        var srcRange: Int32 = 0, dstRange: Int32 = 0, brightness: Int32 = 0, contrast: Int32 = 0, saturation: Int32 = 0
+        guard sws_getColorspaceDetails(ctx, &inverse, &srcRange, &table, &dstRange, &brightness, &contrast, &saturation) >= 0,
+              srcRange == 1, dstRange == 0, let inverse, let table else { return }
+        _ = sws_setColorspaceDetails(ctx, inverse, srcRange, table, 1, brightness, contrast, saturation)
+    }
 
     /// Scales `source` into `destination` (emptied first), keeping timing and color tags.
     public func scale(_ source: borrowing Frame, into destination: borrowing Frame) throws(MediaError) {

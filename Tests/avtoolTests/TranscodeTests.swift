@@ -108,6 +108,21 @@ struct TranscodeTests {
         #expect(FFprobe.int(v, "width") == 320 && FFprobe.int(v, "height") == 180)
     }
 
+    /// A camera's full-range MJPEG (`yuvj422p`, luma 0–255) into HEVC: the
+    /// output is tagged full range and holds full-range values. Before, the
+    /// conversion to the encoder's 4:2:0 squeezed them to 10–238 under the
+    /// same full-range tag, a washed-out picture (PSNR 29.9 dB against the
+    /// source by ffmpeg's psnr filter, which reads both tags).
+    @Test func fullRangeVideoStaysFullRange() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("generalplus_cam_mjpeg_pcm_garbage_hdr.avi"), out = scratch.path("out.mp4")
+        let run = try Tool.avtool("transcode", input, out, "--preset", "ultrafast", "-q")
+        try #require(run.status == 0, "\(run)")
+        #expect(FFprobe.string(try FFprobe(out).stream(0), "color_range") == "pc")
+        let p = try psnr(out, input)
+        #expect(p >= 35, "PSNR \(p) dB")
+    }
+
     @Test func pcmStaysPCMInMOV() throws {
         let scratch = try Scratch()
         let input = try Fixtures.path("pcm_in_mov.mov")
