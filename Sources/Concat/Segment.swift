@@ -192,7 +192,7 @@ struct Segment {
     /// read with its video; warnings for those it cannot hold.
     let data: [StreamReader]
     let dataWarnings: [String]
-    /// Its trimmed start is re-encoded (`hiddenHeadCodings`).
+    /// Its trimmed start is re-encoded (`hiddenHeadCoding`).
     var spliced = false
 
     /// The stream the segment's timeline and metadata come from: its video, else its audio.
@@ -290,42 +290,43 @@ struct Segment {
     }
 }
 
-/// Segments must match where stream copy puts them into one track.
-func checkCompatible(_ segments: [Segment], container: Container) throws(MediaError) {
-    let first = segments[0]
-    // Audio the container cannot hold is re-encoded; video is always copied.
+/// The first segment's video must be one the container holds (audio it
+/// cannot hold is re-encoded; video is always copied).
+func checkVideoHeld(_ first: Segment, container: Container) throws(MediaError) {
     if let s = first.video?.stream, container.canHold(s) == false {
         throw MediaError.invalid("could not write", path: s.file.path, stream: s.index,
                                  message: "\(container.name) cannot hold video codec '\(s.codecName)'",
                                  hint: "choose a container that holds it (mov, mkv) or convert it with 'avtool transcode'")
     }
-    for seg in segments.dropFirst() {
-        func mismatch(_ s: InputStream, _ what: String, _ a: String, _ b: String) -> MediaError {
-            MediaError.invalid("could not concatenate", path: s.file.path, stream: s.index,
-                               message: "\(what) differs from the first segment's (\(b), not \(a))",
-                               hint: "segments must share codec parameters to be joined without re-encoding")
-        }
-        // Segments of audio alone are joined as such; audio alone and video do not mix.
-        guard let a = first.video?.stream, let b = seg.video?.stream else {
-            if let v = first.video?.stream ?? seg.video?.stream {
-                let alone = first.video == nil ? first.main.stream : seg.main.stream
-                throw MediaError.invalid("could not concatenate", path: alone.file.path, stream: alone.index,
-                                         message: "it has audio only but '\(v.file.path)' has video",
-                                         hint: "join files of audio alone, or files with video, in one concat")
-            }
-            try checkAudioCompatible(first, seg, mismatch)
-            continue
-        }
-        if a.codecName != b.codecName { throw mismatch(b, "video codec", a.codecName, b.codecName) }
-        if a.width != b.width || a.height != b.height {
-            throw mismatch(b, "video size", "\(a.width)x\(a.height)", "\(b.width)x\(b.height)")
-        }
-        if a.pixelFormat != b.pixelFormat { throw mismatch(b, "pixel format", a.pixelFormat ?? "?", b.pixelFormat ?? "?") }
-        if a.extradata != b.extradata {
-            throw mismatch(b, "video codec configuration (SPS/PPS)", "\(a.extradata.count) bytes", "\(b.extradata.count) bytes")
+}
+
+/// A later segment must match the first where stream copy puts them into one track.
+func checkCompatible(_ seg: Segment, with first: Segment) throws(MediaError) {
+    func mismatch(_ s: InputStream, _ what: String, _ a: String, _ b: String) -> MediaError {
+        MediaError.invalid("could not concatenate", path: s.file.path, stream: s.index,
+                           message: "\(what) differs from the first segment's (\(b), not \(a))",
+                           hint: "segments must share codec parameters to be joined without re-encoding")
+    }
+    // Segments of audio alone are joined as such; audio alone and video do not mix.
+    guard let a = first.video?.stream, let b = seg.video?.stream else {
+        if let v = first.video?.stream ?? seg.video?.stream {
+            let alone = first.video == nil ? first.main.stream : seg.main.stream
+            throw MediaError.invalid("could not concatenate", path: alone.file.path, stream: alone.index,
+                                     message: "it has audio only but '\(v.file.path)' has video",
+                                     hint: "join files of audio alone, or files with video, in one concat")
         }
         try checkAudioCompatible(first, seg, mismatch)
+        return
     }
+    if a.codecName != b.codecName { throw mismatch(b, "video codec", a.codecName, b.codecName) }
+    if a.width != b.width || a.height != b.height {
+        throw mismatch(b, "video size", "\(a.width)x\(a.height)", "\(b.width)x\(b.height)")
+    }
+    if a.pixelFormat != b.pixelFormat { throw mismatch(b, "pixel format", a.pixelFormat ?? "?", b.pixelFormat ?? "?") }
+    if a.extradata != b.extradata {
+        throw mismatch(b, "video codec configuration (SPS/PPS)", "\(a.extradata.count) bytes", "\(b.extradata.count) bytes")
+    }
+    try checkAudioCompatible(first, seg, mismatch)
 }
 
 /// A later segment's audio against the first's: both or neither, of one
@@ -357,24 +358,15 @@ private func checkAudioCompatible(_ first: Segment, _ seg: Segment,
 /// without edit lists, they would be shown again, the trim undone. There the
 /// segment starts as `cut --mode exact` starts a part: the frames from its
 /// first shown one to the next clean start are decoded from the keyframe
-/// and encoded again, the rest copied (`Splicer`). The coding of each such
-/// segment, whose codec record must be the output's.
-func hiddenHeadCodings(_ segments: [Segment], container: Container, verb: String) throws(MediaError) -> [Int: StretchCoding] {
-    var codings: [Int: StretchCoding] = [:]
-    for (k, seg) in segments.enumerated() {
-        guard let v = seg.video, try v.peek(), v.packet.isDiscard, v.packet.isKeyframe,
-              k > 0 || !container.isISOBMFF else { continue }
-        let s = v.stream
-        let place = k > 0 ? "after the first segment" : "in \(container.name), which has no edit lists,"
-        let coding = try StretchCoding(stream: s, container: container, operation: "could not \(verb)",
-                                       otherwise: "its edit list starts after a keyframe (a trim) and \(place) the frames before the trim would be shown again")
-        if let other = codings.values.first, other.record != coding.record || other.tag != coding.tag {
-            throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
-                                     message: "its trimmed start cannot be re-encoded with the same codec record as another segment's")
-        }
-        codings[k] = coding
-    }
-    return codings
+/// and encoded again, the rest copied (`Splicer`). The coding of segment
+/// `k`'s trimmed start, or nil where it has none to re-encode (`Segments`
+/// holds every such segment to one codec record, the output's).
+func hiddenHeadCoding(_ seg: Segment, index k: Int, container: Container, verb: String) throws(MediaError) -> StretchCoding? {
+    guard let v = seg.video, try v.peek(), v.packet.isDiscard, v.packet.isKeyframe,
+          k > 0 || !container.isISOBMFF else { return nil }
+    let place = k > 0 ? "after the first segment" : "in \(container.name), which has no edit lists,"
+    return try StretchCoding(stream: v.stream, container: container, operation: "could not \(verb)",
+                             otherwise: "its edit list starts after a keyframe (a trim) and \(place) the frames before the trim would be shown again")
 }
 
 extension Segment {
