@@ -87,6 +87,9 @@ final class Segments {
     /// that can be read only once, as planning left it: peeked, not read).
     func segment(_ k: Int) throws(MediaError) -> Segment {
         if let seg = held[k] { return seg }
+        // The openings let go leave their pages among allocations that stay
+        // (the output's index, the plan): given back every 64 segments.
+        if k % 64 == 0 { releaseFreedMemory() }
         var seg = try Segment(specs[k], open: open, container: dataContainer, cancellation: cancellation)
         try checkCompatible(seg, with: first)
         guard SegmentFacts(seg) == facts[k] else {
