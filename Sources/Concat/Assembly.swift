@@ -94,13 +94,15 @@ struct InputOpener {
 
     /// Opens files by path; every later opening of a path must find the
     /// file the first one read (so a file cut or replaced during the run is
-    /// told as changed, even by an opening made after the change).
+    /// told as changed, even by an opening made after the change, or after
+    /// the first was closed). Only the first opening's identity is kept,
+    /// not the opening: thousands of inputs are not held open.
     static var files: InputOpener {
-        let first = Locked<[String: InputFile]>([:])
+        let first = Locked<[String: FileIdentity]>([:])
         return InputOpener { path, c, light throws(MediaError) in
             let earlier = first.withLock { $0[path] }
-            let file = try InputFile(path: path, cancellation: c, packetsOnly: light, sameAs: earlier)
-            if earlier == nil { first.withLock { $0[path] = file } }
+            let file = try InputFile(path: path, cancellation: c, packetsOnly: light, expecting: earlier)
+            if earlier == nil, let identity = file.identity { first.withLock { $0[path] = identity } }
             return file
         }
     }
@@ -265,33 +267,31 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     var options = options
     try options.validate()
     let container = try resolveContainer(options.container, output: destination.name)
-    // Open, check and decide everything before the output exists.
-    var segments: [Segment] = []
-    for spec in specs {
-        segments.append(try Segment(spec, open: open, container: options.data ? container : nil, cancellation: cancellation))
-    }
-    try checkCompatible(segments, container: container)
-    let spliced = try spliceCodings(&segments, container: container, verb: verb, open: open, cancellation: cancellation)
+    // Open, check and decide everything before the output exists (each
+    // segment opened in turn; only the first stays open).
+    let segments = try Segments(specs, open: open, container: container, keepData: options.data, verb: verb,
+                                cancellation: cancellation)
+    let first = segments.first
     // Joined audio alone: each segment ends where its audio does.
-    if segments[0].video == nil, segments.count > 1 { options.end = nil }
-    if segments[0].video == nil, options.end != nil {
-        let s = segments[0].main.stream
+    if first.video == nil, segments.count > 1 { options.end = nil }
+    if first.video == nil, options.end != nil {
+        let s = first.main.stream
         throw MediaError.invalidOption("'\(s.file.path)' has audio only: there is no video end to pad to",
                                        options: ["to-video-end"])
     }
-    if let o = segments[0].original, container.canHold(o.stream) == false {
+    if let o = first.original, container.canHold(o.stream) == false {
         throw MediaError.invalid("could not keep the original audio", path: o.stream.file.path, stream: o.stream.index,
                                  message: "\(container.name) cannot hold audio codec '\(o.stream.codecName)'",
                                  remedy: .originalAudioContainer)
     }
     // The target is checked (and its temporary reserved) before the reads
     // that decide how the audio is written.
-    let output = try destination.mux(options: options, segments: segments)
-    var handling = try audioHandling(segments[0].audio, drift: segments[0].spec.drift, container: container, options: options,
+    let output = try destination.mux(options: options, specs: specs)
+    var handling = try audioHandling(first.audio, drift: first.spec.drift, container: container, options: options,
                                      joints: segments.count > 1)
     var layout: PlannedLayout?
-    if case .copy? = handling, options.fill, let once = readOnce(segments) {
-        handling = .reencode(try reencodeSettings(segments[0].audio!, container: container, options: options),
+    if case .copy? = handling, options.fill, let once = segments.readOnce {
+        handling = .reencode(try reencodeSettings(first.audio!, container: container, options: options),
                              reason: "'\(once)' can be read only once (a pipe), so whether stream copy keeps the audio in sync cannot be checked first")
     }
     if case .copy(let silence, _)? = handling, options.fill {
@@ -299,7 +299,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
                                        cancellation: cancellation)
         layout = scan.reencodeReason == nil ? scan.layout : nil
         if let reason = scan.reencodeReason {
-            handling = .reencode(try reencodeSettings(segments[0].audio!, container: container, options: options),
+            handling = .reencode(try reencodeSettings(first.audio!, container: container, options: options),
                                  reason: reason)
         } else {
             handling = .copy(silence: silence, reencoded: scan.reencoded)
@@ -307,37 +307,34 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     }
     let run = try AssemblyRun(segments, handling: handling, container: container,
                               destination: output,
-                              options: options, verb: verb, layout: layout, spliced: spliced, cancellation: cancellation,
+                              options: options, verb: verb, layout: layout, cancellation: cancellation,
                               progress: progress)
     var report = try run.run()
     report.elapsedSeconds = (ContinuousClock.now - began).seconds
     return report
 }
 
-/// The first input the copied-audio scan would have to read again but
-/// cannot (a pipe): the audio, and with several segments the video too.
-private func readOnce(_ segments: [Segment]) -> String? {
-    for seg in segments {
-        var files = seg.audio.map { [$0.file] } ?? []
-        if segments.count > 1, let v = seg.video { files.append(v.file) }
-        if let f = files.first(where: { !$0.canBeReadAgain }) { return f.path }
+extension SegmentSpec {
+    /// The inputs of `specs`, each once, in order.
+    static func inputs(of specs: [SegmentSpec]) -> [String] {
+        var inputs: [String] = []
+        var seen = Set<String>()
+        for s in specs {
+            for p in [s.videoPath] + (s.audioPath.map { [$0] } ?? []) where seen.insert(p).inserted {
+                inputs.append(p)
+            }
+        }
+        return inputs
     }
-    return nil
 }
 
 extension AssemblyDestination {
     /// The mux session's destination: the file checked against every input
     /// and its temporary reserved.
-    func mux(options: AssemblyOptions, segments: [Segment]) throws(MediaError) -> MuxDestination {
+    func mux(options: AssemblyOptions, specs: [SegmentSpec]) throws(MediaError) -> MuxDestination {
         switch self {
         case .file(let path):
-            var inputs: [String] = []
-            for s in segments {
-                for p in [s.spec.videoPath] + (s.spec.audioPath.map { [$0] } ?? []) where !inputs.contains(p) {
-                    inputs.append(p)
-                }
-            }
-            return .staged(try StagedOutput(target: path, overwrite: options.overwrite, inputs: inputs))
+            return .staged(try StagedOutput(target: path, overwrite: options.overwrite, inputs: SegmentSpec.inputs(of: specs)))
         case .part(let staged):
             return .part(staged)
         case .memory(let limit):

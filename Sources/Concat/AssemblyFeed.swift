@@ -36,12 +36,13 @@ final class AssemblyClock {
 /// The packets of every segment of an assembly, one segment after another,
 /// each in output-time order across its readers (video, audio, the
 /// original audio, data), for the run loop: a `PacketFeed` like a single
-/// file's `PacketSource`. Between segments it places the next one on the
+/// file's `PacketSource`. Each segment is opened when its turn comes and let
+/// go once written (`Segments`). Between segments it places the next one on the
 /// timeline, ends the audio's segment and pads it; within one, it carries
 /// the cuts: audio limited at the video's end, video and data cut at the
 /// audio's end (`--end shortest`).
 struct AssemblyFeed: PacketFeed {
-    let segments: [Segment]
+    let segments: Segments
     let clock: AssemblyClock
     let session: MuxSession
     let verb: String
@@ -49,11 +50,10 @@ struct AssemblyFeed: PacketFeed {
     let videoTrack: Int?
     let audio: (any AudioTrackWriter)?
     let originalTrack: Int?
-    /// Each data track with every segment's matching reader.
-    let data: [(track: Int, readers: [StreamReader?])]
-    /// The video's writer, and the segments whose trimmed start it re-encodes.
+    /// Each data track with every segment's matching stream.
+    let data: [(track: Int, streams: [Int?])]
+    /// The video's writer (which re-encodes a segment's trimmed start).
     let video: SplicedVideoWriter?
-    let spliced: [Int: StretchCoding]
     /// Where each segment joins the one before (output seconds), as placed.
     private(set) var joints: [Double] = []
     /// The same, in output samples.
@@ -62,6 +62,8 @@ struct AssemblyFeed: PacketFeed {
     /// The state of the segment being written.
     private struct SegmentState {
         let placement: SegmentPlacement
+        /// The segment's reader for each data track, nil where it has none.
+        let data: [StreamReader?]
         var videoEnded: Bool
         var audioEnded: Bool
         /// Video from this output time on is left out (`--end shortest`).
@@ -71,25 +73,25 @@ struct AssemblyFeed: PacketFeed {
     }
 
     mutating func readWhile(_ take: (borrowing Packet, Int) throws(MediaError) -> Bool) throws(MediaError) {
-        for k in segments.indices {
-            var state = try beginSegment(k)
-            while let (reader, track) = try next(segments[k], k, &state) {
+        for k in 0..<segments.count {
+            let seg = try segments.segment(k)
+            var state = try beginSegment(seg, k)
+            while let (reader, track) = try next(seg, k, &state) {
                 let more = try take(reader.packet, track)
                 reader.consume()
                 if !more { return }
             }
-            try endSegment(k, state)
+            try endSegment(seg, k, state)
         }
     }
 
-    private mutating func beginSegment(_ k: Int) throws(MediaError) -> SegmentState {
-        let seg = segments[k]
+    private mutating func beginSegment(_ seg: Segment, _ k: Int) throws(MediaError) -> SegmentState {
         let placement: SegmentPlacement
         if let layout = clock.layout { placement = layout.placements[k] } else { placement = try place(seg, index: k, in: &clock.plan, verb: verb) }
         clock.begin(placement, audioTimeBase: seg.audio?.stream.timeBase)
         if let v = seg.video, let videoTrack {
             try session.beginTimeline(track: videoTrack, stream: v.stream, shift: placement.videoShiftTimestamp)
-            if let coding = spliced[k] {
+            if let coding = try segments.coding(for: seg, index: k) {
                 video?.splicer = try Splicer(coding: coding, plan: SmartCutPlan(from: seg.shownStart, to: seg.splicedUntil),
                                              session: session, track: videoTrack)
             }
@@ -107,19 +109,19 @@ struct AssemblyFeed: PacketFeed {
             try session.beginTimeline(track: originalTrack, stream: o.stream,
                                       shift: placement.videoShift(in: o.stream.timeBase!))
         }
-        for (track, readers) in data {
+        let readers = data.map { seg.dataReader($0.streams[k]) }
+        for (d, (track, _)) in zip(readers, data) {
             // Data keeps its place against the video, as the original audio does.
-            if let d = readers[k] {
+            if let d {
                 try session.beginTimeline(track: track, stream: d.stream, shift: placement.videoShift(in: d.stream.timeBase!))
             }
         }
-        return SegmentState(placement: placement, videoEnded: seg.video == nil, audioEnded: seg.audio == nil,
-                            videoEnd: placement.joint)
+        return SegmentState(placement: placement, data: readers, videoEnded: seg.video == nil,
+                            audioEnded: seg.audio == nil, videoEnd: placement.joint)
     }
 
-    private func endSegment(_ k: Int, _ state: SegmentState) throws(MediaError) {
+    private func endSegment(_ seg: Segment, _ k: Int, _ state: SegmentState) throws(MediaError) {
         var state = state
-        let seg = segments[k]
         try video?.endSegment()
         let videoEnd = clock.layout?.videoEnds[k] ?? state.videoEnd
         if seg.audio != nil, let audio {
@@ -162,7 +164,7 @@ struct AssemblyFeed: PacketFeed {
                       !hasAudio || audioTime.map({ t <= $0 }) ?? true else { return nil }
                 return t
             }
-            if let (d, track, t) = try dueData(k, due) {
+            if let (d, track, t) = try dueData(state.data, due) {
                 // Past a cut video's end (`--end shortest`), the data goes no further.
                 if let cut = state.videoCut, t.value >= cut { d.consume(); continue }
                 return (d, track)
@@ -193,9 +195,9 @@ struct AssemblyFeed: PacketFeed {
         }
     }
 
-    private func dueData(_ k: Int, _ due: (StreamReader) throws(MediaError) -> Timestamp?) throws(MediaError) -> (StreamReader, Int, Timestamp)? {
-        for (track, readers) in data {
-            if let d = readers[k], let t = try due(d) { return (d, track, t) }
+    private func dueData(_ readers: [StreamReader?], _ due: (StreamReader) throws(MediaError) -> Timestamp?) throws(MediaError) -> (StreamReader, Int, Timestamp)? {
+        for (d, (track, _)) in zip(readers, data) {
+            if let d, let t = try due(d) { return (d, track, t) }
         }
         return nil
     }

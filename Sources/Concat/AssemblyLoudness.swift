@@ -19,10 +19,7 @@ func assembleWithLoudness(_ specs: [SegmentSpec], output outputPath: String, opt
         return try assemble(specs, to: .file(outputPath), options: options, verb: verb, open: .files,
                             cancellation: cancellation, progress: progress)
     }
-    var inputs: [String] = []
-    for s in specs {
-        for p in [s.videoPath] + (s.audioPath.map { [$0] } ?? []) where !inputs.contains(p) { inputs.append(p) }
-    }
+    let inputs = SegmentSpec.inputs(of: specs)
     var duration: Double?
     let written = try writeNormalized(
         output: outputPath, target: target, overwrite: options.overwrite, inputs: inputs, audioBitRate: options.audioBitRate,

@@ -9,7 +9,7 @@ import Sync
 /// an `AssemblyFeed`: segments one after another, each read in output-time
 /// order from its own readers.
 final class AssemblyRun {
-    private let segments: [Segment]
+    private let segments: Segments
     private let options: AssemblyOptions
     private let verb: String
     private let session: MuxSession
@@ -19,27 +19,25 @@ final class AssemblyRun {
     private let cancellation: Cancellation
     /// `nil` for audio alone.
     private let video: SplicedVideoWriter?
-    private let spliced: [Int: StretchCoding]
     private let audio: (any AudioTrackWriter)?
     private let original: CopyWriter?
-    /// The data tracks (the first segment's), each with the reader of every
+    /// The data tracks (the first segment's), each with the stream of every
     /// segment's matching track (`DataTrackKey`), nil where a segment has none.
-    private let data: [(writer: CopyWriter, readers: [StreamReader?])]
+    private let data: [(writer: CopyWriter, streams: [Int?])]
     private var report: AssemblyReport
     private let progress: ((AssemblyProgress) -> Void)?
     private let totalDuration: Double
 
-    /// `spliced`: the segments whose trimmed start is re-encoded, with their coding.
-    init(_ segments: [Segment], handling: AudioHandling?, container: Container, destination: MuxDestination,
-         options: AssemblyOptions, verb: String, layout: PlannedLayout?, spliced: [Int: StretchCoding] = [:],
+    init(_ segments: Segments, handling: AudioHandling?, container: Container, destination: MuxDestination,
+         options: AssemblyOptions, verb: String, layout: PlannedLayout?,
          cancellation: Cancellation, progress: ((AssemblyProgress) -> Void)?) throws(MediaError) {
-        let first = segments[0]
+        let first = segments.first
         self.segments = segments
         self.options = options
         self.verb = verb
         self.cancellation = cancellation
         self.progress = progress
-        totalDuration = segments.compactMap { $0.main.stream.duration?.seconds }.reduce(0, +)
+        totalDuration = segments.facts.compactMap(\.duration).reduce(0, +)
 
         var reencoder: AudioReencoder?
         if case .reencode(let settings, _)? = handling, let a = first.audio {
@@ -48,10 +46,9 @@ final class AssemblyRun {
             reencoder!.longestFillSeconds = options.longestFillSeconds
         }
         let sampleRate = reencoder?.encoder.sampleRate ?? first.audio?.stream.sampleRate ?? 0
-        self.spliced = spliced
         // Re-encoded starts: their parameter sets beside the source's in the codec record.
         var sources: [OutputStreamSource] = first.video.map { v in
-            [spliced.values.first.map { .spliced(v.stream, extradata: $0.record, tag: $0.tag) } ?? .copy(v.stream)]
+            [segments.coding.map { .spliced(v.stream, extradata: $0.record, tag: $0.tag) } ?? .copy(v.stream)]
         } ?? []
         let audioTrack = sources.count
         if let a = first.audio { sources.append(reencoder.map { .encoded($0.encoder) } ?? .copy(a.stream)) }
@@ -59,19 +56,19 @@ final class AssemblyRun {
         let originalTrack = sources.count
         if let o = first.original { sources.append(.copy(o.stream, isDefault: false)) }
         // Then the data tracks, each matched in every segment by its kind.
-        let firstData = sources.count
-        var dataWarnings = segments.flatMap(\.dataWarnings)
-        var matched: [[StreamReader?]] = first.data.map { _ in [] }
-        for (n, seg) in segments.enumerated() {
-            var unused = seg.data
-            for (j, d) in first.data.enumerated() {
+        let firstDataTrack = sources.count
+        var dataWarnings = segments.dataWarnings
+        let firstData = segments.facts[0].data
+        var matched: [[Int?]] = firstData.map { _ in [] }
+        for (n, facts) in segments.facts.enumerated() {
+            var unused = facts.data
+            for (j, d) in firstData.enumerated() {
                 // The cover art is the first segment's (the muxer takes one picture a track).
-                let k = d.stream.isAttachedPicture && n > 0 ? nil
-                    : unused.firstIndex { DataTrackKey($0.stream) == DataTrackKey(d.stream) }
-                matched[j].append(k.map { unused.remove(at: $0) })
+                let k = d.isAttachedPicture && n > 0 ? nil : unused.firstIndex { $0.key == d.key }
+                matched[j].append(k.map { unused.remove(at: $0).index })
             }
-            for r in unused where !r.stream.isAttachedPicture {
-                dataWarnings.append("\(seg.spec.name): stream #\(r.stream.index): data track \(r.stream.dataKind) is not kept (the first segment has no track like it)")
+            for d in unused where !d.isAttachedPicture {
+                dataWarnings.append("\(segments.specs[n].name): stream #\(d.index): data track \(d.kind) is not kept (the first segment has no track like it)")
             }
         }
         sources += first.data.map { .copy($0.stream) }
@@ -82,7 +79,7 @@ final class AssemblyRun {
         video = first.video == nil ? nil : SplicedVideoWriter(CopyWriter(track: 0, session: session))
         original = first.original == nil ? nil : CopyWriter(track: originalTrack, session: session)
         let session = session
-        data = matched.enumerated().map { (CopyWriter(track: firstData + $0, session: session), $1) }
+        data = matched.enumerated().map { (CopyWriter(track: firstDataTrack + $0, session: session), $1) }
         // Where the segments land, when the copied-audio scan placed them
         // (several segments): the run writes by it, cutting each segment's audio
         // at its video end from the start, exactly as the scan laid it out.
@@ -111,7 +108,7 @@ final class AssemblyRun {
     func run() throws(MediaError) -> AssemblyReport {
         var feed = AssemblyFeed(segments: segments, clock: clock, session: session, verb: verb,
                                 videoTrack: video?.track, audio: audio, originalTrack: original?.track,
-                                data: data.map { ($0.writer.track, $0.readers) }, video: video, spliced: spliced)
+                                data: data.map { ($0.writer.track, $0.streams) }, video: video)
         var writers: [any TrackWriter] = []
         if let video { writers.append(video) }
         if let audio { writers.append(PlacedAudioWriter(audio, clock: clock)) }
@@ -164,8 +161,8 @@ final class AssemblyRun {
         report.startSetAsideMilliseconds = plan.startSetAsideSamples.map { Double($0) * 1000 / Double(plan.sampleRate) }
         report.videoPackets = video == nil ? 0 : result.packets[0]
         report.videoFramesReencoded = video?.framesReencoded ?? 0
-        report.trimmedStartsReencoded = segments.filter(\.spliced).count
-        report.trimmedEndsReencoded = segments.filter { $0.splicedUntil != nil }.count
+        report.trimmedStartsReencoded = segments.spliced.count
+        report.trimmedEndsReencoded = segments.trimmedEnds.count
         report.corrections = [video?.track, audio?.track].compactMap { $0 }
             .reduce(TimelineCorrections()) { $0 + result.corrections[$1] }
         report.outputBytes = result.outputBytes
@@ -193,7 +190,7 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
                                      message: "the video stream has no packets")
         }
         var first = v.packet.timing
-        // A trimmed start re-encoded (`spliceCodings`): the first packet
+        // A trimmed start re-encoded (`spliceCoding`): the first packet
         // written is the first shown frame, decoded as far ahead of its
         // presentation as the keyframe's before it.
         if seg.spliced, let p = first.pts, let d = first.dts {
@@ -227,8 +224,8 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
 extension AssemblyPlan {
     /// The plan for these segments: on the first one's video time base, or
     /// in samples for audio alone.
-    init(_ segments: [Segment], sampleRate: Int32, end: EndPolicy?) {
-        if let v = segments[0].video {
+    init(_ segments: Segments, sampleRate: Int32, end: EndPolicy?) {
+        if let v = segments.first.video {
             self.init(videoTimeBase: v.stream.timeBase!, sampleRate: sampleRate, end: end, segments: segments.count)
         } else {
             self.init(audioOnlySampleRate: sampleRate)
@@ -246,15 +243,9 @@ func copyTolerance(_ stream: InputStream, options: AssemblyOptions) -> Int64 {
 
 extension AssemblyReport {
     /// The report before anything is written: inputs, codecs, how the audio goes.
-    init(_ segments: [Segment], handling: AudioHandling?, container: Container, output: String, sampleRate: Int32?) {
-        var inputs: [String] = []
-        for s in segments {
-            for p in [s.spec.videoPath] + (s.spec.audioPath.map { [$0] } ?? []) where !inputs.contains(p) {
-                inputs.append(p)
-            }
-        }
-        let first = segments[0]
-        self.init(inputs: inputs, output: output, container: container.name)
+    init(_ segments: Segments, handling: AudioHandling?, container: Container, output: String, sampleRate: Int32?) {
+        let first = segments.first
+        self.init(inputs: SegmentSpec.inputs(of: segments.specs), output: output, container: container.name)
         videoCodec = first.video?.stream.codecName
         switch handling {
         case .reencode(let settings, let reason)?:

@@ -34,10 +34,11 @@ struct PlannedLayout {
 /// by the run's own `place`. One segment needs only its audio packets: the
 /// cut at the video's end only drops packets, so what the run writes is laid
 /// out as here. Several segments also need each segment's video end, which
-/// moves the next joint (audio alone: its audio's end).
-func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: AssemblyOptions, verb: String,
+/// moves the next joint (audio alone: its audio's end). Each segment is
+/// opened in turn and let go once scanned.
+func scanCopiedAudio(_ segments: Segments, silence: SilentAudio, options: AssemblyOptions, verb: String,
                      open: InputOpener, cancellation: Cancellation) throws(MediaError) -> CopiedAudioScan {
-    let stream = segments[0].audio!.stream
+    let stream = segments.first.audio!.stream
     var plan = AssemblyPlan(segments, sampleRate: stream.sampleRate, end: options.end)
     var assembler = AudioAssembler(sampleRate: stream.sampleRate, frameSize: silence.quantum,
                                    toleranceSamples: copyTolerance(stream, options: options))
@@ -51,7 +52,8 @@ func scanCopiedAudio(_ segments: [Segment], silence: SilentAudio, options: Assem
     var lastWritten: [Int] = []
     // Whether silence was laid at the end of the segment before.
     var padded = false
-    for (k, seg) in segments.enumerated() {
+    for k in 0..<segments.count {
+        let seg = try segments.segment(k)
         runStarts.append([])
         jointPackets.append([])
         let placement = try place(seg, index: k, in: &plan, verb: verb)

@@ -192,7 +192,7 @@ struct Segment {
     /// read with its video; warnings for those it cannot hold.
     let data: [StreamReader]
     let dataWarnings: [String]
-    /// Its trimmed start is re-encoded (`spliceCodings`).
+    /// Its trimmed start is re-encoded (`spliceCoding`).
     var spliced = false
     /// Its last group is re-encoded up to this presentation time (its shown
     /// end, stream ticks), for frames it hides there are references
@@ -294,42 +294,43 @@ struct Segment {
     }
 }
 
-/// Segments must match where stream copy puts them into one track.
-func checkCompatible(_ segments: [Segment], container: Container) throws(MediaError) {
-    let first = segments[0]
-    // Audio the container cannot hold is re-encoded; video is always copied.
+/// The first segment's video must be one the container holds (audio it
+/// cannot hold is re-encoded; video is always copied).
+func checkVideoHeld(_ first: Segment, container: Container) throws(MediaError) {
     if let s = first.video?.stream, container.canHold(s) == false {
         throw MediaError.invalid("could not write", path: s.file.path, stream: s.index,
                                  message: "\(container.name) cannot hold video codec '\(s.codecName)'",
                                  hint: "choose a container that holds it (mov, mkv) or convert it with 'avtool transcode'")
     }
-    for seg in segments.dropFirst() {
-        func mismatch(_ s: InputStream, _ what: String, _ a: String, _ b: String) -> MediaError {
-            MediaError.invalid("could not concatenate", path: s.file.path, stream: s.index,
-                               message: "\(what) differs from the first segment's (\(b), not \(a))",
-                               hint: "segments must share codec parameters to be joined without re-encoding")
-        }
-        // Segments of audio alone are joined as such; audio alone and video do not mix.
-        guard let a = first.video?.stream, let b = seg.video?.stream else {
-            if let v = first.video?.stream ?? seg.video?.stream {
-                let alone = first.video == nil ? first.main.stream : seg.main.stream
-                throw MediaError.invalid("could not concatenate", path: alone.file.path, stream: alone.index,
-                                         message: "it has audio only but '\(v.file.path)' has video",
-                                         hint: "join files of audio alone, or files with video, in one concat")
-            }
-            try checkAudioCompatible(first, seg, mismatch)
-            continue
-        }
-        if a.codecName != b.codecName { throw mismatch(b, "video codec", a.codecName, b.codecName) }
-        if a.width != b.width || a.height != b.height {
-            throw mismatch(b, "video size", "\(a.width)x\(a.height)", "\(b.width)x\(b.height)")
-        }
-        if a.pixelFormat != b.pixelFormat { throw mismatch(b, "pixel format", a.pixelFormat ?? "?", b.pixelFormat ?? "?") }
-        if a.extradata != b.extradata {
-            throw mismatch(b, "video codec configuration (SPS/PPS)", "\(a.extradata.count) bytes", "\(b.extradata.count) bytes")
+}
+
+/// A later segment must match the first where stream copy puts them into one track.
+func checkCompatible(_ seg: Segment, with first: Segment) throws(MediaError) {
+    func mismatch(_ s: InputStream, _ what: String, _ a: String, _ b: String) -> MediaError {
+        MediaError.invalid("could not concatenate", path: s.file.path, stream: s.index,
+                           message: "\(what) differs from the first segment's (\(b), not \(a))",
+                           hint: "segments must share codec parameters to be joined without re-encoding")
+    }
+    // Segments of audio alone are joined as such; audio alone and video do not mix.
+    guard let a = first.video?.stream, let b = seg.video?.stream else {
+        if let v = first.video?.stream ?? seg.video?.stream {
+            let alone = first.video == nil ? first.main.stream : seg.main.stream
+            throw MediaError.invalid("could not concatenate", path: alone.file.path, stream: alone.index,
+                                     message: "it has audio only but '\(v.file.path)' has video",
+                                     hint: "join files of audio alone, or files with video, in one concat")
         }
         try checkAudioCompatible(first, seg, mismatch)
+        return
     }
+    if a.codecName != b.codecName { throw mismatch(b, "video codec", a.codecName, b.codecName) }
+    if a.width != b.width || a.height != b.height {
+        throw mismatch(b, "video size", "\(a.width)x\(a.height)", "\(b.width)x\(b.height)")
+    }
+    if a.pixelFormat != b.pixelFormat { throw mismatch(b, "pixel format", a.pixelFormat ?? "?", b.pixelFormat ?? "?") }
+    if a.extradata != b.extradata {
+        throw mismatch(b, "video codec configuration (SPS/PPS)", "\(a.extradata.count) bytes", "\(b.extradata.count) bytes")
+    }
+    try checkAudioCompatible(first, seg, mismatch)
 }
 
 /// A later segment's audio against the first's: both or neither, of one
@@ -355,45 +356,38 @@ private func checkAudioCompatible(_ first: Segment, _ seg: Segment,
 
 /// A segment whose video edit list starts after the keyframe its first
 /// shown frame needs (a trim made in Photos, or by `ffmpeg -ss … -c copy`)
-/// begins with frames it decodes but does not show (flagged
-/// discard). An MP4/MOV output hides them at its start (its edit list starts
-/// the track at the first shown frame); in the middle of an output, or in a
-/// container without edit lists, they would be shown again, the trim undone.
-/// There the segment starts as `cut --mode exact` starts a part: the frames
-/// from its first shown one to the next clean start are decoded from the
-/// keyframe and encoded again, the rest copied (`Splicer`). Likewise a
-/// segment followed by another whose edit list ends before frames that its
-/// shown ones are decoded from (a trim's end inside a group of B-frames):
-/// it ends as a part ends, its last group re-encoded up to its shown end.
-/// The coding of each such segment, whose codec record must be the output's;
-/// the segments are marked (`spliced`, `splicedUntil`).
-func spliceCodings(_ segments: inout [Segment], container: Container, verb: String, open: InputOpener,
-                   cancellation: Cancellation) throws(MediaError) -> [Int: StretchCoding] {
-    var codings: [Int: StretchCoding] = [:]
-    for k in segments.indices {
-        guard let v = segments[k].video else { continue }
-        let s = v.stream
-        let head = try v.peek() && v.packet.isDiscard && v.packet.isKeyframe && (k > 0 || !container.isISOBMFF)
-        var tail = false
-        if k < segments.count - 1 { tail = try hidesReferencedTail(segments[k], open: open, cancellation: cancellation) }
-        guard head || tail else { continue }
-        let why: String
-        if head {
-            let place = k > 0 ? "after the first segment" : "in \(container.name), which has no edit lists,"
-            why = "its edit list starts after a keyframe (a trim) and \(place) the frames before the trim would be shown again"
-        } else {
-            why = "its edit list ends before frames its shown ones are decoded from (a trim), which at the joint would be shown"
-        }
-        let coding = try StretchCoding(stream: s, container: container, operation: "could not \(verb)", otherwise: why)
-        if let other = codings.values.first, other.record != coding.record || other.tag != coding.tag {
-            throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,
-                                     message: "its trimmed \(head ? "start" : "end") cannot be re-encoded with the same codec record as another segment's")
-        }
-        codings[k] = coding
-        segments[k].spliced = head
-        if tail { segments[k].splicedUntil = segments[k].shownEnd }
+/// begins with frames it decodes but does not show (flagged discard). An
+/// MP4/MOV output hides them at its start (its edit list starts the track
+/// at the first shown frame); in the middle of an output, or in a container
+/// without edit lists, they would be shown again, the trim undone. There the
+/// segment starts as `cut --mode exact` starts a part: the frames from its
+/// first shown one to the next clean start are decoded from the keyframe
+/// and encoded again, the rest copied (`Splicer`). Likewise a segment that
+/// another follows, whose edit list ends before frames its shown ones are
+/// decoded from (a trim's end inside a group of B-frames, `tail`): it ends
+/// as a part ends, its last group re-encoded up to its shown end. The
+/// coding of segment `k`'s trimmed start (`head`, `showsTrimmedStart`) or
+/// end, nil where it has neither (`Segments` holds every such segment to
+/// one codec record, the output's).
+func spliceCoding(_ seg: Segment, index k: Int, head: Bool, tail: Bool, container: Container,
+                  verb: String) throws(MediaError) -> StretchCoding? {
+    guard let v = seg.video, head || tail else { return nil }
+    let why: String
+    if head {
+        let place = k > 0 ? "after the first segment" : "in \(container.name), which has no edit lists,"
+        why = "its edit list starts after a keyframe (a trim) and \(place) the frames before the trim would be shown again"
+    } else {
+        why = "its edit list ends before frames its shown ones are decoded from (a trim), which at the joint would be shown"
     }
-    return codings
+    return try StretchCoding(stream: v.stream, container: container, operation: "could not \(verb)", otherwise: why)
+}
+
+/// Whether segment `k` starts with frames its edit list hides (flagged
+/// discard, from a keyframe) where the output would show them: after the
+/// first segment, or in a container without edit lists.
+func showsTrimmedStart(_ seg: Segment, index k: Int, container: Container) throws(MediaError) -> Bool {
+    guard let v = seg.video, k > 0 || !container.isISOBMFF else { return false }
+    return try v.peek() && v.packet.isDiscard && v.packet.isKeyframe
 }
 
 extension Segment {

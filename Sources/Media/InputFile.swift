@@ -12,7 +12,7 @@ public final class InputFile {
     private let cancellation: Cancellation
     /// What `path` was when opened (regular files only), to notice a file
     /// truncated, rewritten or replaced while it is being read.
-    private let identity: FileIdentity?
+    public let identity: FileIdentity?
     /// The bytes of an input opened from memory; closed after the context.
     let memory: MemoryInput?
     /// A file read through a custom I/O context (`HollowFileInput`), kept open with it.
@@ -27,19 +27,30 @@ public final class InputFile {
     /// `sameAs`, an earlier opening of the same path in the same run: the
     /// file must still be the one that opening read (a change since is an
     /// error, now or when it shows while reading).
+    public convenience init(path: String, cancellation: Cancellation = .shared, packetsOnly: Bool = false,
+                            format: String? = nil, sameAs earlier: InputFile? = nil) throws(MediaError) {
+        try self.init(path: path, cancellation: cancellation, packetsOnly: packetsOnly, format: format,
+                      expecting: earlier?.identity)
+    }
+
+    /// Opens `path` as above, where an earlier opening, since closed, found
+    /// the regular file `expected` (its `identity`; `nil`: none to compare):
+    /// the file is checked against it without the earlier opening held.
     public init(path: String, cancellation: Cancellation = .shared, packetsOnly: Bool = false,
-                format: String? = nil, sameAs earlier: InputFile? = nil) throws(MediaError) {
+                format: String? = nil, expecting expected: FileIdentity?) throws(MediaError) {
         self.path = path
         self.cancellation = cancellation
         memory = nil
         customIO = nil
         let now = try Self.checkReadable(path)
-        identity = earlier?.identity ?? now
+        identity = expected ?? now
+        // A file changed since is not opened at all (its index was checked as it was).
+        if let expected, let changed = FileIdentity.changedError(path: path, since: expected) { throw changed }
         // A crafted or broken MP4/MOV index is refused before libavformat trusts it.
-        if now != nil, earlier == nil, let damage = Self.indexDamageError(path) { throw damage }
+        if now != nil, expected == nil, let damage = Self.indexDamageError(path) { throw damage }
         context = try Self.open(url: path, io: nil, name: path, probe: !packetsOnly, format: format,
                                 cancellation: cancellation)
-        if earlier != nil, let changed = changedError() { throw changed }
+        if expected != nil, let changed = changedError() { throw changed }
     }
 
     /// Opens and probes bytes in memory (a custom `AVIOContext`); `name`

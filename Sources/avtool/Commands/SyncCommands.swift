@@ -156,7 +156,8 @@ struct ConcatCommand: WritingVerb {
             once (the report says so). Files of audio alone (voice memos, podcast segments, \
             audiobook chapters: .m4a, .mka, .webm, .mp3, .wav, ...) are joined each at the sample \
             where the one before ends, every packet copied; they must share audio codec, rate and \
-            channel count.
+            channel count. Segments are opened one at a time, so thousands can be joined (a few \
+            files are open at once, whatever their number).
             """
     )
 
