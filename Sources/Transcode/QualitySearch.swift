@@ -80,7 +80,7 @@ private func searchQuality(_ chunks: ChunkPlan, only: Int? = nil, stream: Media.
                            video: (settings: VideoEncoderSettings, toneMap: ToneMapSettings?), target: QualityTarget,
                            cancellation: Cancellation,
                            progress: ((TranscodeProgress) -> Void)?) throws(MediaError) -> QualityReport {
-    let times = try PresentationTimes(of: stream, cancellation: cancellation)
+    let times = try PresentationTimes(of: stream, sizes: true, cancellation: cancellation)
     guard let start = times.start, let end = times.end, let tb = stream.timeBase else {
         throw MediaError.invalid("could not transcode", path: stream.file.path, stream: stream.index,
                                  message: "the video stream has no packets")
@@ -88,7 +88,7 @@ private func searchQuality(_ chunks: ChunkPlan, only: Int? = nil, stream: Media.
     var reports: [QualityReport] = []
     for chunk in chunks.chunks where only == nil || only == chunk.number {
         let (lo, hi) = (chunk.lower ?? start, chunk.upper ?? end)
-        let samples = QualitySamples(start: lo, end: hi, timeBase: tb, lower: chunk.lower, upper: chunk.upper)
+        let samples = QualitySamples(start: lo, end: hi, timeBase: tb, lower: chunk.lower, upper: chunk.upper, frames: times.frames)
         let search = QualitySearch(stream: stream, settings: video.settings, toneMap: video.toneMap, target: target,
                                    samples: samples, start: lo, end: hi, cancellation: cancellation)
         let label = chunks.count > 1 ? "quality search, chunk \(chunk.number)/\(chunks.count)" : "quality search"
