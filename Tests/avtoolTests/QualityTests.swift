@@ -99,7 +99,7 @@ struct QualityTests {
         #expect(min(first, second) >= 0.95 - 0.001 && max(first, second) <= 0.95 + 0.004, "halves \(first), \(second)")
     }
 
-    @Test("a rerun with another target reuses the cached sample encodes; a target no CRF reaches is refused with exit 1, before any output, naming the best")
+    @Test("a rerun with another target reuses the cached sample encodes; a target no CRF reaches (above the ceiling, below the floor) is refused with exit 1, before any output, naming the best")
     func cacheAndUnreachable() throws {
         let scratch = try Scratch()
         let input = try Fixtures.wild("ipad2_ios5_h264_rot180.mov"), out = scratch.path("out.mov")
@@ -119,6 +119,13 @@ struct QualityTests {
         #expect(refused.status == 1, "\(refused)")
         #expect(refused.stderr.contains("cannot be reached with a CRF of 30 or more: the best the weakest sample reaches is 0.9"),
                 "\(refused.stderr)")
+        #expect(!fileExists(out))
+        // Below the floor: even the highest CRF allowed gives more; refused naming the lowest reached, one probe made.
+        let floor = try avtool(args + ["--quality", "0.9", "--max-crf", "20"], cache: scratch)
+        #expect(floor.status == 1, "\(floor)")
+        #expect(floor.stderr.contains("SSIM 0.9 is below what a CRF of 20 gives: the lowest the weakest sample reaches is 0.9"),
+                "\(floor.stderr)")
+        #expect(floor.stderr.contains("ask for --quality 0.9") && floor.stderr.contains("or more, or raise --max-crf"), "\(floor.stderr)")
         #expect(!fileExists(out))
         #expect(scratch.contents.filter { $0 != "cache" }.isEmpty, "\(scratch.contents)")
     }
