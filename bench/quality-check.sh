@@ -22,7 +22,10 @@
 # the whole file's `All:`, and the lowest mean of the per-frame `All:` values over
 # every 2-second window of presentation times (the whole clip when it is shorter).
 # Prints a table, then one JSON line (last). Exit status 1 when a file misses.
-# About 5 minutes at --preset ultrafast, 20–30 at medium on a 2-core machine.
+# Time: the searches of the files sampled whole (under 12 s) encode each file 4-6 times;
+# at --preset ultrafast the nine took about 35 minutes on a 2-core machine shared with
+# three builds (load ~17), the HDR and action-camera clips the longest; a quiet machine
+# should take a fraction of that, --preset medium several times as long.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
