@@ -50,7 +50,7 @@ Tests/Fixtures/devices/dolby_sparks_dv8_hvc1_360p.mp4:hdr-pq
 Tests/Fixtures/wild/chrome_mediarecorder_vp8_video_only.webm:browser-webm
 Tests/Fixtures/wild/telegram_videonote_2017_irregular_aac.mp4:messaging-app"
 
-usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --avtool) AVTOOL="$2"; shift 2 ;;
