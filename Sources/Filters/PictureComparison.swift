@@ -68,13 +68,19 @@ public final class PictureComparison {
         Self.score(of: perPicture[range], metric: metric, peak: peak)
     }
 
-    /// The lowest score of `length` pictures in a row (half-overlapping
-    /// runs, the last ending with the last picture; the whole when there are fewer).
-    public static func weakestRun(of values: [Double], length: Int, metric: QualityMetric, peak: Double) -> Double {
+    /// The scores of `length` pictures in a row: half-overlapping runs, the
+    /// last ending with the last picture; the whole when there are no more
+    /// than `length` (none without pictures).
+    public static func runs(of values: [Double], length: Int, metric: QualityMetric, peak: Double) -> [Double] {
         let n = values.count
-        guard n > length, length > 0 else { return score(of: values[...], metric: metric, peak: peak) }
+        guard n > length, length > 0 else { return n == 0 ? [] : [score(of: values[...], metric: metric, peak: peak)] }
         let starts = Array(stride(from: 0, to: n - length, by: max(1, length / 2))) + [n - length]
-        return starts.map { score(of: values[$0..<($0 + length)], metric: metric, peak: peak) }.min()!
+        return starts.map { score(of: values[$0..<($0 + length)], metric: metric, peak: peak) }
+    }
+
+    /// The lowest score of `length` pictures in a row (`runs`; NaN without pictures).
+    public static func weakestRun(of values: [Double], length: Int, metric: QualityMetric, peak: Double) -> Double {
+        runs(of: values, length: length, metric: metric, peak: peak).min() ?? .nan
     }
 
     /// The score of pictures' per-picture values (SSIM, or mean squared errors for PSNR).

@@ -17,7 +17,8 @@ public struct CRFSearch: Sendable {
     /// One CRF's sample encodes, measured.
     public struct Probe: Sendable, Codable, Equatable {
         public var crf: Double
-        /// Each sample's score (SSIM, or PSNR in dB), in the samples' order.
+        /// Each 2-second run's score (SSIM, or PSNR in dB), in the samples'
+        /// order: one for a 2-second sample, several for a longer one.
         public var scores: [Double]
         /// The samples' encoded bytes, all together.
         public var bytes: Int64

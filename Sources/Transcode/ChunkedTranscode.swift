@@ -90,8 +90,7 @@ public func transcode(input inputPath: String, output outputPath: String, chunks
                                     }
                                 })
     report.quality = quality
-    let fps = stream.averageFrameRate.map { Double($0.numerator) / Double($0.denominator) } ?? 30
-    if let m = measures?.whole(count: manifest.plan.count, length: Int(wholeClamped(2 * fps, to: 1...100_000))) {
+    if let m = measures?.whole(count: manifest.plan.count, length: QualityMeter.windowPictures(of: stream)) {
         report.quality?.measured = m.score.isNaN ? nil : m.score
         report.quality?.measuredWeakestWindow = m.weakest.isNaN ? nil : m.weakest
     } else if measures != nil {

@@ -80,7 +80,7 @@ private func searchQuality(_ chunks: ChunkPlan, only: Int? = nil, stream: Media.
                            video: (settings: VideoEncoderSettings, toneMap: ToneMapSettings?), target: QualityTarget,
                            cancellation: Cancellation,
                            progress: ((TranscodeProgress) -> Void)?) throws(MediaError) -> QualityReport {
-    let times = try PresentationTimes(of: stream, cancellation: cancellation)
+    let times = try PresentationTimes(of: stream, sizes: true, cancellation: cancellation)
     guard let start = times.start, let end = times.end, let tb = stream.timeBase else {
         throw MediaError.invalid("could not transcode", path: stream.file.path, stream: stream.index,
                                  message: "the video stream has no packets")
@@ -88,7 +88,7 @@ private func searchQuality(_ chunks: ChunkPlan, only: Int? = nil, stream: Media.
     var reports: [QualityReport] = []
     for chunk in chunks.chunks where only == nil || only == chunk.number {
         let (lo, hi) = (chunk.lower ?? start, chunk.upper ?? end)
-        let samples = QualitySamples(start: lo, end: hi, timeBase: tb, lower: chunk.lower, upper: chunk.upper)
+        let samples = QualitySamples(start: lo, end: hi, timeBase: tb, lower: chunk.lower, upper: chunk.upper, frames: times.frames)
         let search = QualitySearch(stream: stream, settings: video.settings, toneMap: video.toneMap, target: target,
                                    samples: samples, start: lo, end: hi, cancellation: cancellation)
         let label = chunks.count > 1 ? "quality search, chunk \(chunk.number)/\(chunks.count)" : "quality search"
@@ -171,9 +171,9 @@ struct QualitySearch {
         let began = ContinuousClock.now
         var scores: [Double] = [], bytes: Int64 = 0
         for w in samples.windows {
-            let (score, b) = try measure(w, crf: crf)
+            let (runs, b) = try measure(w, crf: crf)
             // A stretch without a picture (a gap in a sparse stream) has no score.
-            if !score.isNaN { scores.append(score) }
+            scores += runs.filter { !$0.isNaN }
             bytes += b
         }
         if scores.isEmpty {
@@ -186,8 +186,11 @@ struct QualitySearch {
     /// One sample encoded at `crf` by the transcode's own encoder setup
     /// (`VideoReencoder`: the same settings, tone mapping and conversion),
     /// its packets decoded again and each picture measured against the one
-    /// the encoder was given. Its score and encoded bytes.
-    private func measure(_ window: ChunkPlan.Chunk, crf: Double) throws(MediaError) -> (Double, Int64) {
+    /// the encoder was given. The scores of its 2-second runs (one for a
+    /// 2-second sample; a short file's or chunk's whole sample is held to
+    /// its weakest 2 seconds as a long file is to its weakest sample), and
+    /// its encoded bytes.
+    private func measure(_ window: ChunkPlan.Chunk, crf: Double) throws(MediaError) -> ([Double], Int64) {
         let input = try InputFile(path: stream.file.path, cancellation: cancellation, sameAs: stream.file)
         let s = input.streams[stream.index]
         input.discardAll(except: [s.index])
@@ -206,7 +209,9 @@ struct QualitySearch {
             return !video.isPastWindow
         }
         try video.finish(emit: emit)
-        return (try meter.finish(), bytes)
+        _ = try meter.finish()
+        let seconds = Timestamp((window.upper ?? end) - (window.lower ?? start), stream.timeBase!).seconds
+        return (meter.runs(over: seconds), bytes)
     }
 
     private func unreachable(best: Double, crf: Double, tooHigh: Bool) -> MediaError {
@@ -225,7 +230,7 @@ struct QualitySearch {
     /// The cache's key: the input (its identity on disk), the stream, the
     /// encoder's settings but the CRF, the tone mapping, the metric and the samples.
     private var cacheKey: String {
-        var parts = ["v1", QualityCache.identity(of: stream.file.path) ?? stream.file.path, "stream=\(stream.index)",
+        var parts = ["v2", QualityCache.identity(of: stream.file.path) ?? stream.file.path, "stream=\(stream.index)",
                      settingsLine(settings.encoding(crf: nil)), "metric=\(target.metric.rawValue)"]
         if let t = toneMap { parts.append("tone-map=\(t.toneMap.rawValue):\(t.pixelFormat)") }
         parts += samples.windows.map { "sample=\($0.lower.map(String.init) ?? "-")..\($0.upper.map(String.init) ?? "-")" }
@@ -282,6 +287,22 @@ final class QualityMeter {
     /// The lowest score of `length` pictures in a row (the whole when there are fewer).
     func weakestRun(of length: Int) -> Double {
         PictureComparison.weakestRun(of: comparison.perPicture, length: length, metric: comparison.metric, peak: comparison.peak)
+    }
+
+    /// Pictures in the 2 seconds (`QualitySamples.defaultLength`) whose weakest
+    /// run `--verify-quality` reports, at `stream`'s average frame rate (30 without one).
+    static func windowPictures(of stream: Media.InputStream) -> Int {
+        let fps = stream.averageFrameRate.map { Double($0.numerator) / Double($0.denominator) } ?? 30
+        return Int(wholeClamped(QualitySamples.defaultLength * fps, to: 1...100_000))
+    }
+
+    /// The scores of the 2-second runs (`QualitySamples.defaultLength`) of
+    /// the pictures measured, shown over `seconds` (after `finish`).
+    func runs(over seconds: Double) -> [Double] {
+        let pictures = comparison.perPicture.count
+        let length = seconds > 0 ? Int((Double(pictures) * QualitySamples.defaultLength / seconds).rounded()) : pictures
+        return PictureComparison.runs(of: comparison.perPicture, length: max(length, 1), metric: comparison.metric,
+                                      peak: comparison.peak)
     }
 }
 

@@ -121,8 +121,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
     try runTracks(&source, into: writers, cancellation: cancellation)
     // The measure ends (the encoder is flushed) before the output is committed.
     let measured = try meter?.finish()
-    let fps = plan.video.averageFrameRate.map { Double($0.numerator) / Double($0.denominator) } ?? 30
-    let window = meter?.weakestRun(of: Int(wholeClamped(2 * fps, to: 1...100_000)))
+    let window = meter?.weakestRun(of: QualityMeter.windowPictures(of: plan.video))
     let result = try session.finish()
     var report = plan.report(input: input, output: outputPath, video: video, audio: audio, result: result)
     report.salvage = source.salvage

@@ -112,6 +112,25 @@ struct QualitySamplesTests {
         #expect(t.windows.map(\.lower) == lowers)
     }
 
+    @Test("the stretch the source spent the most bytes on (a scene change at 40.5 s) takes the place of the even stretch nearest it")
+    func hardest() {
+        // A minute at 25 fps, 1000 bytes a frame, but 40 000 from 40.5 s to 42 s.
+        let frames = (0..<1500).map { i in
+            QualitySamples.Frame(pts: Int64(i) * 40, bytes: (40_500..<42_000).contains(i * 40) ? 40_000 : 1_000)
+        }
+        let s = QualitySamples(start: 0, end: 60_000, timeBase: ms, frames: frames.reversed())
+        // The first 2 s holding all of the burst start at 40 s; the even stretch at 49 s moved there.
+        #expect(s.windows.map(\.lower) == [9_000, 29_000, 40_000])
+        #expect(s.windows.map(\.upper) == [11_000, 31_000, 42_000])
+        #expect(s.windows.map(\.number) == [1, 2, 3])
+        // Even bytes everywhere: the first stretch of the most (any) is at the start, nearest the first even one.
+        let flat = QualitySamples(start: 0, end: 60_000, timeBase: ms, frames: frames.map { .init(pts: $0.pts, bytes: 1) })
+        #expect(flat.windows.map(\.lower) == [0, 29_000, 49_000])
+        // A burst in the last 2 s: a stretch that would run past the end is not taken.
+        let late = (0..<1500).map { i in QualitySamples.Frame(pts: Int64(i) * 40, bytes: i >= 1490 ? 90_000 : 1_000) }
+        #expect(QualitySamples(start: 0, end: 60_000, timeBase: ms, frames: late).windows.map(\.lower) == [9_000, 29_000, 58_000])
+    }
+
     @Test("a range not much longer than the samples is one window: all of it, a chunk's bounds kept")
     func short() {
         let whole = QualitySamples(start: 0, end: 12_000, timeBase: ms)

@@ -21,11 +21,14 @@ struct QualityTests {
 
     /// ffmpeg's whole-file score of `output`'s video against `source`'s
     /// (`All:` of ssim, `average:` of psnr), and each picture's ("All:" or
-    /// "psnr_avg:" of its stats file).
-    func ffmpegScore(_ filter: String, _ output: String, _ source: String, in scratch: Scratch) throws -> (Double, [Double]) {
+    /// "psnr_avg:" of its stats file). `scale`: the source scaled first
+    /// (ffmpeg's `scale` filter, e.g. `320:-2`), as `--size` scales it.
+    func ffmpegScore(_ filter: String, _ output: String, _ source: String, scale: String? = nil,
+                     in scratch: Scratch) throws -> (Double, [Double]) {
         let stats = scratch.path("\(filter)-\(UUID().uuidString).log")
+        let graph = scale.map { "[1:v]scale=\($0)[s];[0:v][s]" } ?? "[0:v][1:v]"
         let r = try Tool.run("ffmpeg", ["-nostdin", "-i", output, "-i", source, "-lavfi",
-                                        "[0:v][1:v]\(filter)=stats_file=\(stats)", "-f", "null", "-"])
+                                        "\(graph)\(filter)=stats_file=\(stats)", "-f", "null", "-"])
         try #require(r.status == 0, "\(r)")
         let key = filter == "ssim" ? "All:" : "average:"
         let line = try #require(r.stderr.split(separator: "\n").last { $0.contains("Parsed_\(filter)") && $0.contains(key) })
@@ -66,6 +69,30 @@ struct QualityTests {
         #expect(abs(measured - psnr) <= 0.01, "measured \(measured), ffmpeg \(psnr)")
     }
 
+    @Test("a screen recording whose first second is its hardest (the recorder starting: 30 KB frames among 400-byte ones): a sample is placed there and holds ffmpeg's weakest 2 s of the output to the target")
+    func hardestStretch() throws {
+        let scratch = try Scratch()
+        // The first 14 s (packets copied): long enough for three 2 s samples rather than one whole one.
+        let input = scratch.path("screen.mkv"), out = scratch.path("out.mp4")
+        let cut = try Tool.run(Tool.avtool, ["cut", try Fixtures.wild("chrome_mediarecorder_h264_annexb_1080p.mkv"), input,
+                                             "--duration", "14", "-q"])
+        try #require(cut.status == 0, "\(cut)")
+        // 320 pixels wide keeps the encodes cheap; ffmpeg's scale filter makes the same pictures to compare with.
+        let report = try json(try avtool(["transcode", input, out, "--json", "--preset", "ultrafast", "--size", "320x-1",
+                                          "--quality", "0.985"], cache: scratch))
+        let q = try #require(report["quality"] as? [String: Any])
+        let starts = (q["samples"] as? [[String: Any]] ?? []).compactMap { $0["start_seconds"] as? Double }
+        #expect(starts.count == 3 && starts.contains(0), "\(starts)")
+        let (whole, frames) = try ffmpegScore("ssim", out, input, scale: "320:-2", in: scratch)
+        // The 2 s from the start (its frames by ffprobe) are the weakest; before, the even samples (1.3, 6, 10.7 s) missed them.
+        let times = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time",
+                                             "-of", "csv=p=0", out]).stdout.split(separator: "\n").compactMap { Double($0) }
+        try #require(times.count == frames.count, "\(times.count) times, \(frames.count) scores")
+        let head = zip(times, frames).filter { $0.0 < 2 }.map(\.1)
+        let weakest = head.reduce(0, +) / Double(head.count)
+        #expect(weakest >= 0.985 - 0.003, "first 2 s \(weakest), whole \(whole) at CRF \(q["crf"] ?? "?")")
+    }
+
     /// 160x120, 2 s at 25 fps, keyframes every second: 1 s of one still
     /// picture, then 1 s of moving, noisy pictures.
     func halves(in scratch: Scratch) throws -> String {
@@ -99,7 +126,7 @@ struct QualityTests {
         #expect(min(first, second) >= 0.95 - 0.001 && max(first, second) <= 0.95 + 0.004, "halves \(first), \(second)")
     }
 
-    @Test("a rerun with another target reuses the cached sample encodes; a target no CRF reaches is refused with exit 1, before any output, naming the best")
+    @Test("a rerun with another target reuses the cached sample encodes; a target no CRF reaches (above the ceiling, below the floor) is refused with exit 1, before any output, naming the best")
     func cacheAndUnreachable() throws {
         let scratch = try Scratch()
         let input = try Fixtures.wild("ipad2_ios5_h264_rot180.mov"), out = scratch.path("out.mov")
@@ -119,6 +146,13 @@ struct QualityTests {
         #expect(refused.status == 1, "\(refused)")
         #expect(refused.stderr.contains("cannot be reached with a CRF of 30 or more: the best the weakest sample reaches is 0.9"),
                 "\(refused.stderr)")
+        #expect(!fileExists(out))
+        // Below the floor: even the highest CRF allowed gives more; refused naming the lowest reached, one probe made.
+        let floor = try avtool(args + ["--quality", "0.9", "--max-crf", "20"], cache: scratch)
+        #expect(floor.status == 1, "\(floor)")
+        #expect(floor.stderr.contains("SSIM 0.9 is below what a CRF of 20 gives: the lowest the weakest sample reaches is 0.9"),
+                "\(floor.stderr)")
+        #expect(floor.stderr.contains("ask for --quality 0.9") && floor.stderr.contains("or more, or raise --max-crf"), "\(floor.stderr)")
         #expect(!fileExists(out))
         #expect(scratch.contents.filter { $0 != "cache" }.isEmpty, "\(scratch.contents)")
     }

@@ -50,7 +50,8 @@ struct TranscodeCommand: WritingVerb {
 
             Quality: --quality 0.985 (or archive = SSIM 0.99, high = 0.985, share = 0.97; with \
             --quality-metric psnr: 45, 42, 38 dB) finds the CRF instead of taking one: three \
-            2-second samples spread through the file (all of a file under 12 s) are encoded with the \
+            2-second samples spread through the file, one moved onto the stretch the source spent \
+            the most bytes on (all of a file under 12 s, held to its weakest 2 seconds), are encoded with the \
             same preset, tune, size, bit depth and HDR handling as the real encode, decoded, and \
             measured against the pictures the encoder was given by libavfilter's ssim (or psnr) \
             filter; the CRF is interpolated between sample encodes until the WEAKEST sample meets \
