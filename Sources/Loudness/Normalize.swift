@@ -329,9 +329,33 @@ private func writeNormalized(input inputPath: String, output: StagedOutput, repo
         { progress(LoudnessProgress(position: session.position, duration: duration)) }
     })
     let result = try session.finish()
+    try hidePriming(output, container: container, session: session, kept: plan.kept, audio: audio)
     let outputIndex = Dictionary(uniqueKeysWithValues: plan.kept.enumerated().map { ($1.index, $0) })
     let reductions = audio.compactMapValues { ($0.stage as? PeakLimiter)?.reduction }
     return (plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex, result.elapsed.seconds, reductions)
+}
+
+/// The encoders' priming hidden by the MP4/MOV output's edit lists where
+/// the muxer left some of it shown: when the decoder dropped samples at the
+/// input's start by itself (libavcodec drops libfaac's 1024-sample delay,
+/// which the container does not mark: a 2005 KDDI phone's 3G2), the
+/// re-encoded audio starts that much in and the encoder's priming lies
+/// after the track's zero, where it would be played and decoded: the
+/// output would decode to 1024 samples more than the input. The empty edit
+/// before the audio grows by what is hidden, so every sample keeps its time.
+private func hidePriming(_ output: StagedOutput, container: Container, session: MuxSession, kept: [InputStream],
+                         audio: [Int: AudioReencoder]) throws(MediaError) {
+    guard container.isISOBMFF else { return }
+    let priming = kept.enumerated().compactMap { j, s -> IndexCompletion.Priming? in
+        guard let e = audio[s.index]?.encoder, e.initialPadding > 0, let t = session.muxerTrack(j) else { return nil }
+        return IndexCompletion.Priming(track: t, samples: Int64(e.initialPadding), sampleRate: e.sampleRate)
+    }
+    guard !priming.isEmpty else { return }
+    do {
+        try IndexCompletion.complete(path: output.temporary, entries: [], carried: [], priming: priming, faststart: true)
+    } catch {
+        throw MediaError.invalid("could not write", path: output.target, message: "could not complete its index: \(error.description)")
+    }
 }
 
 /// Where an audio stream's presentation ends, in samples from its time

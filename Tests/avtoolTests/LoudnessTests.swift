@@ -386,4 +386,37 @@ struct LoudnessEncoderTests {
         #expect(batch.status != 0, "\(batch)")
         #expect(batch.stderr.contains("'--audio' 5: the file has no stream #5"), "\(batch.stderr)")
     }
+
+    /// Decoded frames of a file's first audio stream: how many samples, and
+    /// when the first frame is presented (s), as `ffprobe -show_frames` reads them.
+    static func frames(_ path: String) throws -> (samples: Int, first: Double?) {
+        let r = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_frames",
+                                         "-show_entries", "frame=pts_time,nb_samples", "-of", "csv=p=0", path])
+        try #require(r.status == 0, "\(r)")
+        let rows = r.stdout.split(separator: "\n").map { $0.split(separator: ",") }
+        return (rows.compactMap { $0.count == 2 ? Int($0[1]) : nil }.reduce(0, +), rows.first.flatMap { Double($0[0]) })
+    }
+
+    /// A KDDI phone's 3G2 (2005): its AAC's first frame is libfaac's
+    /// 1024-sample delay, which libavcodec's decoder drops by itself (the
+    /// encoder's name in the first frame; the container marks nothing), so
+    /// the audio decodes from 1024 samples in. After a gain alone, the
+    /// output's encoder priming lay after the track's zero and was decoded
+    /// too: 360,448 samples for the input's 359,424. Now its edit list hides
+    /// it (an empty edit of 1024 samples, media from 1024): the same count,
+    /// the first sample at the same time.
+    @Test func aDecoderDroppedDelayIsNotReplacedByPriming() throws {
+        let input = try Fixtures.wild("kddi_3g2_aac_2005.3g2")
+        let scratch = try Scratch()
+        let out = scratch.path("out.3g2")
+        let r = try Tool.avtool("loudness", input, out, "--target", "-30", "--json")
+        try #require(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("\"mode\" : \"linear\""), "\(r.stdout)")
+        let before = try Self.frames(input), after = try Self.frames(out)
+        #expect(before.samples == 359_424)
+        #expect(after.samples == before.samples, "\(after.samples) samples decoded, \(before.samples) in the input")
+        let first = try #require(after.first), expected = try #require(before.first)
+        #expect(abs(first - expected) < 0.5 / 22_050, "first sample at \(first) s, \(expected) s in the input")
+        #expect(abs(try Ebur128(out).integrated - -30) <= 0.5)
+    }
 }
