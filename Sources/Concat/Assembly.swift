@@ -12,9 +12,13 @@ public struct AssemblyOptions: Sendable, Equatable {
     public var end: EndPolicy? = .video
     /// Fill gaps inside the audio with silence (and trim overlaps).
     public var fill = true
-    /// Timestamp differences up to this are rounding, not gaps; `nil` is
-    /// the larger of one time-base tick and 1 ms.
+    /// How far a packet may land from its own timestamp: differences up to
+    /// this are jitter, absorbed by laying packets back to back; `nil` is
+    /// the verb's default (`toleranceDefault`).
     public var tolerance: Duration?
+    /// The default for `tolerance`, set by the verb (not an option): 20 ms
+    /// for fill-silence and merge, 1 ms for concat (`ToleranceDefault`).
+    public var toleranceDefault = ToleranceDefault.rounding
     /// AAC bit rate when the audio has to be re-encoded; `nil` keeps the
     /// input's (or 64 kb/s per channel).
     public var audioBitRate: Int64?
@@ -32,6 +36,14 @@ public struct AssemblyOptions: Sendable, Equatable {
     public var loudness: LoudnessTarget?
 
     public init() {}
+
+    /// The tolerance in samples at `sampleRate` for audio stamped in
+    /// `timeBase`: the option, else the verb's default (at least one tick).
+    public func toleranceSamples(timeBase: Rational?, sampleRate: Int32) -> Int64 {
+        let rate = max(sampleRate, 1)
+        if let t = tolerance { return t.samples(rate: rate) }
+        return toleranceDefault.samples(timeBase: timeBase ?? Rational.perSecond(rate)!, sampleRate: rate)
+    }
 
     public func validate() throws(MediaError) {
         if let t = tolerance, t < .zero || t > .seconds(10) {

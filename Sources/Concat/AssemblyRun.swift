@@ -42,7 +42,8 @@ final class AssemblyRun {
         var reencoder: AudioReencoder?
         if case .reencode(let settings, _)? = handling, let a = first.audio {
             reencoder = try AudioReencoder(settings: settings, source: a.stream,
-                                           toleranceSamples: options.tolerance.map { $0.samples(rate: settings.sampleRate) })
+                                           toleranceSamples: options.toleranceSamples(timeBase: a.stream.timeBase,
+                                                                                      sampleRate: settings.sampleRate))
             reencoder!.longestFillSeconds = options.longestFillSeconds
         }
         let sampleRate = reencoder?.encoder.sampleRate ?? first.audio?.stream.sampleRate ?? 0
@@ -233,12 +234,10 @@ extension AssemblyPlan {
     }
 }
 
-/// Timestamp differences up to this are rounding, not gaps (copied audio):
-/// the option, else the larger of one time-base tick and 1 ms.
+/// How far a copied packet of `stream` may land from its timestamp: the
+/// option, else the verb's default.
 func copyTolerance(_ stream: InputStream, options: AssemblyOptions) -> Int64 {
-    let rate = max(stream.sampleRate, 1)
-    if let t = options.tolerance { return t.samples(rate: rate) }
-    return AudioGapScanner.defaultTolerance(timeBase: stream.timeBase ?? Rational.perSecond(rate)!, sampleRate: rate)
+    options.toleranceSamples(timeBase: stream.timeBase, sampleRate: stream.sampleRate)
 }
 
 extension AssemblyReport {

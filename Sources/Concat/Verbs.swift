@@ -18,11 +18,15 @@ public func merge(video: String, audio: String, output: String, alignment: Merge
                   progress: ((AssemblyProgress) -> Void)? = nil) throws(MediaError) -> AssemblyReport {
     var spec = SegmentSpec(videoPath: video, audioPath: audio, alignment: alignment, offset: offset, name: "VIDEO")
     spec.keepOriginalAudio = keepOriginalAudio
+    var options = options
+    options.toleranceDefault = .jitter
     var estimate: AudioSyncReport?
     if syncByAudio {
         try options.validate()
         let e = try estimateSync(video: video, audio: audio, cancellation: cancellation)
-        let tolerance = (options.tolerance ?? .milliseconds(1)).seconds
+        // A drift is no jitter: left uncorrected it holds the ends of the overlap off for
+        // minutes, so its budget is the exact placement's unless '--tolerance' says otherwise.
+        let tolerance = (options.tolerance ?? .milliseconds(ToleranceDefault.rounding.milliseconds)).seconds
         spec.alignment = .start
         if DriftPolicy.needsResampling(drift: e.driftPPM * 1e-6, span: e.overlapSeconds, tolerance: tolerance) {
             spec.offset = .microseconds(Int64((e.offsetMilliseconds * 1000).rounded()))
@@ -67,6 +71,7 @@ public func fillSilence(input: String, output: String, toVideoEnd: Bool, options
     var options = options
     options.end = toVideoEnd ? .longest : nil
     options.fill = true
+    options.toleranceDefault = .jitter
     var spec = SegmentSpec(videoPath: input, audioPath: input, alignment: .timestamps, name: "input")
     spec.allowsAudioOnly = true
     return try assemble([spec], output: output, options: options, verb: "fill silence in",
@@ -81,6 +86,7 @@ public func fillSilence(memory bytes: [UInt8], container: Container, toVideoEnd:
     options.container = container
     options.end = toVideoEnd ? .longest : nil
     options.fill = true
+    options.toleranceDefault = .jitter
     var spec = SegmentSpec(videoPath: "input", audioPath: "input", alignment: .timestamps, name: "input")
     spec.allowsAudioOnly = true
     return try assemble([spec], to: .memory(limit: limit), options: options, verb: "fill silence in",

@@ -9,17 +9,17 @@ public struct StreamLoudness: Sendable, Codable, Equatable {
     public var figures: LoudnessFigures
 }
 
-/// Measures every audio stream of `path` (cover art and other streams are
-/// not read, let alone decoded): BS.1770-4 / EBU R128 over each whole
+/// Measures every audio stream of `path`, or those in `only` (cover art and
+/// other streams are not read, let alone decoded): BS.1770-4 / EBU R128 over each whole
 /// stream, with true and sample peaks, as FFmpeg's `ebur128=peak=true`
 /// filter measures them (Sync's `LoudnessMeasurement`, on the decoded
 /// samples). An empty result when the file has no audio. A stream with a
 /// setting in `limiting` is measured as the limiter at that setting would
 /// put it out (before an encoder): a rehearsal, nothing encoded.
-public func measureLoudness(path: String, limiting: [Int: LimiterSetting] = [:],
+public func measureLoudness(path: String, only: Set<Int>? = nil, limiting: [Int: LimiterSetting] = [:],
                             cancellation: Cancellation = .shared) throws(MediaError) -> [StreamLoudness] {
     let input = try InputFile(path: path, cancellation: cancellation)
-    let audio = input.streams.filter { $0.mediaType == .audio }
+    let audio = input.streams.filter { $0.mediaType == .audio && only?.contains($0.index) != false }
     guard !audio.isEmpty else { return [] }
     input.discardAll(except: Set(audio.map(\.index)))
     var meters: [Int: StreamMeter] = [:]

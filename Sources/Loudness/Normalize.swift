@@ -10,6 +10,10 @@ public struct LoudnessOptions: Sendable, Equatable {
     public var audioBitRate: Int64?
     /// Which of the other streams are copied (audio is always measured and written).
     public var streams = StreamSelection()
+    /// The one audio stream brought to the target (its index in the file,
+    /// as `avtool probe` numbers it), the file's other audio streams copied;
+    /// nil: every audio stream, each to the target.
+    public var audioStream: Int?
     /// The most the limiter may take off the peaks (dB); nil: no cap.
     public var maxLimitingDB: Double?
     /// A ceiling the encoder still misses after the corrective encode is a
@@ -21,7 +25,7 @@ public struct LoudnessOptions: Sendable, Equatable {
 
 /// Options as data (a request body, a recipe): a key left out keeps its default.
 extension LoudnessOptions: Codable {
-    private enum CodingKeys: String, CodingKey { case target, overwrite, audioBitRate, streams, maxLimitingDB, warnOverCeiling }
+    private enum CodingKeys: String, CodingKey { case target, overwrite, audioBitRate, streams, audioStream, maxLimitingDB, warnOverCeiling }
 
     public init(from decoder: any Swift.Decoder) throws {
         self.init()
@@ -31,6 +35,7 @@ extension LoudnessOptions: Codable {
         audioBitRate = try c.decodeIfPresent(Int64.self, forKey: .audioBitRate)
         streams = try c.decodeIfPresent(StreamSelection.self, forKey: .streams) ?? streams
         streams.audio = true
+        audioStream = try c.decodeIfPresent(Int.self, forKey: .audioStream)
         maxLimitingDB = try c.decodeIfPresent(Double.self, forKey: .maxLimitingDB)
         warnOverCeiling = try c.decodeIfPresent(Bool.self, forKey: .warnOverCeiling) ?? warnOverCeiling
     }
@@ -41,6 +46,7 @@ extension LoudnessOptions: Codable {
         try c.encode(overwrite, forKey: .overwrite)
         try c.encodeIfPresent(audioBitRate, forKey: .audioBitRate)
         try c.encode(streams, forKey: .streams)
+        try c.encodeIfPresent(audioStream, forKey: .audioStream)
         try c.encodeIfPresent(maxLimitingDB, forKey: .maxLimitingDB)
         try c.encode(warnOverCeiling, forKey: .warnOverCeiling)
     }
@@ -89,18 +95,20 @@ public struct LoudnessStreamReport: Sendable, Codable {
     public var limiter: LimiterSetting?
 }
 
-/// Measures `input`'s audio and plans each stream's way to `options.target`;
-/// nothing is written. Fails (naming the stream) when the file has no
-/// audio, a stream is silent, the target cannot be reached, or no encoder
-/// of the stream's family exists.
+/// Measures `input`'s audio (every stream, or `options.audioStream`) and
+/// plans each stream's way to `options.target`; nothing is written. Fails
+/// (naming the stream) when the file has no audio, `audioStream` is not one
+/// of its audio streams, a stream is silent, the target cannot be reached,
+/// or no encoder of the stream's family exists.
 public func planLoudness(input: String, options: LoudnessOptions,
                          cancellation: Cancellation = .shared) throws(MediaError) -> LoudnessReport {
-    let measured = try measureLoudness(path: input, cancellation: cancellation)
+    let file = try InputFile(path: input, cancellation: cancellation, packetsOnly: true)
+    let chosen = try chosenAudio(file, options.audioStream)
+    let measured = try measureLoudness(path: input, only: chosen, cancellation: cancellation)
     guard !measured.isEmpty else {
         throw MediaError.invalid("could not normalize the loudness of", path: input,
-                                 message: "the file has no audio stream")
+                                 message: "the file has no audio stream", category: .missingStream)
     }
-    let file = try InputFile(path: input, cancellation: cancellation, packetsOnly: true)
     var streams: [LoudnessStreamReport] = []
     for m in measured {
         let plan: LoudnessStreamPlan
@@ -154,7 +162,8 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
                                           cancellation: cancellation, progress: progress)
         report.copiedStreams = written.copied
         report.elapsedSeconds += written.elapsed
-        let after = try measureLoudness(path: staged.temporary, cancellation: cancellation)
+        let after = try measureLoudness(path: staged.temporary, only: Set(report.streams.compactMap { written.outputIndex[$0.plan.stream] }),
+                                        cancellation: cancellation)
         var again = false
         for (i, s) in report.streams.enumerated() {
             guard let a = after.first(where: { $0.stream == written.outputIndex[s.plan.stream] })?.figures else { continue }
@@ -177,6 +186,21 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
     }
 }
 
+/// The audio streams to bring to the target: `n` when it is one of the
+/// file's audio streams (an error naming the file's audio streams when it
+/// is not), nil (every one) without it.
+private func chosenAudio(_ file: InputFile, _ n: Int?) throws(MediaError) -> Set<Int>? {
+    guard let n else { return nil }
+    let audio = file.streams.filter { $0.mediaType == .audio }
+    guard !audio.contains(where: { $0.index == n }) else { return [n] }
+    let what = file.streams.indices.contains(n) ? "stream #\(n) is \(file.streams[n].mediaType.rawValue), not audio"
+        : "the file has no stream #\(n)"
+    let has = audio.isEmpty ? "it has no audio stream"
+        : "its audio: " + audio.map { "#\($0.index) (\($0.codecName), \($0.channelCount) ch)" }.joined(separator: ", ")
+    throw MediaError.invalid("could not normalize the loudness of", path: file.path,
+                             message: "'--audio' \(n): \(what); \(has)", category: .missingStream)
+}
+
 /// The limiter takes loudness off with the peaks (much of it, where the
 /// peaks are dense): each limited stream's gain is found by rehearsals —
 /// the input decoded through the limiter and measured, nothing encoded —
@@ -189,7 +213,7 @@ private func rehearse(_ report: inout LoudnessReport, input: String, cancellatio
         let limiting = Dictionary(uniqueKeysWithValues: report.streams.compactMap { s in s.limiter.map { (s.plan.stream, $0) } })
         guard !limiting.isEmpty else { return }
         var settled = true
-        for m in try measureLoudness(path: input, limiting: limiting, cancellation: cancellation) {
+        for m in try measureLoudness(path: input, only: Set(limiting.keys), limiting: limiting, cancellation: cancellation) {
             guard let i = report.streams.firstIndex(where: { $0.plan.stream == m.stream }), var l = report.streams[i].limiter
             else { continue }
             let short = target - m.figures.integratedLUFS, previous = last[m.stream]
@@ -305,9 +329,33 @@ private func writeNormalized(input inputPath: String, output: StagedOutput, repo
         { progress(LoudnessProgress(position: session.position, duration: duration)) }
     })
     let result = try session.finish()
+    try hidePriming(output, container: container, session: session, kept: plan.kept, audio: audio)
     let outputIndex = Dictionary(uniqueKeysWithValues: plan.kept.enumerated().map { ($1.index, $0) })
     let reductions = audio.compactMapValues { ($0.stage as? PeakLimiter)?.reduction }
     return (plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex, result.elapsed.seconds, reductions)
+}
+
+/// The encoders' priming hidden by the MP4/MOV output's edit lists where
+/// the muxer left some of it shown: when the decoder dropped samples at the
+/// input's start by itself (libavcodec drops libfaac's 1024-sample delay,
+/// which the container does not mark: a 2005 KDDI phone's 3G2), the
+/// re-encoded audio starts that much in and the encoder's priming lies
+/// after the track's zero, where it would be played and decoded: the
+/// output would decode to 1024 samples more than the input. The empty edit
+/// before the audio grows by what is hidden, so every sample keeps its time.
+private func hidePriming(_ output: StagedOutput, container: Container, session: MuxSession, kept: [InputStream],
+                         audio: [Int: AudioReencoder]) throws(MediaError) {
+    guard container.isISOBMFF else { return }
+    let priming = kept.enumerated().compactMap { j, s -> IndexCompletion.Priming? in
+        guard let e = audio[s.index]?.encoder, e.initialPadding > 0, let t = session.muxerTrack(j) else { return nil }
+        return IndexCompletion.Priming(track: t, samples: Int64(e.initialPadding), sampleRate: e.sampleRate)
+    }
+    guard !priming.isEmpty else { return }
+    do {
+        try IndexCompletion.complete(path: output.temporary, entries: [], carried: [], priming: priming, faststart: true)
+    } catch {
+        throw MediaError.invalid("could not write", path: output.target, message: "could not complete its index: \(error.description)")
+    }
 }
 
 /// Where an audio stream's presentation ends, in samples from its time

@@ -1,6 +1,7 @@
 import FileNames
 import Glibc
 import ISOBMFF
+import Sync
 
 /// What a written MP4/MOV output's index lacks of its sources, added after
 /// the muxer's trailer and before the file takes its name: boxes of a copied
@@ -57,6 +58,22 @@ public enum IndexCompletion {
         case carried(Int)
     }
 
+    /// An encoder's priming at the start of the output's track `track`
+    /// (0-based, in `trak` order): `samples` at `sampleRate`, the first of
+    /// its media. The muxer hides priming only before the track's zero (a
+    /// negative first timestamp becomes the edit's media time); where the
+    /// encoded audio starts later (a decoder dropped the input's own delay
+    /// — libavcodec drops libfaac's 1024 samples —, or the audio starts after
+    /// the video), what of it lies after zero would be played and decoded.
+    public struct Priming: Sendable, Equatable {
+        public var track: Int
+        public var samples: Int64
+        public var sampleRate: Int32
+        public init(track: Int, samples: Int64, sampleRate: Int32) {
+            (self.track, self.samples, self.sampleRate) = (track, samples, sampleRate)
+        }
+    }
+
     /// A carried track and what its `tref` refers to.
     public struct Carried {
         public var track: CarriedTrack
@@ -80,9 +97,14 @@ public enum IndexCompletion {
     /// lists ended where the shown frames end) are made in it with the rest.
     /// With only `ends`, the index is rewritten in place where they change
     /// it (a file whose index cannot be read is left as the muxer wrote it).
+    /// `priming`: each track's edit list hides its encoder's priming where
+    /// it shows some (`hidingPriming`); asked alone, a file whose edits
+    /// already hide it is left as it is.
     public static func complete(path: String, ends: [EditListEnd] = [], entries: [EntryAdditions], carried: [Carried],
-                                userData: [BoxNode] = [], descriptions: [Descriptions] = [], faststart: Bool) throws(Failure) {
-        let adds = !entries.isEmpty || !carried.isEmpty || !userData.isEmpty || !descriptions.isEmpty || faststart
+                                userData: [BoxNode] = [], descriptions: [Descriptions] = [], priming: [Priming] = [],
+                                faststart: Bool) throws(Failure) {
+        let adds = !entries.isEmpty || !carried.isEmpty || !userData.isEmpty || !descriptions.isEmpty || !priming.isEmpty
+            || faststart
         guard adds || !ends.isEmpty else { return }
         let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else {
@@ -109,6 +131,11 @@ public enum IndexCompletion {
             return
         }
         let moovBox = top[m]
+        // Only the priming asked for, and every track already hides it: the file stays as it is.
+        if entries.isEmpty, carried.isEmpty, userData.isEmpty, descriptions.isEmpty, !priming.isEmpty,
+           try completed(moov, entries: [], carried: [], userData: [], descriptions: [], priming: priming, dataAt: size) == bytes {
+            return
+        }
         let payload = carried.reduce(0) { $0 + Int64($1.track.byteCount) }
         let header = carried.isEmpty ? [] : BoxNode.header("mdat", contentSize: payload)
         let dataHeader = Int64(header.count)
@@ -125,7 +152,8 @@ public enum IndexCompletion {
         // In place: the index and the free boxes after it, when the media data follows.
         let room = top[(m + 1)...].prefix { $0.type == "free" }.reduce(moovBox.size) { $0 + $1.size }
         if top[(m + 1)...].contains(where: { $0.type == "mdat" }) {
-            let index = try completed(moov, entries: entries, carried: carried, userData: userData, descriptions: descriptions, dataAt: size + dataHeader)
+            let index = try completed(moov, entries: entries, carried: carried, userData: userData, descriptions: descriptions,
+                                      priming: priming, dataAt: size + dataHeader)
             let rest = room - Int64(index.count)
             if rest == 0 || rest >= 8 {
                 let free = rest > 0 ? BoxNode.header("free", contentSize: rest - 8) : []
@@ -139,7 +167,7 @@ public enum IndexCompletion {
         let last = moovBox.start + moovBox.size == size
         let dataStart = last ? moovBox.start : size
         let index = try completed(moov, entries: entries, carried: carried, userData: userData, descriptions: descriptions,
-                                  dataAt: dataStart + dataHeader)
+                                  priming: priming, dataAt: dataStart + dataHeader)
         if !last {
             // (The old index's type made `free`: its size stays.)
             guard writeAll(fd, FourCC("free").bytes, at: moovBox.start + 4) else { throw Failure(description: String(cString: strerror(errno))) }
@@ -170,13 +198,18 @@ public enum IndexCompletion {
     /// The index `moov` with the entry additions and the carried tracks,
     /// whose samples lie one track after another from `dataAt`, encoded.
     private static func completed(_ moov: BoxNode, entries: [EntryAdditions], carried: [Carried], userData: [BoxNode],
-                                  descriptions: [Descriptions], dataAt: Int64) throws(Failure) -> [UInt8] {
+                                  descriptions: [Descriptions], priming: [Priming], dataAt: Int64) throws(Failure) -> [UInt8] {
         var moov = moov
         var kids = moov.children ?? []
         if !userData.isEmpty { kids = try withUserData(userData, kids) }
         let traks = kids.indices.filter { kids[$0].type == "trak" }
         for e in entries where e.track < traks.count {
             kids[traks[e.track]] = addToEntry(kids[traks[e.track]], e)
+        }
+        if let movieScale = kids.first(where: { $0.type == "mvhd" })?.value(MovieHeader.self)?.timescale {
+            for p in priming where p.track < traks.count {
+                kids[traks[p.track]] = hidingPriming(kids[traks[p.track]], p, movieScale: movieScale)
+            }
         }
         // After the additions: a described stretch's entry is a copy of the first, boxes added included.
         for d in descriptions where d.track < traks.count {
@@ -256,6 +289,36 @@ public enum IndexCompletion {
             table.entries[0] = entry.box
             stsd.set(table)
         }
+        return out
+    }
+
+    /// `trak` with an edit list that shows none of `p`'s priming: where its
+    /// last edit starts inside it (media time under the priming), that edit
+    /// starts after it and the empty edit before it grows by as much, so
+    /// every other sample is shown when it was and the track ends where it
+    /// did. Unchanged where the edit already starts after the priming.
+    private static func hidingPriming(_ trak: BoxNode, _ p: Priming, movieScale: UInt32) -> BoxNode {
+        guard p.sampleRate > 0, movieScale > 0, movieScale <= UInt32(Int32.max),
+              let mdhd = trak.descendant(["mdia", "mdhd"])?.value(MediaHeader.self), mdhd.timescale > 0,
+              mdhd.timescale <= UInt32(Int32.max),
+              var list = trak.descendant(["edts", "elst"])?.value(EditList.self), let last = list.entries.last,
+              let priming = rescale(p.samples, from: Rational(unchecked: 1, p.sampleRate),
+                                    to: Rational(unchecked: 1, Int32(mdhd.timescale))),
+              last.mediaTime >= 0, last.mediaTime < priming,
+              let ticks = rescale(priming - last.mediaTime, from: Rational(unchecked: 1, Int32(mdhd.timescale)),
+                                  to: Rational(unchecked: 1, Int32(movieScale))),
+              ticks > 0, UInt64(ticks) < last.segmentDuration else { return trak }
+        var entries = Array(list.entries.dropLast())
+        if let before = entries.last, before.mediaTime == -1 {
+            entries[entries.count - 1].segmentDuration += UInt64(ticks)
+        } else {
+            entries.append(EditList.Entry(segmentDuration: UInt64(ticks), mediaTime: -1))
+        }
+        entries.append(EditList.Entry(segmentDuration: last.segmentDuration - UInt64(ticks), mediaTime: priming,
+                                      rateInteger: last.rateInteger, rateFraction: last.rateFraction))
+        list.entries = entries
+        var out = trak
+        _ = out.modify(["edts", "elst"]) { $0.set(list) }
         return out
     }
 

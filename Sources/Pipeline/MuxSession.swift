@@ -28,33 +28,6 @@ public enum MuxDestination {
     }
 }
 
-/// What a session wrote, per output track and in all.
-public struct MuxResult: Sendable {
-    public var packets: [Int]
-    /// Payload bytes per track.
-    public var payloadBytes: [Int64]
-    public var corrections: [TimelineCorrections]
-    /// The finished output's size.
-    public var outputBytes: Int64
-    public var elapsed: Duration
-    /// Tags of the sources the output does not hold (read back from it).
-    public var tagLosses: [TagLoss] = []
-    /// Why the output's tags could not be read back, if they could not.
-    public var tagCheckFailure: String?
-
-    /// The warning for `tagLosses` (and a failed check), or nil.
-    public func tagWarning(container: Container) -> String? {
-        if let tagCheckFailure { return "could not check which tags the output kept: \(tagCheckFailure)" }
-        guard !tagLosses.isEmpty else { return nil }
-        // Every one is named; past the first few, without its value.
-        let named = tagLosses.enumerated().map { $0 < 8 ? $1.description : $1.place + $1.key }
-        return "\(tagLosses.count) tag(s) not kept (\(container.name) cannot hold them as they were): "
-            + named.joined(separator: ", ")
-    }
-
-    public var totalCorrections: TimelineCorrections { corrections.reduce(TimelineCorrections(), +) }
-}
-
 /// One output being written, the only place packets reach a muxer: the
 /// staged output (file or memory), the `OutputFile` with its fixed stream
 /// set, one `TrackTimeline` per track that every packet's timing goes
@@ -248,6 +221,10 @@ public final class MuxSession {
               keyed.count < plain.count else { return (false, plain) }
         return (true, keyed)
     }
+
+    /// The output's `trak` (the muxer's stream) that `track` is written as;
+    /// nil for a track the muxer cannot write, carried after the others.
+    public func muxerTrack(_ track: Int) -> Int? { tracks[track].muxerIndex }
 
     /// Each track's time base, as the muxer chose it in the header (a
     /// carried track's: its source's).

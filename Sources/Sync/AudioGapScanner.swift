@@ -51,12 +51,10 @@ public struct AudioGapScanner: Sendable {
     }
 
     /// The larger of one time-base tick (timestamps are rounded to ticks) and
-    /// 1 ms, in samples, rounded up.
+    /// 1 ms, in samples, rounded up (`ToleranceDefault.rounding`).
     /// Zero for a non-positive sample rate.
     public static func defaultTolerance(timeBase: Rational, sampleRate: Int32) -> Int64 {
-        guard sampleRate > 0, let perSample = Rational.perSecond(sampleRate) else { return 0 }
-        let tick = rescale(1, from: timeBase, to: perSample, rounding: .up) ?? Int64.max
-        return max(tick, (Int64(sampleRate) + 999) / 1000)
+        ToleranceDefault.rounding.samples(timeBase: timeBase, sampleRate: sampleRate)
     }
 
     /// Adds the next packet: its timestamp (unknown ones continue the count)

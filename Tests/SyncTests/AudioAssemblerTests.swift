@@ -26,6 +26,28 @@ struct AudioAssemblerTests {
         #expect(a.repairs.isEmpty)
     }
 
+    /// Timestamps that run steadily late (a clock 1.5 % slow: each 1024-sample
+    /// packet stamped 15 samples later than the one before would put it):
+    /// every step is under the tolerance, but the packets are laid back to
+    /// back only while each stays within it of its own timestamp; then
+    /// silence brings the cursor back, so no packet ever lands farther.
+    @Test("absorbed jitter never adds up to drift", arguments: [Int64?.none, 1024])
+    func jitterDoesNotAccumulate(frameSize: Int64?) {
+        let tolerance: Int64 = 882
+        var a = AudioAssembler(sampleRate: 44_100, frameSize: frameSize, toleranceSamples: tolerance)
+        var worst: Int64 = 0, filled = 0
+        for k in Int64(0)..<400 {
+            let at = k * (1024 + 15)
+            let step = a.place(at: at, samples: 1024)
+            if step.silence > 0 { filled += 1 }
+            if step.residual == 0 { worst = max(worst, abs(step.position - at)) }
+        }
+        #expect(worst <= tolerance, "a packet \(worst) samples from its timestamp")
+        #expect(a.largestShift <= tolerance)
+        // 400 × 15 samples late in all: filled, not absorbed.
+        #expect(filled > 0 && a.silenceInserted >= 400 * 15 - tolerance - 1024, "\(a.silenceInserted) samples of silence")
+    }
+
     @Test("whole packets: a gap of 3 frames gets 3 silent frames, in sync")
     func wholeFrames() {
         var a = AudioAssembler(sampleRate: 48_000, frameSize: 1024, toleranceSamples: 48)

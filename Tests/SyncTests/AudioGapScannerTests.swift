@@ -137,6 +137,21 @@ struct AudioGapScannerTests {
         #expect(scanner(timeBase, rate).toleranceSamples == expected)
     }
 
+    @Test("the jitter default: 20 ms in samples, rounded up, at least one tick",
+          arguments: [
+              (tb(1, 44_100), Int32(44_100), Int64(882)), // 20 ms = 882
+              (tb(1, 48_000), 48_000, 960),
+              (tb(1, 16_000), 16_000, 320),
+              (tb(1, 22_050), 22_050, 441),
+              (tb(1, 1000), 8000, 160),   // tick 8
+              (tb(1, 10), 8000, 800),     // tick 800 > 160
+          ])
+    func jitterDefault(timeBase: Rational, rate: Int32, expected: Int64) {
+        #expect(ToleranceDefault.jitter.samples(timeBase: timeBase, sampleRate: rate) == expected)
+        #expect(ToleranceDefault.rounding.samples(timeBase: timeBase, sampleRate: rate)
+            == AudioGapScanner.defaultTolerance(timeBase: timeBase, sampleRate: rate))
+    }
+
     @Test("keepAtMost caps the list; the count and totals keep going")
     func keepAtMost() {
         var s = scanner(tb(1, 48_000), 48_000, keepAtMost: 2)

@@ -348,4 +348,78 @@ struct LoudnessEncoderTests {
         try #require(r.status == 0, "\(r)")
         #expect(try FFprobe(out).streams.map { FFprobe.string($0, "codec_name") } == ["aac"])
     }
+
+    /// Two real recordings' audio as the two tracks of one file (an iPhone
+    /// voice memo's AAC, a Telegram video note's AAC; 3 s of each):
+    /// `--audio 1` brings track #1 alone to the target and copies track #0
+    /// packet for packet (before: both were re-encoded, each to the target);
+    /// an N that is not an audio stream is refused naming the file's audio
+    /// streams, on the command line and as a recipe's `audio` key.
+    @Test func audioChoosesTheStreamToNormalize() throws {
+        let scratch = try Scratch()
+        let input = scratch.path("two.mka")
+        let m = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.wild("ios_voicememos_2021.m4a"),
+                                        "-i", try Fixtures.wild("telegram_videonote_2017_irregular_aac.mp4"),
+                                        "-map", "0:a", "-map", "1:a", "-t", "3", "-c", "copy", input])
+        try #require(m.status == 0, "\(m)")
+        let out = scratch.path("out.mka")
+        let r = try Tool.avtool("loudness", input, out, "--audio", "1", "--target", "-30", "--json")
+        try #require(r.status == 0, "\(r)")
+        let report = try #require(try JSONSerialization.jsonObject(with: r.data) as? [String: Any])
+        let planned = (report["streams"] as? [[String: Any]] ?? []).compactMap { ($0["plan"] as? [String: Any])?["stream"] as? Int }
+        #expect(planned == [1], "\(r.stdout)")
+        #expect(report["copied_streams"] as? [Int] == [0], "\(r.stdout)")
+        #expect(try AudioCopyTests.audioHashes(out) == AudioCopyTests.audioHashes(input))
+        #expect(abs(try Ebur128(out, stream: 1).integrated - -30) <= 0.5)
+
+        let bad = try Tool.avtool("loudness", input, scratch.path("bad.mka"), "--audio", "2")
+        #expect(bad.status == 1, "\(bad)")
+        #expect(bad.stderr.contains("'--audio' 2: the file has no stream #2; its audio: #0 (aac, 1 ch), #1 (aac, 1 ch)"), "\(bad.stderr)")
+        #expect(bad.stderr.split(separator: "\n").count == 1, "\(bad.stderr)")
+        let recipe = """
+            version: 1
+            steps:
+              - verb: loudness
+                inputs: two.mka
+                output: batch.mka
+                options: {audio: 5, target: ebu}
+            """
+        try recipe.write(toFile: scratch.path("r.yaml"), atomically: true, encoding: .utf8)
+        let batch = try Tool.avtool("batch", scratch.path("r.yaml"), "--base", scratch.url.path)
+        #expect(batch.status != 0, "\(batch)")
+        #expect(batch.stderr.contains("'--audio' 5: the file has no stream #5"), "\(batch.stderr)")
+    }
+
+    /// Decoded frames of a file's first audio stream: how many samples, and
+    /// when the first frame is presented (s), as `ffprobe -show_frames` reads them.
+    static func frames(_ path: String) throws -> (samples: Int, first: Double?) {
+        let r = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_frames",
+                                         "-show_entries", "frame=pts_time,nb_samples", "-of", "csv=p=0", path])
+        try #require(r.status == 0, "\(r)")
+        let rows = r.stdout.split(separator: "\n").map { $0.split(separator: ",") }
+        return (rows.compactMap { $0.count == 2 ? Int($0[1]) : nil }.reduce(0, +), rows.first.flatMap { Double($0[0]) })
+    }
+
+    /// A KDDI phone's 3G2 (2005): its AAC's first frame is libfaac's
+    /// 1024-sample delay, which libavcodec's decoder drops by itself (the
+    /// encoder's name in the first frame; the container marks nothing), so
+    /// the audio decodes from 1024 samples in. After a gain alone, the
+    /// output's encoder priming lay after the track's zero and was decoded
+    /// too: 360,448 samples for the input's 359,424. Now its edit list hides
+    /// it (an empty edit of 1024 samples, media from 1024): the same count,
+    /// the first sample at the same time.
+    @Test func aDecoderDroppedDelayIsNotReplacedByPriming() throws {
+        let input = try Fixtures.wild("kddi_3g2_aac_2005.3g2")
+        let scratch = try Scratch()
+        let out = scratch.path("out.3g2")
+        let r = try Tool.avtool("loudness", input, out, "--target", "-30", "--json")
+        try #require(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("\"mode\" : \"linear\""), "\(r.stdout)")
+        let before = try Self.frames(input), after = try Self.frames(out)
+        #expect(before.samples == 359_424)
+        #expect(after.samples == before.samples, "\(after.samples) samples decoded, \(before.samples) in the input")
+        let first = try #require(after.first), expected = try #require(before.first)
+        #expect(abs(first - expected) < 0.5 / 22_050, "first sample at \(first) s, \(expected) s in the input")
+        #expect(abs(try Ebur128(out).integrated - -30) <= 0.5)
+    }
 }

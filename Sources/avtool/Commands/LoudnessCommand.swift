@@ -11,7 +11,8 @@ struct LoudnessCommand: WritingVerb {
         commandName: "loudness",
         abstract: "Bring a recording's loudness to a target (EBU R128): the audio re-encoded with one gain, the rest copied.",
         discussion: """
-            Planned before anything is written: each audio stream is measured first (ITU-R \
+            Planned before anything is written: each audio stream (or, with --audio N, stream #N \
+            alone: the others are copied) is measured first (ITU-R \
             BS.1770-4 with EBU R128's gating, as 'avtool probe --loudness' does). The plan is a \
             linear gain whenever the gain that reaches the target loudness keeps the true peak at \
             or under the ceiling (the waveform unchanged but for its level); otherwise the same \
@@ -48,6 +49,7 @@ struct LoudnessCommand: WritingVerb {
             (--no-video, --no-cover-art, --no-subtitles, --no-data, --no-attachments).
 
             Examples: avtool loudness talk.mp4 talk-podcast.mp4 --target podcast; \
+            avtool loudness film.mkv film-dialogue.mkv --audio 2 --target ebu (the second track alone); \
             avtool loudness show.mov --target -18 --true-peak -1.5 --max-limiting 6 --dry-run
             """
     )
@@ -73,6 +75,9 @@ struct LoudnessCommand: WritingVerb {
     @Flag(help: "Measure and print the plan; write nothing.")
     var dryRun = false
 
+    @Option(name: .customLong("audio"), help: ArgumentHelp("Bring only audio stream #N (its number in 'avtool probe') to the target; the file's other audio streams are copied as they are (default: every audio stream, each to the target).", valueName: "N"))
+    var audioStream: Int?
+
     @Option(name: .customLong("audio-bitrate"), help: "The AAC bit rate for all channels, e.g. 128k (default 64k per channel).")
     var audioBitrate: String?
 
@@ -94,6 +99,7 @@ struct LoudnessCommand: WritingVerb {
             throw ValidationError("'--max-limiting' \(maxLimiting) is not a number of dB at or above 0")
         }
         if drops.noAudio { throw ValidationError("'--no-audio' leaves loudness no audio to bring to the target") }
+        if let audioStream, audioStream < 0 { throw ValidationError("'--audio' \(audioStream) is not a stream number (#0, #1, … as 'avtool probe' lists them)") }
         if let audioBitrate, TranscodeOptions.parseBitRate(audioBitrate) == nil {
             throw ValidationError("'--audio-bitrate' \(audioBitrate) is not a bit rate like 128k or 96000")
         }
@@ -106,6 +112,7 @@ struct LoudnessCommand: WritingVerb {
         o.audioBitRate = audioBitrate.flatMap(TranscodeOptions.parseBitRate)
         o.maxLimitingDB = maxLimiting
         o.warnOverCeiling = warnOverCeiling
+        o.audioStream = audioStream
         drops.apply(to: &o.streams)
         o.streams.video = !noVideo
         o.streams.coverArt = !noCoverArt

@@ -16,7 +16,7 @@ import Transcode
 
 /// Options merge, concat and fill-silence share.
 struct SyncOptions: ParsableArguments {
-    @Option(help: "Timestamp differences up to this are rounding, not gaps: packets are laid back to back and the report gives the largest shift (e.g. 20ms for a messaging app's jittery timestamps; 0 places every sample by its timestamp; default: 1 ms or one tick).")
+    @Option(help: "How far a packet may land from its own timestamp: gaps and overlaps up to this are jitter, absorbed by laying packets back to back (never adding up: each packet is held within it of its own timestamp), larger ones filled with silence or trimmed; the report gives the largest shift. Default: 20 ms for fill-silence and merge (half of EBU R37's 40 ms audio-early allowance), 1 ms for concat's joints and for merge --sync-by-audio's drift; 0 places every sample by its timestamp.")
     var tolerance: Parsed<DurationKind>?
 
     @Option(name: .customLong("audio-bitrate"), help: "AAC bit rate if the audio must be re-encoded (default: the input's).")
