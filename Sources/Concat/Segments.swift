@@ -52,7 +52,8 @@ final class Segments {
             var seg = try Segment(spec, open: open, container: dataContainer, cancellation: cancellation)
             if let first { try checkCompatible(seg, with: first) } else { try checkVideoHeld(seg, container: container) }
             let head = try showsTrimmedStart(seg, index: k, container: container)
-            let tail = k < specs.count - 1 && (try hidesReferencedTail(seg, open: open, cancellation: cancellation))
+            var tail = false
+            if k < specs.count - 1 { tail = try hidesReferencedTail(seg, open: open, cancellation: cancellation) }
             if let c = try spliceCoding(seg, index: k, head: head, tail: tail, container: container, verb: verb) {
                 if let other = coding, other.record != c.record || other.tag != c.tag {
                     throw MediaError.invalid("could not \(verb)", path: c.stream.file.path, stream: c.stream.index,
