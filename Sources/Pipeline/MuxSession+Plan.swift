@@ -30,7 +30,9 @@ extension MuxSession {
         tracks.indices.filter { [.video, .audio, .subtitle].contains(tracks[$0].plan.type) && !tracks[$0].plan.coverArt }
             .compactMap { j -> Int64? in
                 let t = tracks[j]
-                let end = t.shownEnd > .min ? t.shownEnd : t.end
+                // Where its edit ends when frames are hidden after the shown ones
+                // (exact where packets carry no duration), else where they end.
+                let end = t.editEnd ?? (t.shownEnd > .min ? t.shownEnd : t.end)
                 return end > .min ? rescale(end, from: timeBase(j), to: .microseconds) : nil
             }.max()
     }
