@@ -51,12 +51,7 @@ struct NewUserTests {
         let parts = try SplitMoreTests.parts(run).compactMap { $0["output"] as? String }
         #expect(parts.count >= 4, "\(parts)")
         let original = try PacketList(source).payloads
-        var video: [String] = [], audio: [String] = []
-        for p in parts {
-            let l = try PacketList(p)
-            video += l.payloads[0] ?? []
-            audio += l.payloads[1] ?? []
-        }
+        let (video, audio) = try SplitMoreTests.packets(of: parts)
         #expect(video.count == original[0]?.count && audio.count == original[1]?.count,
                 "parts hold \(video.count) video and \(audio.count) audio packets; the source \(original[0]?.count ?? 0) and \(original[1]?.count ?? 0)")
         #expect(video == original[0] && audio == original[1], "the parts do not hold every packet once, in order")

@@ -4,6 +4,17 @@ import Testing
 /// `split --size`, `split --chapters`, and `cut`/`split` in batch recipes.
 @Suite("split by size and chapters; cut and split in batch")
 struct SplitMoreTests {
+    /// The payloads of the parts' first two streams (video, audio), part after part.
+    static func packets(of parts: [String]) throws -> (video: [String], audio: [String]) {
+        var video: [String] = [], audio: [String] = []
+        for p in parts {
+            let l = try PacketList(p)
+            video += l.payloads[0] ?? []
+            audio += l.payloads[1] ?? []
+        }
+        return (video, audio)
+    }
+
     static func parts(_ run: Run) throws -> [[String: Any]] {
         let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
         return try #require(report["parts"] as? [[String: Any]])
@@ -50,12 +61,7 @@ struct SplitMoreTests {
         let parts = try Self.parts(run).compactMap { $0["output"] as? String }
         #expect(parts.count == 3, "\(parts)")
         let original = try PacketList(source).payloads
-        var video: [String] = [], audio: [String] = []
-        for p in parts {
-            let l = try PacketList(p)
-            video += l.payloads[0] ?? []
-            audio += l.payloads[1] ?? []
-        }
+        let (video, audio) = try Self.packets(of: parts)
         #expect(video == original[0] ?? [], "\(video.count) video packets of \(original[0]?.count ?? 0)")
         #expect(audio == original[1] ?? [], "\(audio.count) audio packets of \(original[1]?.count ?? 0)")
     }
