@@ -90,6 +90,7 @@ struct ResourceTests {
         // 1,000 (not yet understood): the bound, 120 MB, still fails the 203 MB.
         let peakKB = try #require(Int(try String(contentsOfFile: measure, encoding: .utf8)
             .split(separator: "\n").last ?? ""))
-        #expect(peakKB < 120_000, "peak RSS \(peakKB) KB")
+        // (Under AddressSanitizer the same run peaks at 450 MB: its quarantine.)
+        if Tool.peakMemoryIsMeaningful { #expect(peakKB < 120_000, "peak RSS \(peakKB) KB") }
     }
 }

@@ -29,6 +29,11 @@ enum Tool {
         return repo.appendingPathComponent(".build/debug/avtool").path
     }()
 
+    /// Whether avtool runs under AddressSanitizer (scripts/sanitize.sh): its
+    /// quarantine keeps freed memory and its shadow adds more, so a peak
+    /// resident size then says nothing about the program's own memory.
+    static let peakMemoryIsMeaningful: Bool = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil
+
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], stdin: FileHandle? = nil,
                     environment: [String: String]? = nil) throws -> Run {
