@@ -15,10 +15,11 @@ public struct LimiterSetting: Sendable, Codable {
     }
 
     /// A stream is encoded again (once at most) when it lands further than
-    /// this from the target loudness, or over the ceiling at all.
+    /// this from the target loudness, or over the ceiling by more than
+    /// `peakTolerance`.
     static let loudnessTolerance = 0.3
-    /// Over the ceiling by more than this after the corrective encode, the
-    /// ceiling is missed (ebur128 reads to 0.1 dB).
+    /// Over the ceiling by more than this, an encode missed it: the first
+    /// is corrected, the corrective one refused (ebur128 reads to 0.1 dB).
     public static let peakTolerance = 0.1
     static let mostEncodes = 2
     /// Decode-only runs through the limiter that find a limited stream's gain.

@@ -232,7 +232,9 @@ private func rehearse(_ report: inout LoudnessReport, input: String, cancellatio
 }
 
 /// The limiter of a stream's corrective encode, nil when it needs none: a
-/// stream over the ceiling gets its limiter set under the ceiling by what
+/// stream over the ceiling by more than the meter's tolerance (0.1 dB,
+/// what the ceiling is held to and what ebur128 reads to; a whole encode
+/// is not spent on 0.01 dB) gets its limiter set under the ceiling by what
 /// the encoder added over it, and by what that grows when the limiter holds
 /// harder (taken as half of what it added) — a Photos export's 64 kb/s
 /// mono AAC added 1.0 dB, then 1.8 dB with the limiter 1.1 dB lower; a
@@ -241,7 +243,8 @@ private func rehearse(_ report: inout LoudnessReport, input: String, cancellatio
 private func corrected(_ s: LoudnessStreamReport, after a: LoudnessFigures, target: LoudnessTarget) -> LimiterSetting? {
     let over = a.truePeakDBTP - target.truePeakDBTP, short = target.integratedLUFS - a.integratedLUFS
     var l = s.limiter ?? LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: target.truePeakDBTP)
-    guard over > 0 || (s.limiter != nil && abs(short) > LimiterSetting.loudnessTolerance) else { return nil }
+    guard over > LimiterSetting.peakTolerance || (s.limiter != nil && abs(short) > LimiterSetting.loudnessTolerance)
+    else { return nil }
     if s.limiter != nil { l.gainDB += short }
     if over > 0 {
         let overshoot = a.truePeakDBTP - l.limitDBTP
