@@ -150,7 +150,8 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
     }
     let file = try InputFile(path: input, cancellation: cancellation, packetsOnly: true)
     for (i, s) in report.streams.enumerated() where s.plan.mode == .limited {
-        let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: bitRatePerChannel(options, file.streams[s.plan.stream]))
+        let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: bitRatePerChannel(options, file.streams[s.plan.stream]),
+                                                seconds: file.duration?.seconds)
         report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - margin)
     }
     try rehearse(&report, input: input, cancellation: cancellation)
@@ -414,7 +415,7 @@ extension AudioReencoder {
         case (.linear, nil): gain = pow(10, s.plan.gainDB / 20)
         case (_, let l?): self.stage = try PeakLimiter(gainDB: l.gainDB, limitDBTP: l.limitDBTP, stream: stream)
         case (.limited, nil):
-            let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: nil)
+            let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: nil, seconds: stream.file.duration?.seconds)
             self.stage = try PeakLimiter(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - margin, stream: stream)
         }
     }
