@@ -136,7 +136,8 @@ struct LoudnessTests {
         #expect(after.truePeak <= -0.9, "true peak \(after.truePeak)")
         #expect(try Self.videoHashes(out) == Self.videoHashes(input))
         #expect(try Self.decoded(out).count == Self.decoded(input).count, "decoded sample count")
-        if ext != "mka" { #expect(try Self.audioStart(out) == Self.audioStart(input)) }
+        // (A raw ADTS stream has no start time: it starts at 0.)
+        if ext != "mka" { #expect(try Self.audioStart(out) == (Self.audioStart(input) ?? 0)) }
     }
 
     /// A Photos export's 64 kb/s mono AAC brought up 27.7 dB: what the AAC
