@@ -42,8 +42,9 @@ struct MediaDataScan {
     var tails: [Range<Int>] = []
     /// Of each PCM track (by the reference's stream index), the chunks left
     /// out after bytes that were left out and may have held its audio: where
-    /// those bytes start, where the first chunk does, how many, their bytes (`placePCM`).
-    var pcmUnplaced: [Int: (after: Int, from: Int, chunks: Int, bytes: Int)] = [:]
+    /// those bytes start, the bytes from the first chunk to the last, how
+    /// many chunks, their bytes (`placePCM`).
+    var pcmUnplaced: [Int: (after: Int, span: Range<Int>, chunks: Int, bytes: Int)] = [:]
     /// Of those, the samples of tracks that look alike (see `alike`), by
     /// their place in `ambiguous`: decided afterwards from the sample after.
     var alikeLeft: [(index: Int, sample: FoundSample, tracks: [Int])] = []

@@ -87,7 +87,8 @@ extension MediaDataScan {
             guard let from = lost.min() else { continue }
             let unplaced = samples.filter { $0.track == t.track && $0.offset >= from }
             guard !unplaced.isEmpty else { continue }
-            pcmUnplaced[t.stream] = (from, unplaced[0].offset, unplaced.count, unplaced.reduce(0) { $0 + $1.size })
+            pcmUnplaced[t.stream] = (from, unplaced[0].offset..<(unplaced[unplaced.count - 1].offset + unplaced[unplaced.count - 1].size),
+                                     unplaced.count, unplaced.reduce(0) { $0 + $1.size })
             samples.removeAll { $0.track == t.track && $0.offset >= from }
         }
     }

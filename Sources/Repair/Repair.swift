@@ -312,8 +312,8 @@ private func leftOut(plan: ReferencePlan, scan: MediaDataScan, reference: InputF
     }
     places += scan.pcmUnplaced.sorted { $0.key < $1.key }.map { stream, u in
         RepairLeftOut(streams: [stream], kind: kind(stream),
-                      reason: "its \(u.chunks) chunk(s) from here on lie after bytes left out (from byte \(u.after)) that may have held its audio, so their time is not known",
-                      offset: Int64(u.from), bytes: Int64(u.bytes))
+                      reason: "its \(u.chunks) chunk(s) here (\(u.bytes) bytes) lie after bytes left out (from byte \(u.after)) that may have held its audio, so their time is not known",
+                      offset: Int64(u.span.lowerBound), bytes: Int64(u.span.count))
     }
     if scan.unplacedBytes > 0, let at = scan.stoppedAt {
         places.append(RepairLeftOut(streams: [], kind: "media data",

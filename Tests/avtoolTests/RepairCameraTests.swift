@@ -185,8 +185,10 @@ struct RepairCameraTests {
     /// chunk before the cut is rebuilt, none of another track's bytes, and
     /// the rebuilt PCM is compared with the bytes it came from before the
     /// output is named (a first chunk written from a sample frame later is
-    /// refused). Before: the first chunk was left out and the rest played
-    /// 0.512 s early; with `mebx`, no chunk was found and the repair failed.
+    /// refused); with a video sample's bytes lost, the PCM after them is left
+    /// out and named. Before: the first chunk was left out and the rest
+    /// played 0.512 s early (and after lost bytes, the PCM after them); with
+    /// `mebx`, no chunk was found and the repair failed.
     @Test(arguments: [false, true])
     func rebuildsCameraPCMWithReferenceWrittenAgain(_ metadata: Bool) throws {
         let scratch = try Scratch()
@@ -202,6 +204,26 @@ struct RepairCameraTests {
         let bytes = try Self.cutBeforeIndex(whole, percent: 60, to: cut)
         try Self.checkRebuild(whole: whole, cut: cut, bytes: bytes, reference: reference, out: out,
                               pcm: true, dataTracks: metadata ? ["mebx"] : [])
+        if !metadata {
+            // A video sample's bytes lost (zeroed) after 1 s: the PCM after them is left out and named, not played early.
+            let original = try Self.samples(whole, within: bytes)
+            let lost = try #require(original["video:avc1:1"]?[40])
+            var data = try Data(contentsOf: URL(fileURLWithPath: cut))
+            data.replaceSubrange((lost.end - lost.bytes.count)..<lost.end, with: Data(count: lost.bytes.count))
+            try data.write(to: URL(fileURLWithPath: cut))
+            let holed = scratch.path("holed.mov")
+            let run = try Tool.avtool("repair", cut, holed, "--reference", reference, "--json")
+            try #require(run.status == 0, "\(run)")
+            let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+            let named = (report["left_out"] as? [[String: Any]] ?? []).filter { ($0["streams"] as? [Int]) == [1] }
+            let audio = original["audio:sowt:1"] ?? []
+            let want = audio.reduce(Data()) { $0 + $1.bytes }
+            let beforeLost = audio.filter { $0.end <= lost.end - lost.bytes.count }.reduce(0) { $0 + $1.bytes.count }
+            let got = (try Self.samples(holed)["audio:sowt:1"] ?? []).reduce(Data()) { $0 + $1.bytes }
+            #expect(named.count == 1 && got.count > 0 && got.count <= beforeLost, "\(named), \(got.count) of \(beforeLost)")
+            #expect(want.prefix(got.count) == got, "the PCM kept is not the recording's at its place")
+            try FileManager.default.removeItem(atPath: holed)
+        }
         let before = scratch.contents
         let spoiled = try Tool.run(Tool.avtool, ["repair", cut, scratch.path("spoiled.mov"), "--reference", reference, "--json"],
                                    environment: VerifiedOutputTests.environment(fault: "shift-pcm"))
