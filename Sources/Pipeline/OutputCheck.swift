@@ -265,20 +265,29 @@ public enum OutputCheck {
 /// (`AVTOOL_TEST_FAULT`): the first track loses its third packet
 /// (`drop-packet`) or every packet (`drop-track`), or is written from its
 /// third packet on later than planned (`stretch`); or the cover art is
-/// not written (`drop-cover-art`). What was planned is counted as ever.
+/// not written (`drop-cover-art`); or repair writes its first rebuilt PCM
+/// chunk from one sample frame later in the input than it was found
+/// (`shift-pcm`: as many bytes, not those it came from). What was planned
+/// is counted as ever.
 public enum OutputFault: String, Sendable {
     case dropPacket = "drop-packet", dropTrack = "drop-track", stretch, dropCoverArt = "drop-cover-art"
+    case shiftPCM = "shift-pcm"
 
     /// Whether the fault falls on the `number`th track (from 0), planned as `plan`.
     func falls(on number: Int, _ plan: PlannedTrack) -> Bool {
-        self == .dropCoverArt ? plan.coverArt : number == 0
+        switch self {
+        case .dropCoverArt: plan.coverArt
+        case .shiftPCM: false  // (repair's own)
+        default: number == 0
+        }
     }
 
     public static let chosen: OutputFault? = getenv("AVTOOL_TEST_FAULT").flatMap { OutputFault(rawValue: String(cString: $0)) }
 
     /// Spoils an MP4/MOV file written without a muxer (a copied index): its
-    /// first track is made a `free` box, whichever the fault.
+    /// first track is made a `free` box, whichever the fault (but repair's own).
     func spoilIndex(_ path: String) {
+        guard self != .shiftPCM else { return }
         let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return }
         defer { close(fd) }
@@ -294,6 +303,7 @@ public enum OutputFault: String, Sendable {
         switch self {
         case .dropPacket: return number == 3
         case .dropTrack, .dropCoverArt: return true
+        case .shiftPCM: return false
         case .stretch:
             guard number >= 3 else { return false }
             let shift = 10 * max(longest, 1)
