@@ -46,7 +46,7 @@ extension MovieLayout.Refusal {
         case .tooLarge: self.init(description: "a box in the index is too large")
         case .tooDeep(let limit): self.init(description: "boxes in the index nest more than \(limit) deep")
         case .tooMany(let limit): self.init(description: "the index holds more than \(limit) boxes")
-        case .fieldsCutShort, .unknownVersion: self.init(description: "in the index, \(error)")
+        case .fieldsCutShort, .unknownVersion, .lacksChild, .tooManyEntries: self.init(description: "in the index, \(error)")
         }
     }
 }

@@ -107,7 +107,8 @@ public final class MemoryOutput {
 /// in `holes` unread: a read inside one returns at once, the buffer left as
 /// it was. Demuxing an MP4/MOV this way with its media data as the hole
 /// gives every packet's size, timing and flags, read from the index alone,
-/// with no payload read from the disk: what a trial write needs.
+/// with no payload read from the disk: what a trial write needs. With a
+/// `length`, the file reads as if it ended there.
 public final class HollowFileInput {
     private let fd: Int32
     private let fileSize: Int64
@@ -115,12 +116,12 @@ public final class HollowFileInput {
     private var position: Int64 = 0
     let context: UnsafeMutablePointer<AVIOContext>
 
-    public init(path: String, holes: [Range<Int64>]) throws(MediaError) {
+    public init(path: String, holes: [Range<Int64>], length: Int64? = nil) throws(MediaError) {
         fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw MediaError.posix(errno, "could not open input", path: path) }
         var st = stat()
         fstat(fd, &st)
-        fileSize = Int64(st.st_size)
+        fileSize = min(Int64(st.st_size), length ?? Int64(st.st_size))
         self.holes = holes.sorted { $0.lowerBound < $1.lowerBound }
         do {
             context = try makeIOContext(writable: false, read: { opaque, buffer, size in
