@@ -116,7 +116,9 @@ public enum OutputCheck {
     /// the plan's order, the muxer's own (a chapter or timecode track) may
     /// follow, carried tracks come last.
     static func difference(_ index: SourceIndex, _ plan: [PlannedTrack]) -> (track: Int?, what: String)? {
-        let inIndex = plan.indices.filter { !(plan[$0].coverArt || (plan[$0].carried && plan[$0].packets == 0)) }
+        // A track no packet was written to has no `trak`: libavformat's muxer
+        // leaves out every track without samples (`mov_write_moov_tag`).
+        let inIndex = plan.indices.filter { !(plan[$0].coverArt || plan[$0].packets == 0) }
         let muxed = inIndex.filter { !plan[$0].carried }, carried = inIndex.filter { plan[$0].carried }
         let tracks = index.tracks
         guard tracks.count >= inIndex.count else {

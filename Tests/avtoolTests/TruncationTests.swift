@@ -152,6 +152,30 @@ struct TruncationTests {
         #expect(salvage?["kept"] as? [Int] == have && salvage?["listed"] as? [Int] == of, "\(repaired.stdout)")
     }
 
+    /// FFmpeg's fragments hold a stream each in turn, so a recording it
+    /// fragmented (the iPhone 4S clip, `frag_keyframe+empty_moov`) and cut
+    /// at 70 % keeps video but not one audio packet. The muxer writes no
+    /// track without samples: repair refused its own output ("1 track(s)
+    /// where 2 were written … a fault of avtool's"). Now it keeps the video,
+    /// every packet of it the input's (data hashes), and says the audio
+    /// had nothing to write.
+    @Test func salvageThatKeepsNoPacketOfAStreamLeavesItsTrackOut() throws {
+        let scratch = try Scratch()
+        let whole = scratch.path("whole.mp4"), input = scratch.path("cut.mp4"), out = scratch.path("repaired.mp4")
+        let f = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.wild("iphone4s_ios5_baseline_rot90_vfr.mov"),
+                                        "-c", "copy", "-movflags", "frag_keyframe+empty_moov", whole])
+        try #require(f.status == 0, "\(f)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try data.prefix(data.count * 70 / 100).write(to: URL(fileURLWithPath: input))
+        let run = try Tool.avtool("repair", input, out)
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("stream #1 (audio aac): no packet of it to write"), "\(run.stderr)")
+        let kept = try PacketList(out).payloads[0] ?? []
+        let original = try PacketList(whole).payloads[0] ?? []
+        #expect(!kept.isEmpty && kept == Array(original.prefix(kept.count)), "\(kept.count) video packets")
+        #expect(try FFprobe(out).streams.count == 1)
+    }
+
     @Test func salvagedTranscodeDecodes() throws {
         let scratch = try Scratch()
         let (_, input) = try cut(CutCase(source: "h264_bframes_2997_aac48_stereo.mp4", percent: 60), in: scratch)
