@@ -28,19 +28,23 @@ struct AudioCopyTests {
         ("32-bit float PCM", { try Fixtures.path("encoders/pcm_f32le.mov") }),
         ("Chrome MediaRecorder Opus in WebM, audio only", { try Fixtures.wild("chrome_mediarecorder_opus_audio_only.webm") }),
         ("Telegram voice note (libopus in Ogg), audio only", { try Fixtures.wild("telegram_voice_note_opus16k.ogg") }),
+        ("FDK HE-AAC 5.1 in ADTS (Android's encoder), audio only", { try Fixtures.wild("fdk_heaac51_bbb.aac") }),
     ]
 
     /// The output's name for an input: the same extension, but Matroska
-    /// for what avtool does not write (Ogg).
+    /// for what avtool does not write (Ogg), M4A for a raw ADTS stream.
     static func output(for input: String, in scratch: Scratch) -> String {
         let ext = (input as NSString).pathExtension
-        return scratch.path("out." + (ext == "ogg" ? "mka" : ext))
+        return scratch.path("out." + (["ogg": "mka", "aac": "m4a"][ext] ?? ext))
     }
 
-    /// The audio packets' hashes as `ffmpeg -c copy -f framemd5` lists them.
+    /// The audio packets' hashes as `ffmpeg -c copy -f framemd5` lists them
+    /// (a raw ADTS stream's without their ADTS headers, as FFmpeg copies
+    /// them into MP4: `aac_adtstoasc`).
     static func audioHashes(_ path: String) throws -> [String] {
-        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-c", "copy",
-                                        "-f", "framemd5", "-"])
+        let adts = path.hasSuffix(".aac") ? ["-bsf:a", "aac_adtstoasc"] : []
+        let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-c", "copy"] + adts
+                                        + ["-f", "framemd5", "-"])
         try #require(r.status == 0, "\(r)")
         // The sixth field is the payload's hash (side data, such as a skip count, follows it).
         return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }
