@@ -176,13 +176,18 @@ public struct SourceTrack: Sendable {
         (firstEntry?.boxes ?? []).map { ($0.type, $0.encoded()) }
     }
 
+    /// A `mebx` (QuickTime timed metadata) track's key table, from its first sample description.
+    public var metadataKeyTable: TimedMetadataKeys? {
+        guard sampleEntryType == "mebx", let keys = firstEntry?.child("keys") else { return nil }
+        return try? TimedMetadataKeys(parsing: keys.payload)
+    }
+
     /// The key names of a `mebx` (QuickTime timed metadata) track, in the
     /// order its sample description declares them
     /// (`com.apple.quicktime.video-orientation`…); the fields of a
     /// structured key (namespace `fiel`: a detected face's bounds) left out.
     public var metadataKeys: [String] {
-        guard sampleEntryType == "mebx", let keys = firstEntry?.child("keys"),
-              let table = try? TimedMetadataKeys(parsing: keys.payload) else { return [] }
+        guard let table = metadataKeyTable else { return [] }
         return table.declarations.compactMap { key in
             guard let key, key.namespace != "fiel", !key.value.isEmpty else { return nil }
             return String(decoding: key.value, as: UTF8.self)
