@@ -17,6 +17,11 @@ public enum BoxError: Error, Sendable, Equatable, CustomStringConvertible {
     case fieldsCutShort(FourCC, needs: Int, has: Int)
     /// A version of a box this module does not read (mvhd, tkhd, mdhd, elst: 0 or 1).
     case unknownVersion(FourCC, UInt8)
+    /// A box lacks a child it cannot be read without (a `traf` without its `tfhd`).
+    case lacksChild(FourCC, in: FourCC)
+    /// A box declares more entries than this module takes of a kind no bytes
+    /// back (a `trun` whose samples all take the defaults).
+    case tooManyEntries(FourCC, declared: Int, limit: Int)
 
     /// The error a box walk's stop is, where `at` is the offset of the bytes walked.
     package init(_ stop: BoxWalkStop) {
@@ -38,6 +43,8 @@ public enum BoxError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooMany(let limit): "more than \(limit) boxes"
         case .fieldsCutShort(let type, let needs, let has): "the '\(type)' box holds \(has) bytes, its fields \(needs)"
         case .unknownVersion(let type, let version): "the '\(type)' box has version \(version), not 0 or 1"
+        case .lacksChild(let child, let type): "the '\(type)' box holds no '\(child)'"
+        case .tooManyEntries(let type, let declared, let limit): "the '\(type)' box declares \(declared) entries, more than \(limit)"
         }
     }
 }

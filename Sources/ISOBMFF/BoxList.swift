@@ -64,3 +64,43 @@ public struct ItemList: BoxPayload {
 
     public func encode() -> [UInt8] { list.encode() }
 }
+
+extension BoxList {
+    /// The values of the boxes of `type`, in order.
+    func values<V: BoxPayload>(_ type: FourCC, as _: V.Type) throws(BoxError) -> [V] {
+        try boxes.filter { $0.type == type }.map { (box: BoxNode) throws(BoxError) -> V in try V(box) }
+    }
+
+    /// The value of the first box of `type`, nil without one.
+    func value<V: BoxPayload>(_ type: FourCC, as _: V.Type) throws(BoxError) -> V? {
+        guard let box = first(type) else { return nil }
+        return try V(box)
+    }
+
+    /// This list with the boxes of `type` written from `values`, in order:
+    /// as many as there are values stay where they were (each its header's
+    /// form), those beyond them go, and values beyond them follow the last
+    /// box of `type` (else of `anchor`, else the list's start). With `onlyFirst`,
+    /// only the first box of `type` is the value's and any other stays as it is.
+    func setting<V: BoxPayload>(_ type: FourCC, to values: [V], after anchor: FourCC? = nil, onlyFirst: Bool = false) -> BoxList {
+        var copy = self
+        copy.boxes = []
+        var seen = 0
+        var lastOfType: Int?, lastAnchor: Int?
+        for box in boxes {
+            if box.type == type && !(onlyFirst && seen > 0) {
+                seen += 1
+                guard seen <= values.count else { continue }
+                var node = box
+                node.set(values[seen - 1])
+                copy.boxes.append(node)
+                lastOfType = copy.boxes.count
+                continue
+            }
+            copy.boxes.append(box)
+            if box.type == anchor { lastAnchor = copy.boxes.count }
+        }
+        copy.boxes.insert(contentsOf: values.dropFirst(seen).map(\.box), at: lastOfType ?? lastAnchor ?? 0)
+        return copy
+    }
+}

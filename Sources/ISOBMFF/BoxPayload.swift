@@ -30,6 +30,8 @@ public enum KnownBoxes {
         TimeToSample.self, CompositionOffsets.self, SyncSamples.self, SampleToChunk.self, SampleSizes.self,
         ChunkOffsets.self, SampleDescriptionTable.self, TrackReferences.self, UserData.self, Metadata.self,
         ItemList.self, MetadataKeys.self, ItemData.self, LocationInformation.self,
+        MovieExtends.self, MovieExtendsHeader.self, TrackExtends.self, MovieFragment.self, MovieFragmentHeader.self,
+        TrackFragment.self, TrackFragmentHeader.self, TrackFragmentDecodeTime.self, TrackRun.self, SegmentIndex.self,
     ]
 
     /// The reader of boxes of `type`, nil for a type read as bytes only.

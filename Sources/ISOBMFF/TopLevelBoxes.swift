@@ -7,6 +7,9 @@ public struct TopLevelBoxes: Sendable {
     public var cutShort = false
     public var hasIndex = false
     public var hasFragments = false
+    /// Where the movie fragment (`moof`) the file ends inside starts: a
+    /// fragmented recording cut off in a fragment's header.
+    public var cutFragmentAt: Int?
     /// The file starts with a box an MP4/MOV starts with.
     public var isISOBMFF = false
 
@@ -30,6 +33,7 @@ public struct TopLevelBoxes: Sendable {
         case .cutShort(let box)?:
             note(box, fileSize: b.count)
             cutShort = true
+            if box.type == "moof" { cutFragmentAt = box.start }
         case .malformed(let type, let at, 16, 0)?:
             // A 64-bit size of 0 is taken as size 0 too (a recorder may leave it so, to fill in at the end).
             note(BoxHeader(type: type, start: at, headerSize: 16, size: b.count - at, extendsToEnd: true), fileSize: b.count)

@@ -23,8 +23,9 @@ public struct TrackSamples: Sendable, Equatable {
     /// agree (a chunk run past the samples, samples no chunk holds, a
     /// table cut short). `frameBytes` is the bytes of `per` samples for a
     /// QuickTime sound track whose `stsz` counts audio frames (a sample size
-    /// of 1): the size the table gives is not a byte count then.
-    public init?(stbl: BoxNode, frameBytes: (bytes: Int64, per: Int64)? = nil) {
+    /// of 1): the size the table gives is not a byte count then. `visit` is
+    /// told each chunk's offset and bytes, in the table's order.
+    public init?(stbl: BoxNode, frameBytes: (bytes: Int64, per: Int64)? = nil, visit: ((Int64, Int64) -> Void)? = nil) {
         func child(_ type: FourCC) -> ArraySlice<UInt8>? { stbl.children?.first { $0.type == type }?.payload }
         // Sample sizes: one for all, or one each (stz2: 4, 8 or 16 bits).
         let sizes: BigEndianReader<ArraySlice<UInt8>>
@@ -105,6 +106,7 @@ public struct TrackSamples: Sendable, Equatable {
             guard let offset = offsets.uint(at: 8 + (chunk - 1) * offsetWidth, size: offsetWidth),
                   offset <= UInt64(Int64.max - chunkBytes) else { return nil }
             if chunkBytes > 0 { end = max(end, Int64(offset) + chunkBytes) }
+            visit?(Int64(offset), chunkBytes)
             bytes += chunkBytes
         }
         guard sample == count else { return nil }
@@ -115,13 +117,14 @@ public struct TrackSamples: Sendable, Equatable {
 }
 
 extension TrackSamples {
-    /// The tables of a `trak` box; nil without them or when they do not agree.
-    public init?(trak: BoxNode) {
+    /// The tables of a `trak` box; nil without them or when they do not
+    /// agree. `visit` is told each chunk's offset and bytes, in order.
+    public init?(trak: BoxNode, visit: ((Int64, Int64) -> Void)? = nil) {
         func child(_ box: BoxNode?, _ type: FourCC) -> BoxNode? { box?.children?.first { $0.type == type } }
         let mdia = child(trak, "mdia"), minf = child(mdia, "minf")
         guard let stbl = child(minf, "stbl") else { return nil }
         let handler = child(mdia, "hdlr").flatMap { try? HandlerReference($0) }?.handlerType
-        self.init(stbl: stbl, frameBytes: handler == "soun" ? Self.soundFrameBytes(stbl) : nil)
+        self.init(stbl: stbl, frameBytes: handler == "soun" ? Self.soundFrameBytes(stbl) : nil, visit: visit)
     }
 
     /// For a sound track: the bytes of so many audio frames its first sample

@@ -150,7 +150,8 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
     }
     let file = try InputFile(path: input, cancellation: cancellation, packetsOnly: true)
     for (i, s) in report.streams.enumerated() where s.plan.mode == .limited {
-        let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: bitRatePerChannel(options, file.streams[s.plan.stream]))
+        let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: bitRatePerChannel(options, file.streams[s.plan.stream]),
+                                                seconds: file.duration?.seconds)
         report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - margin)
     }
     try rehearse(&report, input: input, cancellation: cancellation)
@@ -232,7 +233,9 @@ private func rehearse(_ report: inout LoudnessReport, input: String, cancellatio
 }
 
 /// The limiter of a stream's corrective encode, nil when it needs none: a
-/// stream over the ceiling gets its limiter set under the ceiling by what
+/// stream over the ceiling by more than the meter's tolerance (0.1 dB,
+/// what the ceiling is held to and what ebur128 reads to; a whole encode
+/// is not spent on 0.01 dB) gets its limiter set under the ceiling by what
 /// the encoder added over it, and by what that grows when the limiter holds
 /// harder (taken as half of what it added) — a Photos export's 64 kb/s
 /// mono AAC added 1.0 dB, then 1.8 dB with the limiter 1.1 dB lower; a
@@ -241,7 +244,8 @@ private func rehearse(_ report: inout LoudnessReport, input: String, cancellatio
 private func corrected(_ s: LoudnessStreamReport, after a: LoudnessFigures, target: LoudnessTarget) -> LimiterSetting? {
     let over = a.truePeakDBTP - target.truePeakDBTP, short = target.integratedLUFS - a.integratedLUFS
     var l = s.limiter ?? LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: target.truePeakDBTP)
-    guard over > 0 || (s.limiter != nil && abs(short) > LimiterSetting.loudnessTolerance) else { return nil }
+    guard over > LimiterSetting.peakTolerance || (s.limiter != nil && abs(short) > LimiterSetting.loudnessTolerance)
+    else { return nil }
     if s.limiter != nil { l.gainDB += short }
     if over > 0 {
         let overshoot = a.truePeakDBTP - l.limitDBTP
@@ -411,7 +415,7 @@ extension AudioReencoder {
         case (.linear, nil): gain = pow(10, s.plan.gainDB / 20)
         case (_, let l?): self.stage = try PeakLimiter(gainDB: l.gainDB, limitDBTP: l.limitDBTP, stream: stream)
         case (.limited, nil):
-            let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: nil)
+            let margin = LimiterSetting.codecMargin(encoder: s.encoder, bitRatePerChannel: nil, seconds: stream.file.duration?.seconds)
             self.stage = try PeakLimiter(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - margin, stream: stream)
         }
     }

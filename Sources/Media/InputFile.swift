@@ -42,15 +42,22 @@ public final class InputFile {
         self.path = path
         self.cancellation = cancellation
         memory = nil
-        customIO = nil
         let now = try Self.checkReadable(path)
         identity = expected ?? now
         // A file changed since is not opened at all (its index was checked as it was).
         if let expected, let changed = FileIdentity.changedError(path: path, since: expected) { throw changed }
         // A crafted or broken MP4/MOV index is refused before libavformat trusts it.
         if now != nil, expected == nil, let damage = Self.indexDamageError(path) { throw damage }
-        context = try Self.open(url: path, io: nil, name: path, probe: !packetsOnly, format: format,
-                                cancellation: cancellation)
+        // A fragmented MP4 cut off inside a fragment's moof is read up to that
+        // fragment: libavformat refuses the whole file otherwise, and what is
+        // missing is said from the fragments' boxes (`cutOff`).
+        if now != nil, let end = TopLevelBoxes(path: path)?.cutFragmentAt {
+            customIO = try HollowFileInput(path: path, holes: [], length: Int64(end))
+        } else {
+            customIO = nil
+        }
+        context = try Self.open(url: customIO == nil ? path : nil, io: customIO?.context, name: path, probe: !packetsOnly,
+                                format: format, cancellation: cancellation)
         if expected != nil, let changed = changedError() { throw changed }
     }
 

@@ -52,7 +52,8 @@ extension BoxError {
         case (.index, .tooLarge): "a box in the index is too large"
         case (.index, .tooDeep(let limit)): "boxes in the index nest more than \(limit) deep"
         case (.index, .tooMany(let limit)): "the index holds more than \(limit) boxes"
-        case (.index, .fieldsCutShort), (.index, .unknownVersion): "in the index, \(self)"
+        case (.index, .fieldsCutShort), (.index, .unknownVersion), (.index, .lacksChild), (.index, .tooManyEntries):
+            "in the index, \(self)"
         }
     }
 }

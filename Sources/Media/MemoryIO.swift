@@ -107,7 +107,8 @@ public final class MemoryOutput {
 /// in `holes` unread: a read inside one returns at once, the buffer left as
 /// it was. Demuxing an MP4/MOV this way with its media data as the hole
 /// gives every packet's size, timing and flags, read from the index alone,
-/// with no payload read from the disk: what a trial write needs.
+/// with no payload read from the disk: what a trial write needs. With a
+/// `length`, the file reads as if it ended there.
 public final class HollowFileInput {
     private let file: OpenFile
     private let fileSize: Int64
@@ -115,13 +116,13 @@ public final class HollowFileInput {
     private var position: Int64 = 0
     let context: UnsafeMutablePointer<AVIOContext>
 
-    public init(path: String, holes: [Range<Int64>]) throws(MediaError) {
+    public init(path: String, holes: [Range<Int64>], length: Int64? = nil) throws(MediaError) {
         let opened = try MediaError.files("could not open input") { () throws(FileError) in
             let file = try OpenFile(path: path, O_RDONLY)
             return (file, try file.size())
         }
         file = opened.0
-        fileSize = opened.1
+        fileSize = min(opened.1, length ?? opened.1)
         self.holes = holes.sorted { $0.lowerBound < $1.lowerBound }
         context = try makeIOContext(writable: false, read: { opaque, buffer, size in
             Unmanaged<HollowFileInput>.fromOpaque(opaque!).takeUnretainedValue().read(buffer!, Int(size))

@@ -145,6 +145,14 @@ public struct SourceTrack: Sendable {
     /// What the track's sample tables list (count, bytes, furthest chunk); nil when they do not agree.
     public var samples: TrackSamples? { TrackSamples(trak: trak) }
 
+    /// Where the track's bytes lie: each chunk's offset and bytes, in the
+    /// track's order; nil when its tables do not agree.
+    public var chunks: [(offset: Int64, bytes: Int64)]? {
+        var out: [(offset: Int64, bytes: Int64)] = []
+        guard TrackSamples(trak: trak, visit: { out.append(($0, $1)) }) != nil else { return nil }
+        return out
+    }
+
     /// The size of the track's `trak` box: about what the track takes in an index.
     public var indexBytes: Int { trak.encodedSize }
 

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ISOBMFF
 
 /// How much of a stream an MP4/MOV index lists, and how much of that the
 /// file holds.
@@ -12,22 +13,39 @@ public struct StreamCoverage: Sendable, Equatable, Codable {
 }
 
 extension InputFile {
-    /// Per stream of a non-fragmented MP4/MOV (whose index lists every
-    /// packet, with its place in the file): the packets listed and those the
-    /// file holds. Streams whose index is not whole (fragments, cover art)
-    /// are left out; `nil` for other formats.
+    /// Per stream of an MP4/MOV, the packets its index lists and those the
+    /// file holds: for a fragmented file, from its fragments' boxes
+    /// (`FragmentCoverage`: every `moof` in the file, before any packet is
+    /// read); otherwise from the demuxer's index, which lists every packet
+    /// with its place. Streams whose index is not whole (cover art) are left
+    /// out; `nil` for other formats.
     public var indexCoverage: [StreamCoverage]? { coverage(wholeOnly: true) }
 
-    /// The same from whatever the index holds so far: for a fragmented
-    /// file, the fragments parsed (after a read to the end, all of them).
+    /// The same, where the demuxer's index says, from whatever it holds so
+    /// far (not only when it lists every packet).
     public var coverageSoFar: [StreamCoverage]? { coverage(wholeOnly: false) }
 
     private func coverage(wholeOnly: Bool) -> [StreamCoverage]? {
         guard formatName.hasPrefix("mov"), let fileSize = size else { return nil }
+        if let fragments = fragmentCoverage { return fragments }
         // Counted in the demuxer's index, not copied out of it (an entry per packet).
         return streams.filter { !$0.isAttachedPicture }.compactMap { s in
             s.indexCount(wholeOnly: wholeOnly, within: fileSize).map { c in
                 StreamCoverage(stream: s.index, type: s.mediaType, listed: c.listed, present: c.present)
+            }
+        }
+    }
+
+    /// Per stream of a fragmented MP4 opened from its path, what its
+    /// fragments list and hold (`FragmentCoverage`, matched by track id);
+    /// nil when it has no fragment, cannot be mapped, or holds a fragment
+    /// the boxes cannot be read of (the demuxer's index says then).
+    private var fragmentCoverage: [StreamCoverage]? {
+        guard memory == nil, identity != nil, let mapped = try? MappedFile(path: path),
+              let fragments = mapped.withBytes({ FragmentCoverage($0) }), fragments.unreadableAt == nil else { return nil }
+        return streams.filter { !$0.isAttachedPicture }.compactMap { s in
+            fragments.tracks.first { Int($0.trackID) == s.id }.map {
+                StreamCoverage(stream: s.index, type: s.mediaType, listed: $0.listed, present: $0.inFile)
             }
         }
     }

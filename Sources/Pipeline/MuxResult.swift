@@ -25,5 +25,15 @@ public struct MuxResult: Sendable {
             + named.joined(separator: ", ")
     }
 
+    /// The warning for tracks nothing was written to, which an MP4/MOV
+    /// output does not hold (its muxer leaves a track without samples out),
+    /// naming each by the stream `names` gives; nil when there are none.
+    public func emptyTrackWarning(container: Container, names: (Int) -> String) -> String? {
+        guard container.isISOBMFF else { return nil }
+        let empty = packets.indices.filter { packets[$0] == 0 }
+        guard !empty.isEmpty else { return nil }
+        return empty.map(names).joined(separator: ", ") + ": no packet of it to write, and \(container.name) holds no empty track: the output has none"
+    }
+
     public var totalCorrections: TimelineCorrections { corrections.reduce(TimelineCorrections(), +) }
 }

@@ -57,6 +57,10 @@ public final class MuxSession {
     private let faststartAfterCompletion: Bool
     /// Sample descriptions added after the first, by track (`describe`).
     var descriptions: [Int: IndexCompletion.Descriptions] = [:]
+    /// A check of the written file's bytes beyond what was handed over (given
+    /// its temporary path), run after `OutputCheck` and before it is named:
+    /// repair compares its rebuilt PCM with the bytes it came from.
+    public var bytesCheck: ((String) throws(MediaError) -> Void)?
 
     struct Track {
         /// The muxer's stream for the track; nil for a carried one.
@@ -359,6 +363,7 @@ public final class MuxSession {
         if let staged {
             try OutputCheck.verify(path: staged.temporary, name: name, container: container, plan: plans,
                                    cancellation: cancellation)
+            try bytesCheck?(staged.temporary)
         }
         var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
                                corrections: tracks.indices.map(corrections(track:)), outputBytes: 0, elapsed: .zero)

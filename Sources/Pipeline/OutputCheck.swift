@@ -116,7 +116,9 @@ public enum OutputCheck {
     /// the plan's order, the muxer's own (a chapter or timecode track) may
     /// follow, carried tracks come last.
     static func difference(_ index: SourceIndex, _ plan: [PlannedTrack]) -> (track: Int?, what: String)? {
-        let inIndex = plan.indices.filter { !(plan[$0].coverArt || (plan[$0].carried && plan[$0].packets == 0)) }
+        // A track no packet was written to has no `trak`: libavformat's muxer
+        // leaves out every track without samples (`mov_write_moov_tag`).
+        let inIndex = plan.indices.filter { !(plan[$0].coverArt || plan[$0].packets == 0) }
         let muxed = inIndex.filter { !plan[$0].carried }, carried = inIndex.filter { plan[$0].carried }
         let tracks = index.tracks
         guard tracks.count >= inIndex.count else {
@@ -265,20 +267,29 @@ public enum OutputCheck {
 /// (`AVTOOL_TEST_FAULT`): the first track loses its third packet
 /// (`drop-packet`) or every packet (`drop-track`), or is written from its
 /// third packet on later than planned (`stretch`); or the cover art is
-/// not written (`drop-cover-art`). What was planned is counted as ever.
+/// not written (`drop-cover-art`); or repair writes its first rebuilt PCM
+/// chunk from one sample frame later in the input than it was found
+/// (`shift-pcm`: as many bytes, not those it came from). What was planned
+/// is counted as ever.
 public enum OutputFault: String, Sendable {
     case dropPacket = "drop-packet", dropTrack = "drop-track", stretch, dropCoverArt = "drop-cover-art"
+    case shiftPCM = "shift-pcm"
 
     /// Whether the fault falls on the `number`th track (from 0), planned as `plan`.
     func falls(on number: Int, _ plan: PlannedTrack) -> Bool {
-        self == .dropCoverArt ? plan.coverArt : number == 0
+        switch self {
+        case .dropCoverArt: plan.coverArt
+        case .shiftPCM: false  // (repair's own)
+        default: number == 0
+        }
     }
 
     public static let chosen: OutputFault? = getenv("AVTOOL_TEST_FAULT").flatMap { OutputFault(rawValue: String(cString: $0)) }
 
     /// Spoils an MP4/MOV file written without a muxer (a copied index): its
-    /// first track is made a `free` box, whichever the fault.
+    /// first track is made a `free` box, whichever the fault (but repair's own).
     func spoilIndex(_ path: String) {
+        guard self != .shiftPCM else { return }
         guard let file = try? OpenFile(path: path, O_RDWR), let head = try? file.read(1 << 20, at: 0), head.count > 8,
               let at = (4..<(head.count - 4)).first(where: { head[$0..<($0 + 4)] == Array("trak".utf8)[...] }) else { return }
         try? file.write(Array("free".utf8), at: Int64(at))
@@ -290,6 +301,7 @@ public enum OutputFault: String, Sendable {
         switch self {
         case .dropPacket: return number == 3
         case .dropTrack, .dropCoverArt: return true
+        case .shiftPCM: return false
         case .stretch:
             guard number >= 3 else { return false }
             let shift = 10 * max(longest, 1)

@@ -5,9 +5,10 @@ import Media
 /// with `salvage` left out and counted: a packet flagged corrupt is
 /// dropped, reads that fail are passed over until they keep failing (the
 /// cut). A file that changes while it is read is an error either way.
-/// A cut-off MP4/MOV (its index lists packets beyond the end of the file)
-/// is refused before anything is read, and a fragmented one whose last
-/// fragments list packets beyond the end once it is read, unless salvaging.
+/// A cut-off MP4/MOV (its index, or a fragmented file's fragments, list
+/// packets beyond the end of the file) is refused before anything is read,
+/// unless salvaging; where only the demuxer's index can tell (a fragment the
+/// boxes cannot be read of), once it is read.
 public struct PacketSource {
     public let input: InputFile
     /// Input stream index → output track.
@@ -130,7 +131,7 @@ public struct PacketSource {
                 discardedAtEnd[j] = held[j].count
             }
         }
-        // Fragments parsed while reading can list packets the file does not hold.
+        // Fragments the demuxer parsed while reading can list packets the file does not hold.
         if salvage == nil, let cut = input.cutOffError(operation, soFar: true) { throw cut }
         if salvage != nil, let so = input.coverageSoFar {
             for (j, s) in kept.enumerated() {

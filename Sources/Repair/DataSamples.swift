@@ -65,13 +65,31 @@ enum DataSampleShape: Equatable {
             }
         case .boxedItems(let keys):
             var p = i
-            while p + 8 <= end, let size = r.u32(at: p).map(Int.init), size >= 8, p + size <= end,
-                  let key = r.u32(at: p + 4), keys.contains(key) || (key == 0 && size == 8) {
+            while let size = Self.boxedItem(r, at: p, end: end, keys: keys) {
                 p += size
                 out.append(p)
             }
         }
         return out
+    }
+
+    /// Whether a sample of this shape may start at `i`: its first item is
+    /// whole within `end` (`ends` would not be empty), without listing where it ends.
+    func starts(_ b: UnsafeRawBufferPointer, at i: Int, end: Int) -> Bool {
+        let r = BigEndianReader(b)
+        switch self {
+        case .sizes(let sizes): return sizes.contains { i + $0 <= end }
+        case .gpmf: return r.u8(at: i + 4) == 0 && Self.gpmfItem(r, at: i, end: end) != nil
+        case .smpteKLV: return Self.smpteItem(r, at: i, end: end) != nil
+        case .boxedItems(let keys): return Self.boxedItem(r, at: i, end: end, keys: keys) != nil
+        }
+    }
+
+    /// The length of the boxed item at `p`: a 32-bit size, one of `keys` (0 for an empty item of 8 bytes).
+    private static func boxedItem(_ r: BigEndianReader<UnsafeRawBufferPointer>, at p: Int, end: Int, keys: Set<UInt32>) -> Int? {
+        guard p + 8 <= end, let size = r.u32(at: p).map(Int.init), size >= 8, p + size <= end,
+              let key = r.u32(at: p + 4), keys.contains(key) || (key == 0 && size == 8) else { return nil }
+        return size
     }
 
     /// The length of the GPMF item at `p`: a key of four letters or digits,

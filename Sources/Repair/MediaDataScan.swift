@@ -37,6 +37,14 @@ struct MediaDataScan {
     var skipped: [Int: Int] = [:]
     /// Samples that could be of more than one data track: left out, with the tracks.
     var ambiguous: [(range: Range<Int>, tracks: [Int])] = []
+    /// Stretches of media data after the last sample found in a box that
+    /// is not the last (where the walk found nothing more before the next).
+    var tails: [Range<Int>] = []
+    /// Of each PCM track (by the reference's stream index), the chunks left
+    /// out after bytes that were left out and may have held its audio: where
+    /// those bytes start, the bytes from the first chunk to the last, how
+    /// many chunks, their bytes (`placePCM`).
+    var pcmUnplaced: [Int: (after: Int, span: Range<Int>, chunks: Int, bytes: Int)] = [:]
     /// Of those, the samples of tracks that look alike (see `alike`), by
     /// their place in `ambiguous`: decided afterwards from the sample after.
     var alikeLeft: [(index: Int, sample: FoundSample, tracks: [Int])] = []
@@ -67,6 +75,8 @@ struct MediaDataScan {
         /// must follow in the reference's order, a chain of the lengths the
         /// reference's chunks take (a round's) over one of a last chunk's.
         var byUse: [Int] = []
+        /// The bytes of one sample frame (every channel's sample): a chunk holds whole frames.
+        var frameBytes = 1
     }
 
     /// A data track: `track` its place among the rebuilt tracks, nil when
@@ -125,7 +135,7 @@ struct MediaDataScan {
 
     /// Of each video track, the first track whose scanner is the same
     /// (tracks of one codec and length prefix find the same samples).
-    private let videoScanner: [Int]
+    let videoScanner: [Int]
 
     /// What was found at a place, kept: the same places are asked about
     /// again and again as candidates' ends, and an AAC frame is measured
@@ -143,8 +153,8 @@ struct MediaDataScan {
         func forget(before p: Int) {
             for (k, m) in video where m.count > 4096 { video[k] = m.filter { $0.key >= p } }
             for (k, m) in audio where m.count > 4096 { audio[k] = m.filter { $0.key >= p } }
-            if proven.count > 4096 { proven = proven.filter { $0.key >> 4 >= p } }
-            if leads.count > 4096 { leads = leads.filter { $0.key >> 12 >= p } }
+            if proven.count > 4096 { proven = proven.filter { $0.key >> 5 >= p } }
+            if leads.count > 4096 { leads = leads.filter { $0.key >> 13 >= p } }
         }
     }
 
@@ -175,11 +185,14 @@ struct MediaDataScan {
         self.tracks = tracks
         videoScanner = tracks.video.map { v in tracks.video.firstIndex { $0.scanner == v.scanner } ?? 0 }
         var sinceCheck = 0
+        let dataStreams = Set(tracks.data.map(\.stream))
         for (n, range) in boxes.mediaData.enumerated() {
             // Only the last box can have been cut off.
             let open = boxes.cutShort && n == boxes.mediaData.count - 1
             var i = range.lowerBound
             var previous: Int? = n == 0 ? Tracks.start : nil, twoBack: Int?
+            // The stream of the last audio or video sample (data samples may lie apart in the reference).
+            var lastAV: Int?
             walk: while i < range.upperBound {
                 sinceCheck += 1
                 if sinceCheck >= 256 {
@@ -188,37 +201,44 @@ struct MediaDataScan {
                     progress?(i)
                     memo.forget(before: i)
                 }
-                switch step(at: i, end: range.upperBound, open: open, after: previous, twoBack: twoBack) {
+                var found = step(at: i, end: range.upperBound, open: open, after: previous, twoBack: twoBack)
+                if case .nothing = found,
+                   let pcm = pcmStep(at: i, end: range.upperBound, open: open, after: previous, lastAV: lastAV) { found = pcm }
+                switch found {
                 case .sample(let s, let stream):
                     samples.append(s)
                     counted[stream, default: 0] += 1
                     i = s.offset + s.size
                     (twoBack, previous) = (previous, stream)
+                    if !dataStreams.contains(stream) { lastAV = stream }
                 case .passed(let stream, let next):
                     skipped[stream, default: 0] += 1
                     counted[stream, default: 0] += 1
                     i = next
                     (twoBack, previous) = (previous, stream)
+                    if !dataStreams.contains(stream) { lastAV = stream }
                 case .ambiguous(let next, let candidates, let sample):
                     if let sample { alikeLeft.append((ambiguous.count, sample, candidates)) }
                     ambiguous.append((i..<next, candidates))
                     i = next
-                    (twoBack, previous) = (nil, nil)
+                    (twoBack, previous, lastAV) = (nil, nil, nil)
                 case .stop:
                     break walk
                 case .nothing:
                     guard let next = resync(after: i, end: range.upperBound, open: open) else { break walk }
                     gaps.append(i..<next)
                     i = next
-                    (twoBack, previous) = (nil, nil)
+                    (twoBack, previous, lastAV) = (nil, nil, nil)
                 }
             }
             if i < range.upperBound {
                 unplacedBytes += range.upperBound - i
                 if stoppedAt == nil { stoppedAt = i }
+                if n < boxes.mediaData.count - 1 { tails.append(i..<range.upperBound) }
             }
         }
         decideAlikeBackward()
+        placePCM()
     }
 
     enum Step {
@@ -256,12 +276,15 @@ struct MediaDataScan {
             .sample(FoundSample(track: track, offset: i, size: size, keyframe: keyframe), stream: stream)
         }
         var cutShort = false
+        // A video or structured data sample proven here rules out a PCM chunk here.
+        var other = false
         for (v, t) in tracks.video.enumerated() {
             switch video(v, at: i, end: end) {
             case .sample(let e, let keyframe):
                 // A sample that ends exactly where a cut file does may have lost its last slices.
                 if open && e == end { return .stop }
                 if let s = offer(found(t.track, t.stream, e - i, keyframe)) { return taken(s) }
+                other = other || proven(e, end: end, open: open, depth: tracks.chainDepth)
             case .cutShort:
                 cutShort = true
             case .none:
@@ -276,15 +299,18 @@ struct MediaDataScan {
             }
             return .stop
         }
-        if let found = dataSample(at: i, end: end, open: open, structured: true), let s = offer(found) { return s }
+        if let found = dataSample(at: i, end: end, open: open, structured: true) {
+            if let s = offer(found) { return s }
+            other = true
+        }
         for (a, t) in tracks.audio.enumerated() {
             guard let length = audioFrame(a, at: i, end: end) else { continue }
             // Beside PCM, whose bytes a decoder may take for a frame, the sample after it must be proven.
             if !tracks.pcm.isEmpty && !proven(i + length, end: end, open: open, depth: tracks.chainDepth) { continue }
             if let s = offer(found(t.track, t.stream, length)) { return taken(s) }
         }
-        for p in tracks.pcm {
-            if let length = p.chunkBytes.first(where: { i + $0 <= end && proven(i + $0, end: end, open: open, depth: tracks.chainDepth) }),
+        for p in tracks.pcm where !other {
+            if let length = p.chunkBytes.first(where: { i + $0 <= end && proven(i + $0, end: end, open: open, depth: tracks.chainDepth, cut: false) }),
                let s = offer(found(p.track, p.stream, length)) {
                 return taken(s)
             }
@@ -349,13 +375,16 @@ struct MediaDataScan {
     }
 
     /// Whether a sample is shown to start at `p` (see the type's summary);
-    /// `depth` bounds how many samples of unstructured length may lead to one.
-    private func proven(_ p: Int, end: Int, open: Bool, depth: Int) -> Bool {
+    /// `depth` bounds how many samples of unstructured length may lead to
+    /// one. `cut`: whether a video sample that runs into the end of a cut
+    /// file counts (it may be one, or bytes that only start like one: at the
+    /// end of a PCM chunk, whose bytes show nothing of their own, it does not).
+    func proven(_ p: Int, end: Int, open: Bool, depth: Int, cut: Bool = true) -> Bool {
         if p == end { return !open }
         for v in tracks.video.indices where videoScanner[v] == v {
             switch video(v, at: p, end: end) {
             case .sample: return true
-            case .cutShort: if open { return true }
+            case .cutShort: if open && cut { return true }
             case .none: break
             }
         }
@@ -364,15 +393,15 @@ struct MediaDataScan {
         }
         if tracks.audio.indices.contains(where: { audioFrame($0, at: p, end: end) != nil }) { return true }
         guard depth > 0 else { return false }
-        let key = p << 4 | min(depth, 15)
+        let key = p << 5 | (cut ? 16 : 0) | min(depth, 15)
         memo.reset(end: end)
         if let r = memo.proven[key] { return r }
         var r = tracks.pcm.contains { pcm in
-            pcm.chunkBytes.contains { p + $0 <= end && proven(p + $0, end: end, open: open, depth: depth - 1) }
+            pcm.chunkBytes.contains { p + $0 <= end && proven(p + $0, end: end, open: open, depth: depth - 1, cut: false) }
         }
         if !r {
             r = tracks.data.contains { d in
-                !d.shape.isStructured && d.shape.ends(b, at: p, end: end).contains { proven($0, end: end, open: open, depth: depth - 1) }
+                !d.shape.isStructured && d.shape.ends(b, at: p, end: end).contains { proven($0, end: end, open: open, depth: depth - 1, cut: cut) }
             }
         }
         memo.proven[key] = r

@@ -34,15 +34,17 @@ extension MediaDataScan {
                 break
             }
         }
-        if let s = dataSample(at: i, end: end, open: open, structured: true, likely: next), s.stream.map(allowed) ?? true { return s }
+        // A structured data sample proven here, though not of a track the reference puts here, rules out a PCM chunk here.
+        let data = dataSample(at: i, end: end, open: open, structured: true, likely: next)
+        if let s = data, s.stream.map(allowed) ?? true { return s }
         for (a, t) in tracks.audio.enumerated() where allowed(t.stream) {
             if let length = audioFrame(a, at: i, end: end),
                leads(i + length, after: t.stream, end: end, open: open, depth: tracks.chainDepth) {
                 return found(t.track, t.stream, length)
             }
         }
-        for t in tracks.pcm where allowed(t.stream) {
-            if let length = t.byUse.first(where: { i + $0 <= end && leads(i + $0, after: t.stream, end: end, open: open, depth: tracks.chainDepth) }) {
+        for t in tracks.pcm where allowed(t.stream) && data == nil {
+            if let length = t.byUse.first(where: { i + $0 <= end && leads(i + $0, after: t.stream, end: end, open: open, depth: tracks.chainDepth, cut: false) }) {
                 return found(t.track, t.stream, length)
             }
         }
@@ -54,11 +56,11 @@ extension MediaDataScan {
     /// `stream`'s: a video sample, an AAC frame or a structured data sample,
     /// or (within `depth` such steps) a PCM chunk or a data sample known by
     /// its size that leads to one in turn; or the media data ends there
-    /// (and was not cut).
-    func leads(_ p: Int, after stream: Int, end: Int, open: Bool, depth: Int) -> Bool {
+    /// (and was not cut). `cut` as for `proven`.
+    func leads(_ p: Int, after stream: Int, end: Int, open: Bool, depth: Int, cut: Bool = true) -> Bool {
         if p == end { return !open }
         let next = tracks.chunkFollows[stream] ?? []
-        let key = p << 12 | (stream & 0xff) << 4 | min(depth, 15)
+        let key = p << 13 | (cut ? 1 << 12 : 0) | (stream & 0xff) << 4 | min(depth, 15)
         memo.reset(end: end)
         if stream < 256, let r = memo.leads[key] { return r }
         var r = false
@@ -66,7 +68,7 @@ extension MediaDataScan {
             for (v, t) in tracks.video.enumerated() where next.contains(t.stream) {
                 switch video(v, at: p, end: end) {
                 case .sample: r = true; break search
-                case .cutShort: if open { r = true; break search }
+                case .cutShort: if open && cut { r = true; break search }
                 case .none: break
                 }
             }
@@ -78,12 +80,12 @@ extension MediaDataScan {
             }
             guard depth > 0 else { break search }
             for t in tracks.pcm where next.contains(t.stream) {
-                if t.chunkBytes.contains(where: { p + $0 <= end && leads(p + $0, after: t.stream, end: end, open: open, depth: depth - 1) }) {
+                if t.chunkBytes.contains(where: { p + $0 <= end && leads(p + $0, after: t.stream, end: end, open: open, depth: depth - 1, cut: false) }) {
                     r = true; break search
                 }
             }
             for d in tracks.data where next.contains(d.stream) && !d.shape.isStructured {
-                if d.shape.ends(b, at: p, end: end).contains(where: { leads($0, after: d.stream, end: end, open: open, depth: depth - 1) }) {
+                if d.shape.ends(b, at: p, end: end).contains(where: { leads($0, after: d.stream, end: end, open: open, depth: depth - 1, cut: cut) }) {
                     r = true; break search
                 }
             }

@@ -34,7 +34,7 @@ struct ReferencePlan {
                     tracks.audio.append(MediaDataScan.AudioTrack(track: kept.count, stream: s.index, measure: measure))
                 } else if let chunks = Self.pcmChunkBytes(s) {
                     tracks.pcm.append(MediaDataScan.PCMTrack(track: kept.count, stream: s.index, chunkBytes: chunks,
-                                                             byUse: Self.pcmChunkBytesByUse(s)))
+                                                             byUse: Self.pcmChunkBytesByUse(s), frameBytes: s.pcmSilence?.count ?? 1))
                 } else {
                     let why = "its audio is \(s.codecName); repair finds AAC frames and PCM chunks (of the reference's lengths) only"
                     if tracks.audio.isEmpty && tracks.pcm.isEmpty {

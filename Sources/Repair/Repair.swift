@@ -66,81 +66,125 @@ private func rebuild(_ inputPath: String, to outputPath: String, container: Cont
         throw MediaError.invalid("could not repair", path: inputPath,
                                  message: "no sample of the reference's codecs and settings was found in its media data")
     }
+    // Only tracks with samples are written (a muxer writes no track of none): `place` numbers them.
+    let written = plan.kept.indices.filter { found[$0] > 0 }
+    var place = [Int](repeating: -1, count: plan.kept.count)
+    for (o, j) in written.enumerated() { place[j] = o }
+    let streams = written.map { plan.kept[$0] }
     let timelines = try mapped.withBytes { (b) throws(MediaError) in
-        try plan.kept.indices.map { (j) throws(MediaError) in
+        try written.map { (j) throws(MediaError) in
             try timeline(for: plan.kept[j], samples: scan.samples.filter { $0.track == j }, bytes: b,
                          reference: referencePath, cancellation: cancellation)
         }
     }
+    let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [inputPath, referencePath]),
+                                 container: container, streams: streams.map { .copy($0) }, metadataSource: nil,
+                                 edits: rebuiltEdits(streams, options: options), faststart: options.faststart,
+                                 audioSampleRate: streams.first { $0.mediaType == .audio }?.sampleRate,
+                                 cancellation: cancellation)
+    for (o, s) in streams.enumerated() {
+        try session.beginTimeline(track: o, stream: s, retimedIn: s.timeBase)
+    }
+    if container.isISOBMFF {
+        session.bytesCheck = pcmCheck(streams: streams, place: place, samples: scan.samples, input: inputPath, output: outputPath)
+    }
+    let packet = try Packet()
+    var next = [Int](repeating: 0, count: streams.count)
+    try mapped.withBytes { (b) throws(MediaError) in
+        let total = Double(max(scan.samples.count, 1))
+        for (k, s) in scan.samples.enumerated() {
+            let o = place[s.track]
+            try packet.fill(UnsafeRawBufferPointer(rebasing: b[payload(s, first: next[o] == 0, of: streams[o], in: b.count)]),
+                            keyframe: s.keyframe)
+            packet.timing = timelines[o].timing(next[o])
+            next[o] += 1
+            try session.write(packet, track: o)
+            if k % 256 == 0 { progress?(RepairProgress(fraction: 0.5 + 0.5 * Double(k) / total)) }
+        }
+    }
+    let result = try session.finish()
 
-    // Stream tags come from the reference; its creation time is another recording's.
+    var report = rebuiltReport(inputPath, to: outputPath, container: container, plan: plan, scan: scan,
+                               written: written, timelines: timelines, result: result, reference: reference)
+    report.outputBytes = result.outputBytes
+    report.elapsedSeconds = (ContinuousClock.now - began).seconds
+    return report
+}
+
+/// Where sample `s` (the track's first when `first`, of `stream`) is taken
+/// from in the input's `count` bytes: where it was found; for the tests of
+/// the post-condition (`OutputFault.shiftPCM`), a first PCM chunk one
+/// sample frame later.
+private func payload(_ s: FoundSample, first: Bool, of stream: InputStream, in count: Int) -> Range<Int> {
+    let found = s.offset..<(s.offset + s.size)
+    guard OutputFault.chosen == .shiftPCM, first, let frame = stream.pcmSilence?.count, found.upperBound + frame <= count
+    else { return found }
+    return (found.lowerBound + frame)..<(found.upperBound + frame)
+}
+
+/// The tags of a rebuilt output of `streams`: stream tags come from the
+/// reference, but not its creation time (another recording's) nor its
+/// video's timecode (a timecode track found in the media data is rebuilt as it is).
+private func rebuiltEdits(_ streams: [InputStream], options: RepairOptions) -> MetadataEdits {
     var edits = MetadataEdits()
     // (Data tracks are carried apart from the muxer's streams, which the edits number.)
-    let muxed = plan.kept.filter { $0.mediaType != .data && $0.mediaType != .unknown }
+    let muxed = streams.filter { $0.mediaType != .data && $0.mediaType != .unknown }
     for j in muxed.indices { edits.tags.append(.init(streams: .index(j), key: "creation_time", value: nil)) }
-    // Nor is its timecode this recording's: a timecode track found in the media data is rebuilt as it is.
     for (j, s) in muxed.enumerated() where s.mediaType == .video {
         edits.tags.append(.init(streams: .index(j), key: "timecode", value: nil))
     }
     edits.tags += options.edits.tags
     edits.rotation = options.edits.rotation
     edits.creationTime = options.edits.creationTime
-    let session = try MuxSession(.file(outputPath, overwrite: options.overwrite, inputs: [inputPath, referencePath]),
-                                 container: container, streams: plan.kept.map { .copy($0) }, metadataSource: nil,
-                                 edits: edits, faststart: options.faststart,
-                                 audioSampleRate: plan.kept.first { $0.mediaType == .audio }?.sampleRate,
-                                 cancellation: cancellation)
-    for (j, s) in plan.kept.enumerated() {
-        try session.beginTimeline(track: j, stream: s, retimedIn: s.timeBase)
-    }
-    let packet = try Packet()
-    var next = [Int](repeating: 0, count: plan.kept.count)
-    try mapped.withBytes { (b) throws(MediaError) in
-        let total = Double(max(scan.samples.count, 1))
-        for (k, s) in scan.samples.enumerated() {
-            try packet.fill(UnsafeRawBufferPointer(rebasing: b[s.offset..<(s.offset + s.size)]), keyframe: s.keyframe)
-            packet.timing = timelines[s.track].timing(next[s.track])
-            next[s.track] += 1
-            try session.write(packet, track: s.track)
-            if k % 256 == 0 { progress?(RepairProgress(fraction: 0.5 + 0.5 * Double(k) / total)) }
+    return edits
+}
+
+/// The check of a rebuilt MP4/MOV output's PCM tracks before it is named
+/// (a Matroska output's PCM is counted by `OutputCheck` only):
+/// each holds exactly the input's bytes its chunks were taken from, in
+/// order (PCM has no structure of its own that `OutputCheck` could count).
+/// Muxed tracks come first in the index, in the order of `streams`.
+private func pcmCheck(streams: [InputStream], place: [Int], samples: [FoundSample], input: String,
+                      output: String) -> ((String) throws(MediaError) -> Void)? {
+    let muxed = streams.indices.filter { streams[$0].mediaType != .data && streams[$0].mediaType != .unknown }
+    let pcm = muxed.enumerated().filter { streams[$1].mediaType == .audio && streams[$1].pcmSilence != nil }
+    guard !pcm.isEmpty else { return nil }
+    return { (path: String) throws(MediaError) in
+        for (inIndex, o) in pcm {
+            let pieces = samples.filter { place[$0.track] == o }.map { Int64($0.offset)..<Int64($0.offset + $0.size) }
+            try OutputCheck.verify(path: path, name: output, track: inIndex, holds: pieces, of: input)
         }
     }
-    let result = try session.finish()
-
-    var report = rebuiltReport(inputPath, to: outputPath, container: container, plan: plan, scan: scan, found: found,
-                               timelines: timelines, result: result, reference: reference)
-    report.outputBytes = result.outputBytes
-    report.elapsedSeconds = (ContinuousClock.now - began).seconds
-    return report
 }
 
 /// What the rebuild wrote: per stream its packets and seconds, what the
 /// walk left out, and the warnings that go with them.
 private func rebuiltReport(_ inputPath: String, to outputPath: String, container: Container, plan: ReferencePlan,
-                           scan: MediaDataScan, found: [Int], timelines: [RebuiltTimeline], result: MuxResult,
+                           scan: MediaDataScan, written: [Int], timelines: [RebuiltTimeline], result: MuxResult,
                            reference: InputFile) -> RepairReport {
     let referencePath = reference.path
+    let streams = written.map { plan.kept[$0] }
     var report = RepairReport(input: inputPath, output: outputPath, container: container.name, method: .rebuilt,
-                              streams: plan.kept.enumerated().map {
+                              streams: streams.enumerated().map {
                                   RepairStreamReport(type: $1.mediaType, codec: $1.reportedCodec, packets: result.packets[$0],
                                                      bytes: result.payloadBytes[$0], referenceStream: $1.index)
                               })
     report.reference = referencePath
     report.unplacedBytes = Int64(scan.unplacedBytes)
-    report.seconds = plan.kept.indices.map { j in
-        guard let tb = plan.kept[j].timeBase, found[j] > 0 else { return 0 }
-        let t = timelines[j], last = t.timing(found[j] - 1)
+    report.seconds = streams.indices.map { o in
+        guard let tb = streams[o].timeBase, result.packets[o] > 0 else { return 0 }
+        let t = timelines[o], last = t.timing(result.packets[o] - 1)
         return Timestamp((last.pts ?? 0) + last.duration - t.origin, tb).seconds
     }
-    if let v = plan.kept.first(where: { $0.mediaType == .video })?.startTime,
-       let a = plan.kept.first(where: { $0.mediaType == .audio })?.startTime {
+    if let v = streams.first(where: { $0.mediaType == .video })?.startTime,
+       let a = streams.first(where: { $0.mediaType == .audio })?.startTime {
         report.audioOffsetMilliseconds = (a.seconds - v.seconds) * 1000
     }
     report.leftOut = leftOut(plan: plan, scan: scan, reference: reference)
     report.warnings = plan.warnings
     // (A data track's samples last as the reference's did: a timecode sample the whole recording.)
     var lengths: [Double] = []
-    for (s, seconds) in zip(plan.kept, report.seconds) where seconds > 0 && (s.mediaType == .video || s.mediaType == .audio) {
+    for (s, seconds) in zip(streams, report.seconds) where seconds > 0 && (s.mediaType == .video || s.mediaType == .audio) {
         lengths.append(seconds)
     }
     if let longest = lengths.max(), let shortest = lengths.min(), lengths.count > 1, longest - shortest > 1 {
@@ -243,7 +287,8 @@ private func displayRank(of samples: [FoundSample], stream: InputStream, bytes: 
 /// What the rebuild left out, in the order of the reference's streams and
 /// then of the input's bytes: tracks not rebuilt (with the samples passed
 /// over), samples that could be of several tracks, stretches where no
-/// sample was proven, and the bytes after the last sample found.
+/// sample was proven, PCM chunks whose time is not known after them, and
+/// the bytes after the last sample found.
 private func leftOut(plan: ReferencePlan, scan: MediaDataScan, reference: InputFile) -> [RepairLeftOut] {
     func kind(_ s: Int) -> String {
         let st = reference.streams[s]
@@ -253,6 +298,10 @@ private func leftOut(plan: ReferencePlan, scan: MediaDataScan, reference: InputF
         RepairLeftOut(streams: [l.stream.index], kind: kind(l.stream.index), reason: l.why,
                       samples: scan.skipped[l.stream.index])
     }
+    let found = Set(scan.samples.map(\.track))
+    for (j, s) in plan.kept.enumerated() where !found.contains(j) && scan.pcmUnplaced[s.index] == nil {
+        out.append(RepairLeftOut(streams: [s.index], kind: kind(s.index), reason: "no sample of it was found in the media data"))
+    }
     var places = scan.ambiguous.map { a in
         RepairLeftOut(streams: a.tracks, kind: a.tracks.map(kind).joined(separator: " or "),
                       reason: "the sample could be of either track", offset: Int64(a.range.lowerBound), bytes: Int64(a.range.count))
@@ -260,6 +309,11 @@ private func leftOut(plan: ReferencePlan, scan: MediaDataScan, reference: InputF
     places += scan.gaps.map { g in
         RepairLeftOut(streams: [], kind: "media data", reason: "no sample of the reference's tracks was proven in it",
                       offset: Int64(g.lowerBound), bytes: Int64(g.count))
+    }
+    places += scan.pcmUnplaced.sorted { $0.key < $1.key }.map { stream, u in
+        RepairLeftOut(streams: [stream], kind: kind(stream),
+                      reason: "its \(u.chunks) chunk(s) here (\(u.bytes) bytes) lie after bytes left out (from byte \(u.after)) that may have held its audio, so their time is not known",
+                      offset: Int64(u.span.lowerBound), bytes: Int64(u.span.count))
     }
     if scan.unplacedBytes > 0, let at = scan.stoppedAt {
         places.append(RepairLeftOut(streams: [], kind: "media data",

@@ -5,13 +5,16 @@ import ISOBMFF
 /// back and compared with its payload. Pure Swift, no FFmpeg: every input
 /// runs it first; with AVTOOL_FUZZ_ENTRY=isobmff it is all that runs, so a
 /// fuzzing run spends its time on the box layer alone. A difference traps
-/// (a finding); a refusal (`BoxError`) is an outcome.
+/// (a finding); a refusal (`BoxError`) is an outcome. The movie fragments'
+/// walk (`FragmentCoverage`) runs on every input too.
 func boxRoundTrip(_ data: [UInt8]) -> String {
+    // The fragments' walk takes any bytes, whole or cut off (a cut recording's refusal rests on it).
+    let fragments = data.withUnsafeBytes { FragmentCoverage($0) }.map { "; fragments of \($0.tracks.count) track(s)" } ?? ""
     let boxes: [BoxNode], tail: ArraySlice<UInt8>
     do throws(BoxError) {
         (boxes, tail) = try BoxNode.parse(data[...])
     } catch {
-        return "boxes: \(error)"
+        return "boxes: \(error)" + fragments
     }
     var encoded: [UInt8] = []
     encoded.reserveCapacity(data.count)
@@ -28,5 +31,5 @@ func boxRoundTrip(_ data: [UInt8]) -> String {
             refused += 1
         }
     }
-    return "boxes: \(boxes.count) top-level, \(typed) typed round trips, \(refused) refused"
+    return "boxes: \(boxes.count) top-level, \(typed) typed round trips, \(refused) refused" + fragments
 }

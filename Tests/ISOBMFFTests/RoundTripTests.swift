@@ -3,7 +3,7 @@ import ISOBMFF
 import Testing
 
 /// Parse-then-encode gives back the input's bytes, for every real file the
-/// tests use: the index (`moov`) and fragment headers (`moof`) of every
+/// tests use: the index (`moov`) and fragment boxes (`moof`, `sidx`, `mfra`) of every
 /// generated fixture, device recording, wild recording and fetched real
 /// file, and every fuzz-corpus input and reproducer whole; each box this module reads into
 /// fields gives back its payload too. The media data is never read.
@@ -41,15 +41,15 @@ struct RoundTripTests {
         return boxes
     }
 
-    /// The index boxes of the file at `url` (whole `moov`, `moof` boxes, each
-    /// with its bytes); nil when its top level does not parse.
+    /// The index boxes of the file at `url` (whole `moov`, `moof`, `sidx` and
+    /// `mfra` boxes, each with its bytes); nil when its top level does not parse.
     static func indexBoxes(_ url: URL) throws -> [[UInt8]]? {
         let file = try FileHandle(forReadingFrom: url)
         defer { try? file.close() }
         let size = Int(try file.seekToEnd())
         guard let boxes = topLevel(file, size: size), boxes.first.map({ ["ftyp", "moov", "free", "skip", "wide", "mdat"].contains($0.type) }) == true
         else { return nil }
-        return try boxes.filter { $0.type == "moov" || $0.type == "moof" }.map { box in
+        return try boxes.filter { ["moov", "moof", "sidx", "mfra"].contains($0.type) }.map { box in
             try file.seek(toOffset: UInt64(box.start))
             return [UInt8](try file.read(upToCount: box.size) ?? Data())
         }

@@ -160,6 +160,77 @@ struct RepairCameraTests {
                               pcm: false, dataTracks: percent == 100 ? ["mebx"] : [])
     }
 
+    /// 4 s of H.264 and 16-bit stereo PCM as GStreamer's `qtmux` interleaves
+    /// them, as a camera does: 8 frames, then 0.256 s of audio (the first
+    /// audio chunk 0.512 s), each audio chunk of 12 to 24 of the demuxer's
+    /// 1024-frame packets.
+    static func qtmuxRecording(_ path: String) throws {
+        let r = try Tool.run("gst-launch-1.0", ["-q", "qtmux", "name=m", "!", "filesink", "location=" + path,
+                                                "videotestsrc", "num-buffers=120", "pattern=ball", "!",
+                                                "video/x-raw,width=320,height=240,framerate=30000/1001", "!",
+                                                "x264enc", "key-int-max=30", "bframes=2", "!", "h264parse", "!", "m.",
+                                                "audiotestsrc", "num-buffers=188", "samplesperbuffer=1024", "wave=sine", "volume=0.3", "!",
+                                                "audio/x-raw,format=S16LE,rate=48000,channels=2", "!", "m."])
+        try #require(r.status == 0, "\(r)")
+    }
+
+    /// A camera's PCM beside H.264, in chunks far longer than those of a
+    /// reference written again: the recording's first 2 s cut out by
+    /// `avtool cut` (its PCM in runs of 1 to 5 packets, its `mebx` samples
+    /// apart at the end), the recording cut at 60 % before its index. As
+    /// `qtmux` lays it out (the first audio chunk twice as long as the
+    /// rest), and in a Live Photo's order with its per-frame `mebx` samples
+    /// (audio, 8 video frames, their metadata: `CameraLayout`): every PCM
+    /// byte rebuilt is the recording's at its place in the track, every
+    /// chunk before the cut is rebuilt, none of another track's bytes, and
+    /// the rebuilt PCM is compared with the bytes it came from before the
+    /// output is named (a first chunk written from a sample frame later is
+    /// refused); with a video sample's bytes lost, the PCM after them is left
+    /// out and named. Before: the first chunk was left out and the rest
+    /// played 0.512 s early (and after lost bytes, the PCM after them); with
+    /// `mebx`, no chunk was found and the repair failed.
+    @Test(arguments: [false, true])
+    func rebuildsCameraPCMWithReferenceWrittenAgain(_ metadata: Bool) throws {
+        let scratch = try Scratch()
+        var whole = scratch.path("qtmux.mov")
+        try Self.qtmuxRecording(whole)
+        if metadata {
+            try CameraLayout.make(whole, order: "avm", frames: 8, to: scratch.path("camera.mov"))
+            whole = scratch.path("camera.mov")
+        }
+        let reference = scratch.path("first2s.mov"), cut = scratch.path("cut.mov"), out = scratch.path("out.mov")
+        let part = try Tool.avtool("cut", whole, reference, "--to", "2")
+        try #require(part.status == 0, "\(part)")
+        let bytes = try Self.cutBeforeIndex(whole, percent: 60, to: cut)
+        try Self.checkRebuild(whole: whole, cut: cut, bytes: bytes, reference: reference, out: out,
+                              pcm: true, dataTracks: metadata ? ["mebx"] : [])
+        if !metadata {
+            // A video sample's bytes lost (zeroed) after 1 s: the PCM after them is left out and named, not played early.
+            let original = try Self.samples(whole, within: bytes)
+            let lost = try #require(original["video:avc1:1"]?[40])
+            var data = try Data(contentsOf: URL(fileURLWithPath: cut))
+            data.replaceSubrange((lost.end - lost.bytes.count)..<lost.end, with: Data(count: lost.bytes.count))
+            try data.write(to: URL(fileURLWithPath: cut))
+            let holed = scratch.path("holed.mov")
+            let run = try Tool.avtool("repair", cut, holed, "--reference", reference, "--json")
+            try #require(run.status == 0, "\(run)")
+            let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+            let named = (report["left_out"] as? [[String: Any]] ?? []).filter { ($0["streams"] as? [Int]) == [1] }
+            let audio = original["audio:sowt:1"] ?? []
+            let want = audio.reduce(Data()) { $0 + $1.bytes }
+            let beforeLost = audio.filter { $0.end <= lost.end - lost.bytes.count }.reduce(0) { $0 + $1.bytes.count }
+            let got = (try Self.samples(holed)["audio:sowt:1"] ?? []).reduce(Data()) { $0 + $1.bytes }
+            #expect(named.count == 1 && got.count > 0 && got.count <= beforeLost, "\(named), \(got.count) of \(beforeLost)")
+            #expect(want.prefix(got.count) == got, "the PCM kept is not the recording's at its place")
+            try FileManager.default.removeItem(atPath: holed)
+        }
+        let before = scratch.contents
+        let spoiled = try Tool.run(Tool.avtool, ["repair", cut, scratch.path("spoiled.mov"), "--reference", reference, "--json"],
+                                   environment: VerifiedOutputTests.environment(fault: "shift-pcm"))
+        #expect(spoiled.status == 1 && spoiled.stdout.contains("\"internal-mismatch\""), "\(spoiled)")
+        #expect(scratch.contents == before, "\(scratch.contents)")
+    }
+
     /// A click-track recording with 16-bit big-endian PCM that stopped at
     /// 75 %, rebuilt with another recording made the same way: every beep
     /// that survived is within 1 ms of its flash.

@@ -51,10 +51,9 @@ struct TruncationTests {
             let run = try Tool.avtool([verb[0], input, out] + verb.dropFirst())
             #expect(run.status == 1, "\(run)")
             #expect(run.stderr.contains("--salvage"), "\(run.stderr)")
-            if !c.fragmented {
-                // The index says how much is there.
-                #expect(run.stderr.contains("is cut off: only") && run.stderr.contains("video"), "\(run.stderr)")
-            }
+            // The index (or the fragments) says how much is there, before a packet is read (a read names its stream).
+            #expect(run.stderr.contains("is cut off: only") && run.stderr.contains("video"), "\(run.stderr)")
+            #expect(!run.stderr.contains("(stream #"), "\(run.stderr)")
             #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out))
         }
@@ -96,6 +95,85 @@ struct TruncationTests {
         // The report says how many were kept.
         let salvage = try #require(report["salvage"] as? [String: Any], "\(run.stdout)")
         #expect((salvage["kept"] as? [Int])?.reduce(0, +) == kept.values.map(\.count).reduce(0, +))
+    }
+
+    /// A real phone recording fragmented by GStreamer (`mp4mux`, a fragment
+    /// every 400 ms), cut at 70 % inside its last fragment's media data, or
+    /// inside the `moof` of the fragment after (which libavformat cannot open
+    /// at all: it read as "not a media file"): refused before any packet is
+    /// read (no stream named, as a read names the one it failed on), with
+    /// what its fragments list and the file holds per track — by ffprobe's
+    /// packets of the whole file, those of the fragments whose `moof`
+    /// starts before the cut, and of them those whose bytes end by it. probe
+    /// says the same (`cut_off`), and repair keeps that many of that many.
+    @Test(arguments: [false, true])
+    func fragmentedRecordingCutInsideItsLastFragment(insideMoof: Bool) throws {
+        let scratch = try Scratch()
+        let whole = scratch.path("whole.mp4")
+        let r = try Tool.run("gst-launch-1.0", [
+            "-q", "filesrc", "location=\(try Fixtures.wild("iphone4s_ios5_baseline_rot90_vfr.mov"))", "!", "qtdemux", "name=d",
+            "d.video_0", "!", "queue", "!", "h264parse", "!", "mux.", "d.audio_0", "!", "queue", "!", "aacparse", "!", "mux.",
+            "mp4mux", "name=mux", "fragment-duration=400", "!", "filesink", "location=\(whole)",
+        ])
+        try #require(r.status == 0, "\(r)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let moofs = ShorterRecording.boxes(data, in: 0..<data.count).filter { $0.0 == "moof" }.map(\.1)
+        try #require(moofs.count > 3 && !moofs.contains { $0.contains(data.count * 70 / 100) }, "70 % is in media data: \(moofs)")
+        // Inside the moof: 10 bytes short of its end, its trun's counts there.
+        let next = try #require(moofs.first { $0.lowerBound >= data.count * 70 / 100 })
+        let bytes = insideMoof ? next.upperBound - 10 : data.count * 70 / 100
+        let input = scratch.path("cut.mp4")
+        try data.prefix(bytes).write(to: URL(fileURLWithPath: input))
+        let listedBefore = moofs.first { $0.lowerBound >= (insideMoof ? next.upperBound : bytes) }?.lowerBound ?? data.count
+        // The oracle: ffprobe's packets of the whole file, per stream in order.
+        let probed = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "packet=stream_index,pos,size:stream=index,codec_type",
+                                              "-of", "json", whole])
+        let json = try #require(try JSONSerialization.jsonObject(with: probed.data) as? [String: Any])
+        let types = (json["streams"] as? [[String: Any]] ?? []).compactMap { $0["codec_type"] as? String }
+        var have = [Int](repeating: 0, count: types.count), of = have
+        for p in json["packets"] as? [[String: Any]] ?? [] {
+            guard let s = p["stream_index"] as? Int, let pos = Int(p["pos"] as? String ?? ""), let size = Int(p["size"] as? String ?? "")
+            else { continue }
+            if pos < listedBefore { of[s] += 1 }
+            if pos + size <= bytes { have[s] += 1 }
+        }
+        try #require(types == ["video", "audio"] && zip(have, of).allSatisfy { $0 > 0 && $0 <= $1 } && have != of, "\(types) \(have) of \(of)")
+        let expected = "only \(have[0]) of \(of[0]) video and \(have[1]) of \(of[1]) audio packets are in the file"
+
+        let refused = try Tool.avtool("remux", input, scratch.path("out.mp4"))
+        #expect(refused.status == 1 && refused.stderr.contains("it is cut off: " + expected), "\(refused.stderr) vs \(expected)")
+        #expect(!refused.stderr.contains("(stream #"), "\(refused.stderr)")
+        let probe = try Tool.avtool("probe", input, "--json")
+        let report = try JSONSerialization.jsonObject(with: probe.data) as? [String: Any]
+        #expect(probe.status == 0 && report?["cut_off"] as? String == expected, "\(probe)")
+        let repaired = try Tool.avtool("repair", input, scratch.path("repaired.mp4"), "--json")
+        try #require(repaired.status == 0, "\(repaired)")
+        let salvage = (try JSONSerialization.jsonObject(with: repaired.data) as? [String: Any])?["salvage"] as? [String: Any]
+        #expect(salvage?["kept"] as? [Int] == have && salvage?["listed"] as? [Int] == of, "\(repaired.stdout)")
+    }
+
+    /// FFmpeg's fragments hold a stream each in turn, so a recording it
+    /// fragmented (the iPhone 4S clip, `frag_keyframe+empty_moov`) and cut
+    /// at 70 % keeps video but not one audio packet. The muxer writes no
+    /// track without samples: repair refused its own output ("1 track(s)
+    /// where 2 were written … a fault of avtool's"). Now it keeps the video,
+    /// every packet of it the input's (data hashes), and says the audio
+    /// had nothing to write.
+    @Test func salvageThatKeepsNoPacketOfAStreamLeavesItsTrackOut() throws {
+        let scratch = try Scratch()
+        let whole = scratch.path("whole.mp4"), input = scratch.path("cut.mp4"), out = scratch.path("repaired.mp4")
+        let f = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.wild("iphone4s_ios5_baseline_rot90_vfr.mov"),
+                                        "-c", "copy", "-movflags", "frag_keyframe+empty_moov", whole])
+        try #require(f.status == 0, "\(f)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try data.prefix(data.count * 70 / 100).write(to: URL(fileURLWithPath: input))
+        let run = try Tool.avtool("repair", input, out)
+        try #require(run.status == 0, "\(run)")
+        #expect(run.stderr.contains("stream #1 (audio aac): no packet of it to write"), "\(run.stderr)")
+        let kept = try PacketList(out).payloads[0] ?? []
+        let original = try PacketList(whole).payloads[0] ?? []
+        #expect(!kept.isEmpty && kept == Array(original.prefix(kept.count)), "\(kept.count) video packets")
+        #expect(try FFprobe(out).streams.count == 1)
     }
 
     @Test func salvagedTranscodeDecodes() throws {
