@@ -68,15 +68,21 @@ let package = Package(
         .target(name: "Threads"),
         // File names as bytes (not always UTF-8) in text, exactly; text shown on a terminal, escaped.
         .target(name: "FileNames"),
+        // The Linux file calls Swift cannot import (O_TMPFILE, copy_file_range, fallocate): headers only.
+        .systemLibrary(name: "CFileAccess"),
+        // The one file-access seam: an open file that closes once, each call (pread, pwrite,
+        // copy_file_range, fallocate, O_TMPFILE, fstat) wrapped once, its failure one errno-typed
+        // `FileError`. No FFmpeg.
+        .target(name: "FileAccess", dependencies: ["CFileAccess", "FileNames"]),
         // The safe Swift layer over FFmpeg.
-        .target(name: "Media", dependencies: ["CFFmpeg", "CFFmpegLazy", "Sync", "ISOBMFF", "Threads", "FileNames"]),
+        .target(name: "Media", dependencies: ["CFFmpeg", "CFFmpegLazy", "Sync", "ISOBMFF", "Threads", "FileNames", "FileAccess"]),
         .target(name: "Probe", dependencies: ["Media", "Sync", "FileNames"]),
         // The one writing path every verb shares: the mux session (staged output, muxer,
         // one timeline per track) and the track writers (copy, re-encode) behind one protocol.
-        .target(name: "Pipeline", dependencies: ["Media", "ISOBMFF", "Sync", "Threads", "FileNames"]),
+        .target(name: "Pipeline", dependencies: ["Media", "ISOBMFF", "Sync", "Threads", "FileNames", "FileAccess"]),
         // The verbs: siblings, each a composition of the pipeline's pieces and the core's plans.
-        .target(name: "Remux", dependencies: ["Media", "ISOBMFF", "Sync", "Pipeline", "Threads", "FileNames"]),
-        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters", "FileNames"]),
+        .target(name: "Remux", dependencies: ["Media", "ISOBMFF", "Sync", "Pipeline", "Threads", "FileNames", "FileAccess"]),
+        .target(name: "Transcode", dependencies: ["Media", "Sync", "Pipeline", "Threads", "Loudness", "Filters", "FileNames", "FileAccess"]),
         // merge, concat, fill-silence: one assembly over the core's sync, gap and splice plans.
         .target(name: "Concat", dependencies: ["Media", "Sync", "Pipeline", "Loudness"]),
         // repair: a cut-off input salvaged through remux; an unfinished MP4/MOV (no index)
@@ -98,7 +104,7 @@ let package = Package(
         // expansion, the ledger, sharding and the scheduler. It runs jobs through a `JobRunner`
         // the CLI supplies, so a recipe's options are checked and run by the very code that
         // parses the command line.
-        .target(name: "Batch", dependencies: ["Threads", "CYAML", "FileNames"]),
+        .target(name: "Batch", dependencies: ["Threads", "CYAML", "FileNames", "FileAccess"]),
         // The library product: every verb as an async function, with the names its callers need
         // (options, reports, progress, the error); the modules behind are not re-exported.
         .target(name: "AVToolKit", dependencies: ["Media", "Sync", "Threads", "Pipeline", "Probe", "Remux", "Transcode", "Concat",
@@ -119,8 +125,10 @@ let package = Package(
         ),
         // Depends on ISOBMFF alone: builds and runs with no libav* installed.
         .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF"]),
+        // Depends on FileAccess alone: the seam on real files, no libav*.
+        .testTarget(name: "FileAccessTests", dependencies: ["FileAccess"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ISOBMFF", "Sync", "CFFmpeg", "Probe", "Pipeline", "Remux", "Concat",
-                                                    "Transcode"]),
+                                                    "Transcode", "FileAccess"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "avtoolTests", dependencies: ["avtool"]),
     ],

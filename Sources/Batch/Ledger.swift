@@ -1,3 +1,4 @@
+import FileAccess
 import FileNames
 import FoundationEssentials
 import Threads
@@ -106,7 +107,7 @@ public enum JobDecision: Sendable, Equatable {
 /// them are read, and `merge` folds them into the main file.
 public final class Ledger: @unchecked Sendable {
     public let path: String
-    private let fd: Int32
+    private let file: OpenFile
     private let lock = Condition()
     private let encoder: JSONEncoder = {
         let e = JSONEncoder()
@@ -123,29 +124,23 @@ public final class Ledger: @unchecked Sendable {
     public init(path: String) throws(Failure) {
         self.path = path
         // (Created if missing; a link, FIFO or device is refused.)
-        guard let fd = try LedgerFile.open(path, flags: O_RDWR | O_APPEND | O_CREAT) else {
+        guard let file = try LedgerFile.open(path, flags: O_RDWR | O_APPEND | O_CREAT) else {
             throw Failure(description: "could not open the ledger '\(Paths.display(path))'")
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
+        guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else {
             throw Failure(description: "the ledger '\(Paths.display(path))' is in use by another 'avtool batch'; wait for it or use --ledger")
         }
-        self.fd = fd
-        Self.cutTornLine(fd)
+        self.file = file
+        Self.cutTornLine(file)
     }
 
-    deinit { close(fd) }
-
     /// A kill during a write can leave a last line without its newline: drop it.
-    private static func cutTornLine(_ fd: Int32) {
-        let size = lseek(fd, 0, SEEK_END)
-        guard size > 0 else { return }
-        var last: UInt8 = 0
-        guard pread(fd, &last, 1, size - 1) == 1, last != UInt8(ascii: "\n") else { return }
+    private static func cutTornLine(_ file: OpenFile) {
+        guard let size = try? file.size(), size > 0,
+              let last = try? file.read(1, at: size - 1), last.count == 1, last[0] != UInt8(ascii: "\n") else { return }
         var end = size - 1
-        var byte: UInt8 = 0
-        while end > 0, pread(fd, &byte, 1, end - 1) == 1, byte != UInt8(ascii: "\n") { end -= 1 }
-        _ = ftruncate(fd, end)
+        while end > 0, let byte = try? file.read(1, at: end - 1), byte.count == 1, byte[0] != UInt8(ascii: "\n") { end -= 1 }
+        try? file.truncate(to: end)
     }
 
     public func append(_ entry: LedgerEntry) throws(Failure) {
@@ -153,20 +148,10 @@ public final class Ledger: @unchecked Sendable {
         data.append(UInt8(ascii: "\n"))
         lock.lock()
         defer { lock.unlock() }
-        let ok = data.withUnsafeBytes { buf -> Bool in
-            var offset = 0
-            while offset < buf.count {
-                let n = write(fd, buf.baseAddress! + offset, buf.count - offset)
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { return false }
-                offset += n
-            }
-            return true
+        do throws(FileError) { try file.append(Array(data)) } catch {
+            throw Failure(description: "could not write the ledger '\(Paths.display(path))': \(error.message)")
         }
-        guard ok else {
-            throw Failure(description: "could not write the ledger '\(Paths.display(path))': \(String(cString: strerror(errno)))")
-        }
-        _ = fdatasync(fd)
+        _ = fdatasync(file.descriptor)
     }
 
     /// The shard ledgers that belong beside `path`.
@@ -198,9 +183,8 @@ public final class Ledger: @unchecked Sendable {
         var entries: [LedgerEntry] = []
         var bad = 0
         for file in [path] + shardFiles(of: path) {
-            guard let fd = try LedgerFile.open(file, flags: O_RDONLY, what: file == path ? "ledger" : "shard ledger") else { continue }
-            defer { close(fd) }
-            LedgerFile.lines(of: fd) { line in
+            guard let opened = try LedgerFile.open(file, flags: O_RDONLY, what: file == path ? "ledger" : "shard ledger") else { continue }
+            LedgerFile.lines(of: opened) { line in
                 if let line, let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) { entries.append(e) } else { bad += 1 }
             }
         }
@@ -229,13 +213,12 @@ public final class Ledger: @unchecked Sendable {
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         var moved = 0
         for file in Self.shardFiles(of: path) {
-            guard let shardFd = try LedgerFile.open(file, flags: O_RDONLY, what: "shard ledger") else { continue }
-            defer { close(shardFd) }
-            guard flock(shardFd, LOCK_EX | LOCK_NB) == 0 else {
+            guard let shard = try LedgerFile.open(file, flags: O_RDONLY, what: "shard ledger") else { continue }
+            guard flock(shard.descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 throw Failure(description: "the shard ledger '\(Paths.display(file))' is still in use by a running batch")
             }
             var read: [LedgerEntry] = []
-            LedgerFile.lines(of: shardFd) { line in
+            LedgerFile.lines(of: shard) { line in
                 if let line, let e = try? decoder.decode(LedgerEntry.self, from: Data(line)) { read.append(e) }
             }
             for e in read {

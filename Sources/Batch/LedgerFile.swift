@@ -1,4 +1,4 @@
-import FileNames
+import FileAccess
 import Glibc
 
 /// The opening and reading of a ledger file (the main one, a shard's). The
@@ -15,23 +15,20 @@ enum LedgerFile {
     /// Opens the ledger file at `path` (`O_NOFOLLOW`, `O_NONBLOCK`: a FIFO
     /// cannot block the open), then checks it is a regular file; nil if it
     /// does not exist and `flags` do not create it.
-    static func open(_ path: String, flags: Int32, what: String = "ledger") throws(Ledger.Failure) -> Int32? {
-        let fd = FileSystem.open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let e = errno
-            if e == ENOENT && flags & O_CREAT == 0 { return nil }
-            if e == ELOOP { throw refusal(what, path, "is a symbolic link, which avtool does not follow") }
-            throw Ledger.Failure(description: "could not open the \(what) '\(Paths.display(path))': \(String(cString: strerror(e)))")
+    static func open(_ path: String, flags: Int32, what: String = "ledger") throws(Ledger.Failure) -> OpenFile? {
+        let file: OpenFile
+        do throws(FileError) { file = try OpenFile(path: path, flags | O_NOFOLLOW | O_NONBLOCK, mode: 0o644) } catch {
+            if error.code == ENOENT && flags & O_CREAT == 0 { return nil }
+            if error.code == ELOOP { throw refusal(what, path, "is a symbolic link, which avtool does not follow") }
+            throw Ledger.Failure(description: "could not open the \(what) '\(Paths.display(path))': \(error.message)")
         }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            let found = kind(st.st_mode)
-            close(fd)
-            throw refusal(what, path, "is not a regular file (\(found))")
+        let st = try? file.status()
+        guard let st, st.st_mode & S_IFMT == S_IFREG else {
+            throw refusal(what, path, "is not a regular file (\(st.map { kind($0.st_mode) } ?? "not a file"))")
         }
         // Blocking again for the writes.
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        return fd
+        _ = fcntl(file.descriptor, F_SETFL, fcntl(file.descriptor, F_GETFL) & ~O_NONBLOCK)
+        return file
     }
 
     private static func refusal(_ what: String, _ path: String, _ why: String) -> Ledger.Failure {
@@ -48,10 +45,10 @@ enum LedgerFile {
         }
     }
 
-    /// Each line of the open file `fd` from its current position, without
+    /// Each line of the open `file` from its current position, without
     /// its newline, empty ones left out; a line longer than `lineLimit` is
     /// given as nil (not an entry) without being kept.
-    static func lines(of fd: Int32, _ body: ([UInt8]?) -> Void) {
+    static func lines(of file: OpenFile, _ body: ([UInt8]?) -> Void) {
         var line: [UInt8] = []
         var tooLong = false
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -61,8 +58,8 @@ enum LedgerFile {
             tooLong = false
         }
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            // (A read that fails ends the lines, as the file's end does.)
+            let n = chunk.withUnsafeMutableBytes { (try? file.readSome(into: $0)) ?? 0 }
             guard n > 0 else { break }
             var start = 0
             while start < n {

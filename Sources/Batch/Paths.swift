@@ -1,3 +1,4 @@
+import FileAccess
 import FileNames
 import FoundationEssentials
 import Glibc
@@ -11,7 +12,12 @@ public enum Paths {
     /// `FileManager.contents(atPath:)` loses a 4 KiB buffer on every empty
     /// file, which LeakSanitizer reports); nil, with `errno` set, when it
     /// cannot be read.
-    public static func contents(of path: String) -> [UInt8]? { FileSystem.contents(of: path) }
+    public static func contents(of path: String) -> [UInt8]? {
+        do throws(FileError) { return try OpenFile.contents(of: path) } catch {
+            errno = error.code
+            return nil
+        }
+    }
 
     /// `rel` under `base` unless it is absolute.
     public static func join(_ base: String, _ rel: String) -> String {

@@ -2,13 +2,9 @@ import Glibc
 
 /// The path calls avtool makes, each taking a path as text and giving the
 /// system its bytes (`withFileSystemPath`), so a name that is not UTF-8
-/// reaches `open` as it was typed or listed.
+/// reaches the system as it was typed or listed. Opening a file is
+/// `FileAccess`'s (`OpenFile`, `Directory`).
 public enum FileSystem {
-    /// `open(2)`; -1 with `errno` set on failure.
-    public static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
-        path.withFileSystemPath { Glibc.open($0, flags, mode) }
-    }
-
     /// `stat(2)` (links followed); nil with `errno` set on failure.
     public static func status(_ path: String) -> stat? {
         var st = stat()
@@ -39,29 +35,6 @@ public enum FileSystem {
     /// `fopen(3)`.
     public static func openStream(_ path: String, _ mode: String) -> UnsafeMutablePointer<FILE>? {
         path.withFileSystemPath { Glibc.fopen($0, mode) }
-    }
-
-    /// The whole file at `path`, read with read(2); nil, with `errno` set, when it cannot be read.
-    public static func contents(of path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        return contents(of: fd)
-    }
-
-    /// Everything left to read from the open file `fd`.
-    public static func contents(of fd: Int32) -> [UInt8]? {
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if n == 0 { return out }
-            out.append(contentsOf: chunk[0..<n])
-        }
     }
 
     /// The current directory (`getcwd`), as text.

@@ -355,10 +355,10 @@ private func hidePriming(_ output: StagedOutput, container: Container, session: 
         return IndexCompletion.Priming(track: t, samples: Int64(e.initialPadding), sampleRate: e.sampleRate)
     }
     guard !priming.isEmpty else { return }
-    do {
+    do throws(IndexCompletion.Failure) {
         try IndexCompletion.complete(path: output.temporary, entries: [], carried: [], priming: priming, faststart: true)
     } catch {
-        throw MediaError.invalid("could not write", path: output.target, message: "could not complete its index: \(error.description)")
+        throw MediaError(error, completing: output.target)
     }
 }
 

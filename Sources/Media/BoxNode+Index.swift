@@ -38,15 +38,6 @@ extension BoxNode {
 }
 
 extension MovieLayout.Refusal {
-    /// Why an index's bytes are not boxes, said of the index.
-    init(_ error: BoxError) {
-        switch error {
-        case .endsInsideHeader: self.init(description: "the index ends inside a box header")
-        case .runsPastParent(let type, _): self.init(description: "the '\(type)' box in the index runs past its parent")
-        case .tooLarge: self.init(description: "a box in the index is too large")
-        case .tooDeep(let limit): self.init(description: "boxes in the index nest more than \(limit) deep")
-        case .tooMany(let limit): self.init(description: "the index holds more than \(limit) boxes")
-        case .fieldsCutShort, .unknownVersion, .lacksChild, .tooManyEntries: self.init(description: "in the index, \(error)")
-        }
-    }
+    /// Why an index's bytes are not boxes, said of the index (`BoxError.said(of:)`).
+    init(_ error: BoxError) { self.init(description: error.said(of: .index)) }
 }

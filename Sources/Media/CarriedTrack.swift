@@ -1,4 +1,4 @@
-import FileNames
+import FileAccess
 import Glibc
 import ISOBMFF
 import Sync
@@ -32,21 +32,19 @@ public struct CarriedTrack {
     public private(set) var byteCount = 0
 
     private enum Piece {
-        case file(Int32, offset: Int64, count: Int64)
+        case file(OpenFile, offset: Int64, count: Int64)
         case memory(offset: Int, count: Int)
     }
 
     /// Source files open for reading, by path (closed with the last copy of the track).
     private final class SourceFiles {
-        var open: [String: Int32] = [:]
-        func fd(_ path: String) -> Int32? {
-            if let fd = open[path] { return fd }
-            let fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return nil }
-            open[path] = fd
-            return fd
+        var open: [String: OpenFile] = [:]
+        func file(_ path: String) -> OpenFile? {
+            if let file = open[path] { return file }
+            guard let file = try? OpenFile(path: path, O_RDONLY) else { return nil }
+            open[path] = file
+            return file
         }
-        deinit { for fd in open.values { close(fd) } }
     }
     /// The last sample's duration, as its packet gave it.
     private var lastDuration: Int64 = 0
@@ -95,9 +93,9 @@ public struct CarriedTrack {
         descriptionOf.append(Int32(current))
         lastDuration = max(duration, 0)
         byteCount += data.count
-        if position >= 0, let path, let fd = files.fd(path), let there = FileBytes.read(fd, position, data.count),
+        if position >= 0, data.count > 0, let path, let fd = files.file(path), let there = try? fd.read(data.count, at: position),
            there.elementsEqual(data) {
-            if case .file(let f, let o, let n)? = pieces.last, f == fd, o + n == position {
+            if case .file(let f, let o, let n)? = pieces.last, f === fd, o + n == position {
                 pieces[pieces.count - 1] = .file(fd, offset: o, count: n + Int64(data.count))
             } else {
                 pieces.append(.file(fd, offset: position, count: Int64(data.count)))
@@ -111,25 +109,26 @@ public struct CarriedTrack {
     public var sampleCount: Int { starts.count }
 
     /// Writes the samples' bytes, one after another, at `offset` of `fd`.
-    func writeSamples(to fd: Int32, at offset: Int64) -> Bool {
+    func writeSamples(to fd: OpenFile, at offset: Int64) throws(FileError) {
         var at = offset
-        var buffer: [UInt8] = []
         for piece in pieces {
             switch piece {
             case .memory(let o, let n):
-                guard IndexCompletion.writeAll(fd, Array(memory[o..<(o + n)]), at: at) else { return false }
+                try memory.withUnsafeBytes { b in
+                    Result { () throws(FileError) in try fd.write(UnsafeRawBufferPointer(rebasing: b[o..<(o + n)]), at: at) }
+                }.get()
                 at += Int64(n)
-            case .file(let source, var o, var n):
-                while n > 0 {
-                    let want = Int(min(n, 4 << 20))
-                    if buffer.count < want { buffer = [UInt8](repeating: 0, count: want) }
-                    let got = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress!, want, off_t(o)) }
-                    guard got == want, IndexCompletion.writeAll(fd, Array(buffer[0..<want]), at: at) else { return false }
-                    o += Int64(want); n -= Int64(want); at += Int64(want)
+            case .file(let source, let o, let n):
+                // The source's bytes copied by the kernel where it can; a source that ended is a failed read.
+                var done: Int64 = 0
+                while done < n {
+                    let got = try source.copy(Int(min(n - done, 64 << 20)), at: o + done, to: fd, at: at + done)
+                    guard got > 0 else { throw FileError(code: EIO, call: "pread", path: source.path) }
+                    done += Int64(got)
                 }
+                at += n
             }
         }
-        return true
     }
 
     /// Each sample's duration: to the next one's start; the last's as its packet said

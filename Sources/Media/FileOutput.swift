@@ -1,5 +1,5 @@
-import FileNames
 import CFFmpeg
+import FileAccess
 import Glibc
 import Threads
 
@@ -29,7 +29,7 @@ import Threads
 /// or close.
 final class FileOutput {
     let context: UnsafeMutablePointer<AVIOContext>
-    private let fd: Int32
+    private let file: OpenFile
     private let path: String
     private var position: Int64 = 0
     /// The end of what was written: the file's size.
@@ -59,21 +59,18 @@ final class FileOutput {
     init(path: String, reportingAs name: String, expectedSize: Int64?, payloads: PayloadReferences? = nil) throws(MediaError) {
         self.path = name
         self.payloads = payloads
-        fd = FileSystem.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666)
-        guard fd >= 0 else { throw MediaError.posix(errno, "could not create output", path: name) }
-        var st = stat()
-        // Truncating a file that is already empty (the staged temporary)
-        // makes ext4 (auto_da_alloc) flush the whole output at close: only
-        // a file with something in it is truncated.
-        if fstat(fd, &st) == 0 && st.st_size > 0 && ftruncate(fd, 0) != 0 {
-            let e = errno
-            Glibc.close(fd)
-            throw MediaError.posix(e, "could not create output", path: name)
+        file = try MediaError.files("could not create output") { () throws(FileError) in
+            let file = try OpenFile(path: path, O_WRONLY | O_CREAT, mode: 0o666, reportingAs: name)
+            // Truncating a file that is already empty (the staged temporary)
+            // makes ext4 (auto_da_alloc) flush the whole output at close: only
+            // a file with something in it is truncated.
+            if let size = try? file.size(), size > 0 { try file.truncate(to: 0) }
+            return file
         }
         if let expectedSize, expectedSize > 0 {
             // Only a help: where the filesystem cannot reserve, or has not
             // the room for an estimate, the writes themselves find out.
-            reserved = avtool_reserve_blocks(fd, 0, expectedSize) == 0
+            reserved = (try? file.reserve(expectedSize)) != nil
         }
         var made: [UnsafeMutablePointer<UInt8>] = []
         for _ in 0..<Self.bufferCount {
@@ -89,7 +86,6 @@ final class FileOutput {
                                               Unmanaged<FileOutput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence)
                                           }) else {
             for b in made { av_free(b) }
-            Glibc.close(fd)
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not create output", path: name)
         }
         buffers = made
@@ -110,7 +106,6 @@ final class FileOutput {
         var c: UnsafeMutablePointer<AVIOContext>? = context
         avio_context_free(&c)
         for b in buffers { av_free(b) }
-        if !closed { Glibc.close(fd) }
     }
 
     /// Waits for the writes given so far, gives back the reserved blocks
@@ -122,16 +117,14 @@ final class FileOutput {
         stopWriter()
         closed = true
         if code < 0 {
-            Glibc.close(fd)
+            try? file.close()
             throw MediaError(code: code, operation: "could not write to", path: path)
         }
-        if reserved && ftruncate(fd, off_t(end)) != 0 {
-            let e = errno
-            Glibc.close(fd)
-            throw MediaError.posix(e, "could not close", path: path)
-        }
-        if Glibc.close(fd) != 0 && errno != EINTR {
-            throw MediaError.posix(errno, "could not close", path: path)
+        try MediaError.files("could not close") { () throws(FileError) in
+            // (Closed whatever the truncation says.)
+            defer { try? file.close() }
+            if reserved { try file.truncate(to: end) }
+            try file.close()
         }
     }
 
@@ -184,19 +177,14 @@ final class FileOutput {
         }
     }
 
+    /// All `size` bytes at `offset`; 0, or the failure's code (a write of nothing: `ENOSPC`).
     private func writeFully(_ buffer: UnsafePointer<UInt8>, _ size: Int, at offset: Int64) -> Int32 {
-        var done = 0
-        while done < size {
-            let n = pwrite(fd, buffer + done, size - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                return avtool_averror(errno)
-            }
-            // A write of nothing with no error: the device takes no more.
-            guard n > 0 else { return AVTOOL_AVERROR_ENOSPC }
-            done += n
+        do throws(FileError) {
+            try file.write(UnsafeRawBufferPointer(start: buffer, count: size), at: offset)
+            return 0
+        } catch {
+            return avtool_averror(error.code)
         }
-        return 0
     }
 
     // MARK: the context's callbacks

@@ -1,3 +1,4 @@
+import FileAccess
 import Glibc
 
 /// The removal of what killed runs left in an output folder: named
@@ -54,12 +55,9 @@ enum FolderSweep {
     /// Removes the named temporary `name` if it is a regular file of ours,
     /// older than a second, and not locked by a writer.
     private static func removeTemporaryIfAbandoned(_ name: [CChar], in folder: borrowing Directory, now: time_t) -> Bool {
-        let fd = folder.open(name, O_RDONLY | O_NONBLOCK)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(), now - st.st_ctim.tv_sec >= 1,
-              flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+        guard let file = try? folder.open(name, O_RDONLY | O_NONBLOCK, reportingAs: Directory.text(name)),
+              let st = try? file.status(), st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(), now - st.st_ctim.tv_sec >= 1,
+              flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
         return folder.remove(name, ifStill: st)
     }
 

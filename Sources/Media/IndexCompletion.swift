@@ -1,4 +1,4 @@
-import FileNames
+import FileAccess
 import Glibc
 import ISOBMFF
 import Sync
@@ -84,7 +84,11 @@ public enum IndexCompletion {
         }
     }
 
-    public struct Failure: Error, Sendable { public var description: String }
+    public struct Failure: Error, Sendable {
+        public var description: String
+        /// The file call that failed, where one did (its code kept: a full disk is `no-space`).
+        public var file: FileError? = nil
+    }
 
     /// Completes the file at `path`: `userData` are boxes for the movie's
     /// `udta`, each added where none of its type is there (`LocationUserData`).
@@ -106,12 +110,11 @@ public enum IndexCompletion {
         let adds = !entries.isEmpty || !carried.isEmpty || !userData.isEmpty || !descriptions.isEmpty || !priming.isEmpty
             || faststart
         guard adds || !ends.isEmpty else { return }
-        let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else {
-            if adds { throw Failure(description: String(cString: strerror(errno))) }
+        let fd: OpenFile
+        do throws(FileError) { fd = try OpenFile(path: path, O_RDWR) } catch {
+            if adds { throw Failure(error) }
             return
         }
-        defer { close(fd) }
         let size: Int64, top: [MovieLayout.TopBox], m: Int, bytes: [UInt8]
         var moov: BoxNode
         do throws(Failure) { (size, top, m, bytes, moov) = try readIndex(fd) } catch {
@@ -125,8 +128,8 @@ public enum IndexCompletion {
             let out = moov.encoded()
             guard ended, let first = out.indices.first(where: { out[$0] != bytes[$0] }),
                   let last = out.indices.last(where: { out[$0] != bytes[$0] }) else { return }
-            guard writeAll(fd, Array(out[first...last]), at: top[m].start + Int64(first)) else {
-                throw Failure(description: String(cString: strerror(errno)))
+            do throws(FileError) { try fd.write(Array(out[first...last]), at: top[m].start + Int64(first)) } catch {
+                throw Failure(error)
             }
             return
         }
@@ -140,14 +143,13 @@ public enum IndexCompletion {
         let header = carried.isEmpty ? [] : BoxNode.header("mdat", contentSize: payload)
         let dataHeader = Int64(header.count)
         /// The media data box of the carried samples at `at`.
-        func writeData(at: Int64) -> Bool {
-            guard writeAll(fd, header, at: at) else { return false }
+        func writeData(at: Int64) throws(FileError) {
+            try fd.write(header, at: at)
             var next = at + Int64(header.count)
             for c in carried {
-                guard c.track.writeSamples(to: fd, at: next) else { return false }
+                try c.track.writeSamples(to: fd, at: next)
                 next += Int64(c.track.byteCount)
             }
-            return true
         }
         // In place: the index and the free boxes after it, when the media data follows.
         let room = top[(m + 1)...].prefix { $0.type == "free" }.reduce(moovBox.size) { $0 + $1.size }
@@ -157,8 +159,11 @@ public enum IndexCompletion {
             let rest = room - Int64(index.count)
             if rest == 0 || rest >= 8 {
                 let free = rest > 0 ? BoxNode.header("free", contentSize: rest - 8) : []
-                guard writeData(at: size), writeAll(fd, index + free, at: moovBox.start) else {
-                    throw Failure(description: String(cString: strerror(errno)))
+                do throws(FileError) {
+                    try writeData(at: size)
+                    try fd.write(index + free, at: moovBox.start)
+                } catch {
+                    throw Failure(error)
                 }
                 return
             }
@@ -168,29 +173,30 @@ public enum IndexCompletion {
         let dataStart = last ? moovBox.start : size
         let index = try completed(moov, entries: entries, carried: carried, userData: userData, descriptions: descriptions,
                                   priming: priming, dataAt: dataStart + dataHeader)
-        if !last {
-            // (The old index's type made `free`: its size stays.)
-            guard writeAll(fd, FourCC("free").bytes, at: moovBox.start + 4) else { throw Failure(description: String(cString: strerror(errno))) }
-        }
         let indexAt = dataStart + (carried.isEmpty ? 0 : dataHeader + payload)
-        guard writeData(at: dataStart), writeAll(fd, index, at: indexAt), ftruncate(fd, off_t(indexAt) + off_t(index.count)) == 0 else {
-            throw Failure(description: String(cString: strerror(errno)))
+        do throws(FileError) {
+            // (The old index's type made `free`: its size stays.)
+            if !last { try fd.write(FourCC("free").bytes, at: moovBox.start + 4) }
+            try writeData(at: dataStart)
+            try fd.write(index, at: indexAt)
+            try fd.truncate(to: indexAt + Int64(index.count))
+        } catch {
+            throw Failure(error)
         }
         if faststart { try moveIndexToFront(fd) }
     }
 
     /// The size of the file open at `fd`, its top-level boxes, which is its
     /// index (`moov`), the index's bytes and the index parsed.
-    private static func readIndex(_ fd: Int32) throws(Failure) -> (Int64, [MovieLayout.TopBox], Int, [UInt8], BoxNode) {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
-        let size = Int64(st.st_size)
+    private static func readIndex(_ fd: OpenFile) throws(Failure) -> (Int64, [MovieLayout.TopBox], Int, [UInt8], BoxNode) {
+        let size: Int64
+        do throws(FileError) { size = try fd.size() } catch { throw Failure(error) }
         let top: [MovieLayout.TopBox]
-        do { top = try MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }) } catch {
+        do { top = try MovieLayout.topLevelBoxes(fileSize: size, read: { try? fd.read($1, at: $0) }) } catch {
             throw Failure(description: error.description)
         }
         guard let m = top.firstIndex(where: { $0.type == "moov" }), top[m].size <= 256 << 20,
-              let bytes = FileBytes.read(fd, top[m].start, Int(top[m].size)), bytes.count == Int(top[m].size),
+              let bytes = try? fd.read(Int(top[m].size), at: top[m].start), bytes.count == Int(top[m].size),
               let moov = (try? BoxNode.index(bytes[...]))?.first else { throw Failure(description: "its index cannot be read") }
         return (size, top, m, bytes, moov)
     }
@@ -325,11 +331,11 @@ public enum IndexCompletion {
     /// The file's index (its last box) moved in front of its media data,
     /// in place: the boxes between `ftyp` and the index moved up by the
     /// index's size, every chunk offset with them (`MovieLayout`).
-    private static func moveIndexToFront(_ fd: Int32) throws(Failure) {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
+    private static func moveIndexToFront(_ fd: OpenFile) throws(Failure) {
+        let size: Int64
+        do throws(FileError) { size = try fd.size() } catch { throw Failure(error) }
         let layout: MovieLayout
-        do { layout = try MovieLayout(fileSize: Int64(st.st_size), read: { FileBytes.read(fd, $0, $1) }) } catch {
+        do { layout = try MovieLayout(fileSize: size, read: { try? fd.read($1, at: $0) }) } catch {
             throw Failure(description: error.description)
         }
         guard !layout.indexAlreadyInFront else { return }
@@ -339,30 +345,25 @@ public enum IndexCompletion {
         let restCount = moov.start - restStart
         let target = restStart + Int64(layout.index.count)
         let chunk: Int64 = 4 << 20
-        var buffer = [UInt8](repeating: 0, count: Int(chunk))
         var end = restCount
-        while end > 0 {
-            let n = min(chunk, end)
-            let from = restStart + end - n
-            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, Int(n), off_t(from)) }
-            guard got == Int(n), buffer.withUnsafeBytes({ pwrite(fd, $0.baseAddress!, Int(n), off_t(from - restStart + target)) }) == Int(n) else {
-                throw Failure(description: String(cString: strerror(errno)))
+        do throws(FileError) {
+            while end > 0 {
+                let n = min(chunk, end)
+                let from = restStart + end - n
+                let piece = try fd.read(Int(n), at: from)
+                guard piece.count == Int(n) else { throw FileError(code: EIO, call: "pread", path: fd.path) }
+                try fd.write(piece, at: from - restStart + target)
+                end -= n
             }
-            end -= n
-        }
-        guard writeAll(fd, layout.index, at: restStart), ftruncate(fd, off_t(target + restCount)) == 0 else {
-            throw Failure(description: String(cString: strerror(errno)))
+            try fd.write(layout.index, at: restStart)
+            try fd.truncate(to: target + restCount)
+        } catch {
+            throw Failure(error)
         }
     }
+}
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int64) -> Bool {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            done += n
-        }
-        return true
-    }
+extension IndexCompletion.Failure {
+    /// A file call's failure, in the system's words.
+    init(_ error: FileError) { self.init(description: error.message, file: error) }
 }

@@ -1,3 +1,4 @@
+import FileAccess
 import FileNames
 import CFFmpeg
 import Glibc
@@ -364,10 +365,9 @@ public struct FileIdentity: Equatable, Sendable {
                           hint: "let whatever writes it finish, then run again")
     }
 
-    /// The identity of the regular file open as `fd`; nil for anything else.
-    public init?(descriptor fd: Int32) {
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+    /// The identity of the regular file open as `file`; nil for anything else.
+    public init?(file: OpenFile) {
+        guard let st = try? file.status(), st.st_mode & S_IFMT == S_IFREG else { return nil }
         self.init(st)
     }
 

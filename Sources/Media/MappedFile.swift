@@ -1,5 +1,4 @@
-import FileNames
-import CFFmpeg
+import FileAccess
 import Glibc
 import ISOBMFF
 
@@ -13,23 +12,15 @@ public final class MappedFile {
 
     public init(path: String) throws(MediaError) {
         self.path = path
-        let fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw MediaError(code: -errno, operation: "could not open input", path: path)
-        }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            throw MediaError(code: -errno, operation: "could not open input", path: path)
-        }
-        count = Int(st.st_size)
+        let file = try MediaError.files("could not open input") { () throws(FileError) in try OpenFile(path: path, O_RDONLY) }
+        count = try Int(MediaError.files("could not open input") { () throws(FileError) in try file.size() })
         guard count > 0 else {
             base = nil
             return
         }
-        let p = mmap(nil, count, PROT_READ, MAP_PRIVATE, fd, 0)
+        let p = mmap(nil, count, PROT_READ, MAP_PRIVATE, file.descriptor, 0)
         guard let p, p != MAP_FAILED else {
-            throw MediaError(code: -errno, operation: "could not map input", path: path)
+            throw MediaError.posix(errno, "could not map input", path: path)
         }
         madvise(p, count, MADV_SEQUENTIAL)
         base = p

@@ -1,5 +1,5 @@
-import FileNames
 import CFFmpeg
+import FileAccess
 import Glibc
 
 /// Bytes in memory read through a custom `AVIOContext` (`avio_alloc_context`
@@ -110,35 +110,30 @@ public final class MemoryOutput {
 /// with no payload read from the disk: what a trial write needs. With a
 /// `length`, the file reads as if it ended there.
 public final class HollowFileInput {
-    private let fd: Int32
+    private let file: OpenFile
     private let fileSize: Int64
     private let holes: [Range<Int64>]
     private var position: Int64 = 0
     let context: UnsafeMutablePointer<AVIOContext>
 
     public init(path: String, holes: [Range<Int64>], length: Int64? = nil) throws(MediaError) {
-        fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw MediaError.posix(errno, "could not open input", path: path) }
-        var st = stat()
-        fstat(fd, &st)
-        fileSize = min(Int64(st.st_size), length ?? Int64(st.st_size))
-        self.holes = holes.sorted { $0.lowerBound < $1.lowerBound }
-        do {
-            context = try makeIOContext(writable: false, read: { opaque, buffer, size in
-                Unmanaged<HollowFileInput>.fromOpaque(opaque!).takeUnretainedValue().read(buffer!, Int(size))
-            }, write: nil, seek: { opaque, offset, whence in
-                Unmanaged<HollowFileInput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence)
-            })
-        } catch {
-            close(fd)
-            throw error
+        let opened = try MediaError.files("could not open input") { () throws(FileError) in
+            let file = try OpenFile(path: path, O_RDONLY)
+            return (file, try file.size())
         }
+        file = opened.0
+        fileSize = min(opened.1, length ?? opened.1)
+        self.holes = holes.sorted { $0.lowerBound < $1.lowerBound }
+        context = try makeIOContext(writable: false, read: { opaque, buffer, size in
+            Unmanaged<HollowFileInput>.fromOpaque(opaque!).takeUnretainedValue().read(buffer!, Int(size))
+        }, write: nil, seek: { opaque, offset, whence in
+            Unmanaged<HollowFileInput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence)
+        })
         context.pointee.opaque = Unmanaged.passUnretained(self).toOpaque()
     }
 
     deinit {
         freeIOContext(context)
-        close(fd)
     }
 
     private func read(_ buffer: UnsafeMutablePointer<UInt8>, _ size: Int) -> Int32 {
@@ -153,8 +148,13 @@ public final class HollowFileInput {
             }
             let next = holes.first { $0.lowerBound > at }?.lowerBound ?? end
             let want = min(next, end) - at
-            let got = pread(fd, buffer + Int(at - position), Int(want), off_t(at))
-            guard got > 0 else { return got == 0 ? AVTOOL_AVERROR_EOF : avtool_averror(errno) }
+            let got: Int
+            do throws(FileError) {
+                got = try file.read(into: UnsafeMutableRawBufferPointer(start: buffer + Int(at - position), count: Int(want)), at: at)
+            } catch {
+                return avtool_averror(error.code)
+            }
+            guard got > 0 else { return AVTOOL_AVERROR_EOF }
             at += Int64(got)
         }
         position = end

@@ -169,12 +169,7 @@ public struct MovieLayout: Sendable {
     /// `read(offset, count)`, a header at a time (`FileLayout`).
     public static func topLevelBoxes(fileSize: Int64, read: (Int64, Int) -> [UInt8]?) throws(Refusal) -> [TopBox] {
         do throws(BoxError) { return try FileLayout.topLevelBoxes(fileSize: fileSize, read: read) } catch {
-            switch error {
-            case .endsInsideHeader(let at): throw Refusal(description: "a box header cannot be read at \(at)")
-            case .runsPastParent(let type, let at), .tooLarge(let type, let at):
-                throw Refusal(description: "the '\(type)' box at \(at) runs past the end of the file")
-            default: throw Refusal(description: "\(error)")
-            }
+            throw Refusal(description: error.said(of: .file))
         }
     }
 

@@ -1,5 +1,5 @@
-import FileNames
 import CFFmpeg
+import FileAccess
 import Glibc
 
 /// Packets whose payloads are not in memory but named by where they are in
@@ -19,8 +19,8 @@ import Glibc
 /// its end) is given its bytes read from the input (`fill`). Used on one
 /// thread: the muxer's.
 public final class PayloadReferences {
-    /// The input's descriptor, the copies' source.
-    public let source: Int32
+    /// The input, the copies' source.
+    public let source: OpenFile
     public let path: String
     private let base: UnsafeMutableRawPointer
     private let length: Int
@@ -40,29 +40,24 @@ public final class PayloadReferences {
     /// For the packets of `path`.
     public init(path: String) throws(MediaError) {
         self.path = path
-        source = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else { throw MediaError.posix(errno, "could not open input", path: path) }
-        var st = stat()
-        guard fstat(source, &st) == 0, st.st_size > 0 else {
-            let e = errno
-            Glibc.close(source)
-            throw MediaError.posix(e, "could not open input", path: path)
+        let opened = try MediaError.files("could not open input") { () throws(FileError) in
+            let file = try OpenFile(path: path, O_RDONLY)
+            let size = try file.size()
+            // (An empty input: errno 0, as before, whose words are "Success"; libavformat refuses it first.)
+            guard size > 0 else { throw FileError(code: 0, call: "fstat", path: path) }
+            return (file, size)
         }
-        size = Int64(st.st_size)
-        length = Int(st.st_size) + Int(AV_INPUT_BUFFER_PADDING_SIZE)
+        source = opened.0
+        size = opened.1
+        length = Int(size) + Int(AV_INPUT_BUFFER_PADDING_SIZE)
         // Reserved address space only: every page reads as the kernel's one zero page.
         let p = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-        guard let p, p != MAP_FAILED else {
-            let e = errno
-            Glibc.close(source)
-            throw MediaError.posix(e, "could not remux", path: path)
-        }
+        guard let p, p != MAP_FAILED else { throw MediaError.posix(errno, "could not remux", path: path) }
         base = p
         // The region is never freed through this reference (its free does nothing).
         region = av_buffer_create(p.assumingMemoryBound(to: UInt8.self), length, { _, _ in }, nil, AV_BUFFER_FLAG_READONLY)
         guard region != nil else {
             munmap(p, length)
-            Glibc.close(source)
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not allocate a packet")
         }
     }
@@ -72,7 +67,6 @@ public final class PayloadReferences {
     deinit {
         av_buffer_unref(&region)
         munmap(base, length)
-        Glibc.close(source)
     }
 
     /// Makes `packet` the packet `shape` describes, its payload a reference
@@ -107,16 +101,10 @@ public final class PayloadReferences {
             guard shape.position >= 0 else {
                 throw MediaError.invalid("could not remux", path: path, message: "a packet's place in the file is not known")
             }
-            var done = 0
-            while done < size {
-                let n = pread(source, p.pointee.data + done, size - done, off_t(shape.position) + off_t(done))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    throw n == 0 ? MediaError.invalid("could not remux", path: path, message: "the input ended early")
-                        : MediaError.posix(errno, "could not read", path: path)
-                }
-                done += n
+            let got = try MediaError.files("could not read") { () throws(FileError) in
+                try source.read(into: UnsafeMutableRawBufferPointer(start: p.pointee.data, count: size), at: shape.position)
             }
+            guard got == size else { throw MediaError.invalid("could not remux", path: path, message: "the input ended early") }
         }
         try shape.apply(to: p)
     }

@@ -1,4 +1,4 @@
-import FileNames
+import FileAccess
 import Glibc
 import ISOBMFF
 
@@ -23,12 +23,8 @@ public struct SourceIndex: Sendable {
     /// Reads the index of the file at `path`; nil when it is not an MP4/MOV
     /// file with one readable `moov` (at most 256 MiB).
     public init?(path: String) {
-        let fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
-        self.init(fileSize: Int64(st.st_size), read: { FileBytes.read(fd, $0, $1) })
+        guard let file = try? OpenFile(path: path, O_RDONLY), let size = try? file.size() else { return nil }
+        self.init(fileSize: size, read: { try? file.read($1, at: $0) })
     }
 
     /// The index of a file of `fileSize` bytes read by `read(offset, count)`.
@@ -188,13 +184,18 @@ public struct SourceTrack: Sendable {
         (firstEntry?.boxes ?? []).map { ($0.type, $0.encoded()) }
     }
 
+    /// A `mebx` (QuickTime timed metadata) track's key table, from its first sample description.
+    public var metadataKeyTable: TimedMetadataKeys? {
+        guard sampleEntryType == "mebx", let keys = firstEntry?.child("keys") else { return nil }
+        return try? TimedMetadataKeys(parsing: keys.payload)
+    }
+
     /// The key names of a `mebx` (QuickTime timed metadata) track, in the
     /// order its sample description declares them
     /// (`com.apple.quicktime.video-orientation`…); the fields of a
     /// structured key (namespace `fiel`: a detected face's bounds) left out.
     public var metadataKeys: [String] {
-        guard sampleEntryType == "mebx", let keys = firstEntry?.child("keys"),
-              let table = try? TimedMetadataKeys(parsing: keys.payload) else { return [] }
+        guard let table = metadataKeyTable else { return [] }
         return table.declarations.compactMap { key in
             guard let key, key.namespace != "fiel", !key.value.isEmpty else { return nil }
             return String(decoding: key.value, as: UTF8.self)

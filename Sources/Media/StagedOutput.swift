@@ -1,4 +1,5 @@
 import CFFmpeg
+import FileAccess
 import FileNames
 import Glibc
 
@@ -28,14 +29,16 @@ public final class StagedOutput {
     private let name: [CChar]
     /// The named temporary's name in `folder`; nil for an unnamed one.
     private let temporaryName: [CChar]?
-    /// The unnamed temporary's descriptor, held until commit or discard; -1 for a named one.
-    private let unnamed: Int32
-    /// The named temporary's descriptor, which holds its lock; -1 for an unnamed one.
-    private let lock: Int32
+    /// The unnamed temporary, held until commit or discard; nil for a named one.
+    private var unnamed: OpenFile?
+    /// The named temporary, open: it holds its lock until commit or discard; nil for an unnamed one.
+    private var lock: OpenFile?
     private var done = false
     private let counted: Bool
     /// The temporary has no name (`O_TMPFILE`).
-    public var isUnnamed: Bool { unnamed >= 0 }
+    public var isUnnamed: Bool { temporaryName == nil }
+    /// The temporary, open, until commit or discard.
+    private var held: OpenFile? { unnamed ?? lock }
 
     /// Checks the target before any work starts: its directory exists and is
     /// writable, it is not one of `inputs`, and it does not exist unless
@@ -87,33 +90,32 @@ public final class StagedOutput {
         if let link = folder.status(of: name) { try Self.checkOwner(of: link, target: target) }
         let swept = FolderSweep.sweep(folder, named: dir)
         if !swept.isEmpty { Self.sweptReporter.withLock { $0 }?(dir, swept) }
-        if !named, let fd = Self.openUnnamed(in: folder, mode: mode) {
-            unnamed = fd
-            lock = -1
+        if !named, let file = Self.openUnnamed(in: folder, mode: mode, target: target) {
+            unnamed = file
+            lock = nil
             temporaryName = nil
-            temporary = "/proc/self/fd/\(fd)"
+            temporary = "/proc/self/fd/\(file.descriptor)"
             self.folder = folder
             if self.counted { OutputBytes.writing(self) }
             return
         }
-        unnamed = -1
+        unnamed = nil
         // A unique temporary name in the same folder (same filesystem, so
         // the final rename is atomic), made as mkstemp makes one.
-        guard let made = folder.makeUnique(".\(base).avtool-", {
-            openat(folder.fd, $0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        }) else {
+        guard let made = folder.makeUniqueFile(".\(base).avtool-", mode: 0o600, reportingAs: target) else {
             let e = errno
             throw MediaError(code: avtool_averror(e), operation: op, path: target,
                              message: e == EACCES || e == EROFS || e == EPERM
                                 ? "directory \(quoted(dir)) is not writable (\(MediaError.describe(avtool_averror(e))))"
                                 : MediaError.describe(avtool_averror(e)))
         }
-        fchmod(made.result, mode)
+        let file = made.file
+        fchmod(file.descriptor, mode)
         // Locked for the temporary's whole life: the kernel drops the lock
         // when this process ends, however it ends, which tells a later run
         // the temporary is a killed writer's (`sweep`).
-        flock(made.result, LOCK_EX)
-        lock = made.result
+        flock(file.descriptor, LOCK_EX)
+        lock = file
         temporaryName = made.name
         temporary = dir + "/" + Directory.text(made.name)
         self.folder = folder
@@ -123,8 +125,8 @@ public final class StagedOutput {
 
     /// The temporary's size so far.
     public var bytesSoFar: Int64 {
-        var st = stat()
-        return fstat(unnamed >= 0 ? unnamed : lock, &st) == 0 ? Int64(st.st_size) : 0
+        guard let held, let size = try? held.size() else { return 0 }
+        return size
     }
 
     /// Told of the temporaries `init` removed from a directory (the CLI
@@ -134,19 +136,13 @@ public final class StagedOutput {
     deinit { discard() }
 
     /// An unnamed file in `folder`, or nil where the filesystem (or the switch) says no.
-    private static func openUnnamed(in folder: borrowing Directory, mode: mode_t) -> Int32? {
-        guard AVTOOL_O_TMPFILE != 0, getenv("AVTOOL_NAMED_TEMPORARIES") == nil else { return nil }
-        let fd = openat(folder.fd, ".", AVTOOL_O_TMPFILE | O_RDWR | O_CLOEXEC, mode)
-        guard fd >= 0 else { return nil }
-        // It must open again by its /proc path, as the muxer and read-backs open it.
-        let again = open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
-        guard again >= 0 else {
-            close(fd)
-            return nil
-        }
-        close(again)
-        fchmod(fd, mode)
-        return fd
+    private static func openUnnamed(in folder: borrowing Directory, mode: mode_t, target: String) -> OpenFile? {
+        guard getenv("AVTOOL_NAMED_TEMPORARIES") == nil,
+              let file = try? OpenFile.unnamed(in: folder.fd, mode: mode, reportingAs: target),
+              // It must open again by its /proc path, as the muxer and read-backs open it.
+              (try? OpenFile(path: "/proc/self/fd/\(file.descriptor)", O_RDONLY)) != nil else { return nil }
+        fchmod(file.descriptor, mode)
+        return file
     }
     /// Moves the finished temporary onto the target. Without `overwrite` this
     /// never replaces a file that appeared meanwhile (hard link, then unlink).
@@ -173,19 +169,15 @@ public final class StagedOutput {
             try flushTemporary()
         }
         let replaced = overwrite && folder.status(of: name) != nil
-        if unnamed >= 0 {
-            try commitUnnamed()
-        } else if let temporaryName {
+        if let temporaryName {
             try commitNamed(temporaryName)
-        }
-        if replaced { fsync(folder.fd) }
-        done = true
-        if unnamed >= 0 {
-            close(unnamed)
         } else {
-            TemporaryFiles.shared.unregister(temporary)
-            close(lock)
+            try commitUnnamed()
         }
+        if replaced { folder.synchronize() }
+        done = true
+        if !isUnnamed { TemporaryFiles.shared.unregister(temporary) }
+        (unnamed, lock) = (nil, nil)
     }
 
     /// The named temporary renamed onto the target (`overwrite`), else linked
@@ -193,10 +185,10 @@ public final class StagedOutput {
     private func commitNamed(_ temporaryName: [CChar]) throws(MediaError) {
         let op = "could not write output"
         if overwrite {
-            guard rename(temporaryName, to: name) else { throw MediaError.posix(errno, op, path: target) }
+            guard folder.rename(temporaryName, to: name) else { throw MediaError.posix(errno, op, path: target) }
             return
         }
-        if link(temporaryName, to: name) {
+        if folder.link(temporaryName, to: name) {
             folder.remove(temporaryName)
             return
         }
@@ -206,7 +198,7 @@ public final class StagedOutput {
             throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target, message: "file exists",
                              remedy: .overwrite)
         }
-        guard rename(temporaryName, to: name) else { throw MediaError.posix(errno, op, path: target) }
+        guard folder.rename(temporaryName, to: name) else { throw MediaError.posix(errno, op, path: target) }
     }
 
     /// The unnamed temporary linked under the target's name; over an
@@ -216,15 +208,15 @@ public final class StagedOutput {
         let op = "could not write output"
         if overwrite {
             // The named temporaries' pattern: if a kill comes before the rename, the next run sweeps it.
-            guard let named = folder.makeUnique(".\(Self.split(target).base).avtool-", { n in
-                temporary.withFileSystemPath { linkat(AT_FDCWD, $0, folder.fd, n, AT_SYMLINK_FOLLOW) }
-            }) else { throw MediaError.posix(errno, op, path: target) }
-            guard rename(named.name, to: name) else {
+            guard let named = folder.linkUnique(path: temporary, ".\(Self.split(target).base).avtool-") else {
+                throw MediaError.posix(errno, op, path: target)
+            }
+            guard folder.rename(named, to: name) else {
                 let e = errno
-                folder.remove(named.name)
+                folder.remove(named)
                 throw MediaError.posix(e, op, path: target)
             }
-        } else if !(temporary.withFileSystemPath { t in name.withUnsafeBufferPointer { linkat(AT_FDCWD, t, folder.fd, $0.baseAddress!, AT_SYMLINK_FOLLOW) } } == 0) {
+        } else if !folder.link(path: temporary, as: name) {
             let e = errno
             if e == EEXIST {
                 throw MediaError(code: avtool_averror(EEXIST), operation: op, path: target,
@@ -232,16 +224,6 @@ public final class StagedOutput {
             }
             throw MediaError.posix(e, op, path: target)
         }
-    }
-
-    /// `renameat` within the folder.
-    private func rename(_ from: [CChar], to: [CChar]) -> Bool {
-        from.withUnsafeBufferPointer { f in to.withUnsafeBufferPointer { renameat(folder.fd, f.baseAddress!, folder.fd, $0.baseAddress!) } } == 0
-    }
-
-    /// `linkat` within the folder (fails with EEXIST if `to` is taken).
-    private func link(_ from: [CChar], to: [CChar]) -> Bool {
-        from.withUnsafeBufferPointer { f in to.withUnsafeBufferPointer { linkat(folder.fd, f.baseAddress!, folder.fd, $0.baseAddress!, 0) } } == 0
     }
 
     /// Refuses to replace `existing`, another user's regular file, where
@@ -263,22 +245,16 @@ public final class StagedOutput {
     /// give a file away), the new file is the caller's, as `cp` over it is.
     private func keepOwner(of existing: stat) {
         guard existing.st_mode & S_IFMT == S_IFREG, existing.st_uid != geteuid() || existing.st_gid != getegid() else { return }
-        let fd = unnamed >= 0 ? unnamed : lock
+        guard let fd = held?.descriptor else { return }
         if fchown(fd, existing.st_uid, existing.st_gid) == 0 { fchmod(fd, existing.st_mode & 0o7777) }
     }
 
     /// `fsync` of the finished temporary; errors name the target.
     private func flushTemporary() throws(MediaError) {
-        let fd = unnamed >= 0 ? unnamed : lock
-        var e: Int32 = 0
-        while fsync(fd) != 0 {
-            if errno == EINTR { continue }
-            e = errno
-            break
+        do throws(FileError) { try held?.synchronize() } catch {
+            if let full = OutputFile.fullDisk(avtool_averror(error.code), name: target) { throw full }
+            throw MediaError(error, "could not write output", path: target)
         }
-        guard e != 0 else { return }
-        if let full = OutputFile.fullDisk(avtool_averror(e), name: target) { throw full }
-        throw MediaError.posix(e, "could not write output", path: target)
     }
 
     /// Removes the temporary; safe to call again.
@@ -286,13 +262,11 @@ public final class StagedOutput {
         guard !done else { return }
         done = true
         if counted { OutputBytes.finished(self, bytes: 0) }
-        if unnamed >= 0 {
-            close(unnamed)
-            return
+        if let temporaryName {
+            folder.remove(temporaryName)
+            TemporaryFiles.shared.unregister(temporary)
         }
-        if let temporaryName { folder.remove(temporaryName) }
-        TemporaryFiles.shared.unregister(temporary)
-        close(lock)
+        (unnamed, lock) = (nil, nil)
     }
 
     /// Sweeps the folder `target` is to be written into (as `init` does),

@@ -1,3 +1,4 @@
+import FileAccess
 import Glibc
 
 /// A hidden working directory beside an output (the chunks of a chunked
@@ -13,36 +14,32 @@ public final class WorkingDirectory {
     static let markerFile = Directory.name(".avtool-working-directory")
     public let path: String
     /// The directory itself, opened once: it holds the lock, and its files are removed through it.
-    private let lock: Int32
+    private let lock: OpenFile?
 
     public init(beside output: String) throws(MediaError) {
         let (dir, base) = StagedOutput.split(output)
         // Made and opened relative to the folder's descriptor, as mkdtemp makes one.
         guard let folder = Directory(path: dir),
-              let made = folder.makeUnique(".\(base)\(Self.marker)", { mkdirat(folder.fd, $0, 0o700) }) else {
+              let made = folder.makeUniqueDirectory(".\(base)\(Self.marker)", mode: 0o700) else {
             throw MediaError.posix(errno, "could not make a working directory", path: "\(dir)/.\(base)\(Self.marker)")
         }
-        path = dir + "/" + Directory.text(made.name)
-        lock = folder.open(made.name, O_RDONLY | O_DIRECTORY)
-        if lock >= 0 {
-            flock(lock, LOCK_EX)
-            let fd = Self.markerFile.withUnsafeBufferPointer {
-                openat(lock, $0.baseAddress!, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            }
-            if fd >= 0 { close(fd) }
+        path = dir + "/" + Directory.text(made)
+        lock = try? folder.open(made, O_RDONLY | O_DIRECTORY, reportingAs: path)
+        if let lock {
+            flock(lock.descriptor, LOCK_EX)
+            _ = try? OpenFile(Self.markerFile, in: lock.descriptor, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, reportingAs: path)
         }
         TemporaryFiles.shared.register(path)
     }
 
     deinit {
         // Through the descriptor held since the making: whatever its name names by now.
-        if lock >= 0, let entry = Directory(duplicating: lock) {
+        if let lock, let entry = Directory(duplicating: lock.descriptor) {
             Self.remove(entry, named: path)
         } else {
             Self.remove(path)
         }
         TemporaryFiles.shared.unregister(path)
-        if lock >= 0 { close(lock) }
     }
 
     /// Removes the working directory at `path` (this run's own): its regular

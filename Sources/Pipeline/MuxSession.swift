@@ -387,11 +387,11 @@ public final class MuxSession {
         }
         // (The muxer was not asked for faststart: with nothing to add, the index is still moved.)
         let described = descriptions.keys.sorted().compactMap { descriptions[$0] }
-        do {
+        do throws(IndexCompletion.Failure) {
             try IndexCompletion.complete(path: path, ends: ends, entries: entryAdditions, carried: carried, userData: userData,
                                          descriptions: described, faststart: faststartAfterCompletion)
         } catch {
-            throw MediaError.invalid("could not write", path: name, message: "could not complete its index: \(error.description)")
+            throw MediaError(error, completing: name)
         }
     }
 

@@ -1,3 +1,4 @@
+import FileAccess
 import FileNames
 import Glibc
 import Media
@@ -18,17 +19,14 @@ extension OutputCheck {
         guard want == got else {
             throw mismatch(name, track, "it holds \(got) bytes where \(want) were taken from \(quoted(source))")
         }
-        let out = FileSystem.open(path, O_RDONLY | O_CLOEXEC), input = FileSystem.open(source, O_RDONLY | O_CLOEXEC)
-        defer {
-            if out >= 0 { close(out) }
-            if input >= 0 { close(input) }
+        guard let out = try? OpenFile(path: path, O_RDONLY), let input = try? OpenFile(path: source, O_RDONLY) else {
+            throw mismatch(name, track, "its bytes could not be read back")
         }
-        guard out >= 0, input >= 0 else { throw mismatch(name, track, "its bytes could not be read back") }
         var a = Cursor(ranges: written), b = Cursor(ranges: pieces)
         var at: Int64 = 0
         while let x = a.place, let y = b.place {
             let n = Int(min(x.left, y.left, 1 << 20))
-            guard let w = FileBytes.read(out, x.offset, n), let s = FileBytes.read(input, y.offset, n), w.count == n, s.count == n else {
+            guard let w = try? out.read(n, at: x.offset), let s = try? input.read(n, at: y.offset), w.count == n, s.count == n else {
                 throw mismatch(name, track, "its bytes could not be read back")
             }
             if w != s {

@@ -1,4 +1,4 @@
-import FileNames
+import FileAccess
 import Glibc
 import ISOBMFF
 import Media
@@ -290,13 +290,9 @@ public enum OutputFault: String, Sendable {
     /// first track is made a `free` box, whichever the fault (but repair's own).
     func spoilIndex(_ path: String) {
         guard self != .shiftPCM else { return }
-        let fd = FileSystem.open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 1 << 20)
-        let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, $0.count, 0) }
-        guard n > 8, let at = (4..<(n - 4)).first(where: { head[$0..<($0 + 4)] == Array("trak".utf8)[...] }) else { return }
-        _ = pwrite(fd, Array("free".utf8), 4, off_t(at))
+        guard let file = try? OpenFile(path: path, O_RDWR), let head = try? file.read(1 << 20, at: 0), head.count > 8,
+              let at = (4..<(head.count - 4)).first(where: { head[$0..<($0 + 4)] == Array("trak".utf8)[...] }) else { return }
+        try? file.write(Array("free".utf8), at: Int64(at))
     }
 
     /// Spoils the `number`th packet (from 1) of a track whose longest packet

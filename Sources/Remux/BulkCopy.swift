@@ -1,5 +1,4 @@
-import FileNames
-import CFFmpeg
+import FileAccess
 import Glibc
 import ISOBMFF
 import Media
@@ -28,20 +27,16 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
                cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> RemuxReport? {
     guard options.bulk, !options.encodeAudioToAAC, bulkOptionsAllow(options), container.isISOBMFF else { return nil }
     let began = ContinuousClock.now
-    let fd = FileSystem.open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    guard let identity = FileIdentity(descriptor: fd), identity.size > 0 else { return nil }
+    guard let fd = try? OpenFile(path: path, O_RDONLY), let identity = FileIdentity(file: fd), identity.size > 0 else { return nil }
     let size = identity.size
-    guard let top = try? MovieLayout.topLevelBoxes(fileSize: size, read: { FileBytes.read(fd, $0, $1) }),
+    guard let top = try? MovieLayout.topLevelBoxes(fileSize: size, read: { try? fd.read($1, at: $0) }),
           let first = top.first, ["ftyp", "wide", "free", "skip", "mdat", "moov"].contains(first.type) else { return nil }
     // The kind of file by its major brand (a file without `ftyp` is classic QuickTime).
     let ftyp = top.first { $0.type == "ftyp" }
-    let brand = ftyp.map { FileBytes.read(fd, $0.start + 8, 4) ?? [] } ?? Array("qt  ".utf8)
+    let brand = ftyp.map { (try? fd.read(4, at: $0.start + 8)) ?? [] } ?? Array("qt  ".utf8)
     guard family(brand: brand) == container.muxer else { return nil }
     let staged = try StagedOutput(target: outputPath, overwrite: options.overwrite, inputs: [path])
     let out = try FileBytes.create(staged.temporary, reportingAs: outputPath)
-    defer { close(out) }
     // The media data's copy starts now, at the place the index's size foretells (`EarlyCopy`): the
     // padding that keeps the data's place within a page takes up an edit's few bytes too.
     let early = EarlyCopy(boxes: top, size: size, alignment: 4096, from: fd, to: out, path: outputPath, cancellation: cancellation)
@@ -49,18 +44,18 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
     defer { early?.stop() }
     if let early {
         // The output's blocks reserved at once (as `FileOutput` does): allocated in one go, a full disk found first.
-        _ = avtool_reserve_blocks(out, 0, early.indexSize + early.copyCount + (ftypSize(top)))
+        try? out.reserve(early.indexSize + early.copyCount + (ftypSize(top)))
     }
     // Laid out once it is known with which edits (`BulkPlan`).
     let plain: MovieLayout
     do {
-        plain = try MovieLayout.parsed(fileSize: size, alignment: 4096) { FileBytes.read(fd, $0, $1) }
+        plain = try MovieLayout.parsed(fileSize: size, alignment: 4096) { try? fd.read($1, at: $0) }
     } catch {
         return nil
     }
     // Every track's samples listed by tables that agree, and all of them in the file.
     guard let tracks = plain.tracks, tracks.allSatisfy({ $0.samples > 0 && $0.lies(within: size) }) else { return nil }
-    let head = ftyp.flatMap { FileBytes.read(fd, $0.start, Int($0.size)) } ?? []
+    let head = ftyp.flatMap { try? fd.read(Int($0.size), at: $0.start) } ?? []
     let edits = options.edits, mov = container.muxer == "mov"
     // The streams (for the report and the edits' targets): named from the boxes, without
     // loading libavformat, where every track's is known there and no cover art or chapter
@@ -94,11 +89,11 @@ func bulkRemux(path: String, output outputPath: String, container: Container, op
         written = try writeFront(layout, from: fd, to: out, path: outputPath, cancellation: cancellation) + copied
     } else {
         // Written from the start (an early copy's bytes, if any, dropped).
-        if early != nil { guard ftruncate(out, 0) == 0 else { throw MediaError.posix(errno, "could not write output", path: outputPath) } }
+        if early != nil { try MediaError.files("could not write output") { () throws(FileError) in try out.truncate(to: 0) } }
         // The output's blocks reserved at once (as `FileOutput` does): the
         // filesystem allocates them in one go, and a disk without the room is
         // found before the copy. Only a help where it cannot.
-        _ = avtool_reserve_blocks(out, 0, total)
+        try? out.reserve(total)
         written = try copy(layout, from: fd, size: size, duration: duration, to: out, path: outputPath,
                            cancellation: cancellation, progress: progress)
     }
@@ -127,14 +122,14 @@ private func ftypSize(_ boxes: [MovieLayout.TopBox]) -> Int64 { boxes.first { $0
 
 /// The pieces of the output before the index and the index itself, at
 /// their places (the rest was copied there beforehand). The bytes written.
-private func writeFront(_ layout: MovieLayout, from fd: Int32, to out: Int32, path outputPath: String,
+private func writeFront(_ layout: MovieLayout, from fd: OpenFile, to out: OpenFile, path outputPath: String,
                         cancellation: Cancellation) throws(MediaError) -> Int64 {
     var at: Int64 = 0
     for piece in layout.pieces {
         switch piece {
         case .index:
             StopPoint.index.reached()
-            try FileBytes.write(out, layout.index, at: at, path: outputPath)
+            try MediaError.files("could not write output") { () throws(FileError) in try out.write(layout.index, at: at) }
             return at + Int64(layout.index.count)
         case .input(let start, let count):
             try FileBytes.copy(from: fd, at: start, count: count, to: out, at: at, path: outputPath, cancellation: cancellation) { _ in }
@@ -146,14 +141,14 @@ private func writeFront(_ layout: MovieLayout, from fd: Int32, to out: Int32, pa
 
 /// The pieces of the output in order: the index, and the media data copied
 /// from the input as it is. The bytes written.
-private func copy(_ layout: MovieLayout, from fd: Int32, size: Int64, duration: Double?, to out: Int32, path outputPath: String,
+private func copy(_ layout: MovieLayout, from fd: OpenFile, size: Int64, duration: Double?, to out: OpenFile, path outputPath: String,
                   cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> Int64 {
     var written: Int64 = 0
     for piece in layout.pieces {
         switch piece {
         case .index:
             StopPoint.index.reached()
-            try FileBytes.write(out, layout.index, path: outputPath)
+            try MediaError.files("could not write output") { () throws(FileError) in try out.append(layout.index) }
             written += Int64(layout.index.count)
         case .input(let start, let count):
             try FileBytes.copy(from: fd, at: start, count: count, to: out, path: outputPath, cancellation: cancellation) { n in

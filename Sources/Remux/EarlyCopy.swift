@@ -1,3 +1,4 @@
+import FileAccess
 import Glibc
 import Media
 import Threads
@@ -22,7 +23,7 @@ package final class EarlyCopy {
     /// Starts copying every piece after the index from `fd` into `out`, at
     /// its foretold place; nil where the place cannot be foretold or no
     /// thread can be started.
-    package init?(boxes: [MovieLayout.TopBox], size: Int64, alignment: Int64, from fd: Int32, to out: Int32, path: String,
+    package init?(boxes: [MovieLayout.TopBox], size: Int64, alignment: Int64, from fd: OpenFile, to out: OpenFile, path: String,
           cancellation: Cancellation) {
         guard let moov = boxes.first(where: { $0.type == "moov" }),
               size + moov.size + 2 * alignment < Int64(UInt32.max) / 2,

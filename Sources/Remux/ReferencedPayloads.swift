@@ -1,5 +1,4 @@
-import FileNames
-import CFFmpeg
+import FileAccess
 import Glibc
 import ISOBMFF
 import Media
@@ -62,7 +61,7 @@ struct ReferencedPackets {
     /// `aac_adtstoasc`), which a named payload would not show it.
     private static func startsWithADTS(_ s: InputStream, in payloads: PayloadReferences) -> Bool {
         guard s.codecName == "aac", let first = s.firstIndexed, first.size > 2 else { return false }
-        guard let b = FileBytes.read(payloads.source, first.position, 3) else { return true }
+        guard let b = try? payloads.source.read(3, at: first.position), !b.isEmpty else { return true }
         return b.withUnsafeBytes(\.startsWithADTS)
     }
 
@@ -89,11 +88,10 @@ struct ReferencedPackets {
 func compose(_ written: StagedOutput, with payloads: PayloadReferences, into target: StagedOutput, duration: Double?,
              cancellation: Cancellation, progress: ((RemuxProgress) -> Void)?) throws(MediaError) -> (bytes: Int64, layout: MovieLayout) {
     let name = target.target
-    let scratch = FileSystem.open(written.temporary, O_RDONLY | O_CLOEXEC)
-    guard scratch >= 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
-    defer { close(scratch) }
-    var st = stat()
-    guard fstat(scratch, &st) == 0 else { throw MediaError.posix(errno, "could not write output", path: name) }
+    let (scratch, scratchSize) = try MediaError.files("could not write output") { () throws(FileError) in
+        let scratch = try OpenFile(path: written.temporary, O_RDONLY, reportingAs: name)
+        return (scratch, try scratch.size())
+    }
     // The media data placed where most of its bytes lie within a page as in the input: the kernel
     // copies page onto page (a copy shifted within the pages takes half as long again).
     var shifts: [Int64: Int64] = [:]
@@ -101,24 +99,23 @@ func compose(_ written: StagedOutput, with payloads: PayloadReferences, into tar
     let phase = shifts.max { $0.value < $1.value }?.key ?? 0
     let layout: MovieLayout
     do {
-        layout = try MovieLayout.parsed(fileSize: Int64(st.st_size), alignment: 4096) { FileBytes.read(scratch, $0, $1) }
+        layout = try MovieLayout.parsed(fileSize: scratchSize, alignment: 4096) { try? scratch.read($1, at: $0) }
             .laidOut(phase: phase)
     } catch {
         throw MediaError.invalid("could not write output", path: name, message: "its index could not be moved in front (\(error))")
     }
     let out = try FileBytes.create(target.temporary, reportingAs: name)
-    defer { close(out) }
     let total = layout.pieces.reduce(Int64(0)) { sum, piece in
         if case .input(_, let count) = piece { sum + count } else { sum + Int64(layout.index.count) }
     }
-    _ = avtool_reserve_blocks(out, 0, total)
+    try? out.reserve(total)
     // The index written, then every run copied at its place.
     var jobs: [CopyJob] = []
     var at: Int64 = 0
     for piece in layout.pieces {
         switch piece {
         case .index:
-            try FileBytes.write(out, layout.index, at: at, path: name)
+            try MediaError.files("could not write output") { () throws(FileError) in try out.write(layout.index, at: at) }
             at += Int64(layout.index.count)
         case .input(let start, let count):
             jobs += CopyJob.runs(start..<(start + count), at: at, placed: payloads.placements, input: payloads.source,
@@ -135,7 +132,7 @@ func compose(_ written: StagedOutput, with payloads: PayloadReferences, into tar
 
 /// A run of the output copied from a file: `count` bytes of `fd` at `from`, to `at`.
 private struct CopyJob {
-    let fd: Int32
+    let fd: OpenFile
     let from: Int64
     let count: Int64
     let at: Int64
@@ -143,8 +140,8 @@ private struct CopyJob {
     /// The runs of `range` of the muxer's file (`scratch`), placed from `at`
     /// in the output: the input's bytes where a placement puts them
     /// (`placed`, in the order of their places), the muxer's own elsewhere.
-    static func runs(_ range: Range<Int64>, at: Int64, placed: [PayloadReferences.Placement], input: Int32,
-                     scratch: Int32) -> [CopyJob] {
+    static func runs(_ range: Range<Int64>, at: Int64, placed: [PayloadReferences.Placement], input: OpenFile,
+                     scratch: OpenFile) -> [CopyJob] {
         // The first placement that ends after the range starts.
         var lo = 0, hi = placed.count
         while lo < hi {
@@ -172,7 +169,7 @@ private struct CopyJob {
 
     /// Copies every job into `out` by the kernel (`copy_file_range`: no
     /// byte through this process), `copied` told every 8 MiB. The bytes copied.
-    static func run(_ jobs: [CopyJob], to out: Int32, name: String, inputPath: String, cancellation: Cancellation,
+    static func run(_ jobs: [CopyJob], to out: OpenFile, name: String, inputPath: String, cancellation: Cancellation,
                     copied: (Int64) -> Void) throws(MediaError) -> Int64 {
         var done: Int64 = 0, told: Int64 = 0
         for job in jobs {
@@ -185,7 +182,7 @@ private struct CopyJob {
         return done
     }
 
-    func copy(to out: Int32, name: String, inputPath: String, cancellation: Cancellation,
+    func copy(to out: OpenFile, name: String, inputPath: String, cancellation: Cancellation,
               copied: (Int64) -> Void) throws(MediaError) {
         var n: Int64 = 0
         try FileBytes.copy(from: fd, at: from, count: count, to: out, at: at, path: name, cancellation: cancellation) {

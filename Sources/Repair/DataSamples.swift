@@ -16,9 +16,9 @@ enum DataSampleShape: Equatable {
     /// and BER lengths.
     case smpteKLV
     /// QuickTime timed metadata (`mebx`): boxed items, each a 32-bit size
-    /// and a local key id in `1...keys` from the sample entry's `keys`
-    /// (an empty sample: one item of 8 bytes, key 0).
-    case boxedItems(keys: Int)
+    /// and one of the local key ids the sample entry's key table declares
+    /// (`TimedMetadataKeys`; an empty sample: one item of 8 bytes, key 0).
+    case boxedItems(keys: Set<UInt32>)
 
     /// The shape of `track`'s samples, from its sample entry; a kind with no
     /// structure of its own falls back to the sizes the reference's samples
@@ -28,11 +28,8 @@ enum DataSampleShape: Equatable {
         case "gpmd"?: self = .gpmf
         case "rtmd"?: self = .smpteKLV
         case "mebx"?:
-            guard let keys = track?.sampleEntryBoxes.first(where: { $0.type == "keys" })?.bytes else { return nil }
-            let r = BigEndianReader(keys)
-            let count = BoxWalker(r, in: min(16, r.count)..<r.count).reduce(0) { n, _ in n + 1 }
-            guard count > 0 else { return nil }
-            self = .boxedItems(keys: count)
+            guard let keys = track?.metadataKeyTable, !keys.localIDs.isEmpty else { return nil }
+            self = .boxedItems(keys: Set(keys.localIDs))
         default:
             guard !sizes.isEmpty, sizes.count <= 8, sizes.allSatisfy({ $0 > 0 }) else { return nil }
             self = .sizes(sizes)
@@ -88,10 +85,10 @@ enum DataSampleShape: Equatable {
         }
     }
 
-    /// The length of the boxed item at `p`: a 32-bit size, a key in `1...keys` (0 for an empty item of 8 bytes).
-    private static func boxedItem(_ r: BigEndianReader<UnsafeRawBufferPointer>, at p: Int, end: Int, keys: Int) -> Int? {
+    /// The length of the boxed item at `p`: a 32-bit size, one of `keys` (0 for an empty item of 8 bytes).
+    private static func boxedItem(_ r: BigEndianReader<UnsafeRawBufferPointer>, at p: Int, end: Int, keys: Set<UInt32>) -> Int? {
         guard p + 8 <= end, let size = r.u32(at: p).map(Int.init), size >= 8, p + size <= end,
-              let key = r.u32(at: p + 4), key <= UInt32(keys), key >= 1 || size == 8 else { return nil }
+              let key = r.u32(at: p + 4), keys.contains(key) || (key == 0 && size == 8) else { return nil }
         return size
     }
 

@@ -1,3 +1,4 @@
+import FileAccess
 import FileNames
 import Glibc
 import FoundationEssentials
@@ -45,7 +46,7 @@ final class ChunkDirectory: Sendable {
     /// The bytes of the manifest or a record, nil when it is not there.
     private func contents(_ name: String) -> Data? {
         if let unnamed { return unnamed.withLock { $0.texts[name] } }
-        return FileSystem.contents(of: file(name)).map { Data($0) }
+        return (try? OpenFile.contents(of: file(name))).map { Data($0) }
     }
 
     /// Makes the directory if needed and puts `manifest` there, or checks
@@ -110,9 +111,8 @@ final class ChunkDirectory: Sendable {
             return
         }
         let staged = try StagedOutput(target: target, overwrite: overwrite, inputs: [], counted: false)
-        let fd = try FileBytes.create(staged.temporary, reportingAs: target)
-        defer { close(fd) }
-        try FileBytes.write(fd, Array(data), path: target)
+        let file = try FileBytes.create(staged.temporary, reportingAs: target)
+        try MediaError.files("could not write output") { () throws(FileError) in try file.append(Array(data)) }
         try staged.commit()
     }
 

@@ -1,3 +1,4 @@
+import FileAccess
 import FileNames
 import Glibc
 import FoundationEssentials
@@ -62,10 +63,7 @@ struct QualityCache {
     /// The probes kept for this key (none when there is no such file, or it is another key's).
     func probes() -> [CRFSearch.Probe] {
         guard let file else { return [] }
-        let fd = FileSystem.open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
-        guard let bytes = FileSystem.contents(of: fd),
+        guard let bytes = try? OpenFile(path: file, O_RDONLY | O_NOFOLLOW).contents(),
               let contents = try? JSONDecoder().decode(Contents.self, from: Data(bytes)),
               contents.key == key else { return [] }
         return contents.probes
@@ -75,11 +73,9 @@ struct QualityCache {
     func save(_ probes: [CRFSearch.Probe]) {
         guard let file, let data = try? JSONEncoder().encode(Contents(key: key, probes: probes)) else { return }
         let temporary = file + ".\(getpid()).new"
-        let fd = FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        let moved = written == data.count && FileSystem.rename(temporary, file) == 0
+        guard let out = try? OpenFile(path: temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600) else { return }
+        let written = (try? out.append(Array(data))) != nil && (try? out.close()) != nil
+        let moved = written && FileSystem.rename(temporary, file) == 0
         if !moved { FileSystem.unlink(temporary) }
     }
 }

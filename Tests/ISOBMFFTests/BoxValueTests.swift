@@ -91,6 +91,22 @@ struct BoxValueTests {
         #expect(throws: BoxError.self) { try SampleDescriptionTable(parsing: ([0, 0, 0, 0] + Self.be(2, 4) + avc1)[...], type: "stsd") }
     }
 
+    @Test func timedMetadataKeyTableRoundTripsWithItsLocalIDs() throws {
+        // A mebx entry's keys as an iPhone writes them: no version or count, one box per key whose
+        // type is its local id (3 before 1 here), each a keyd (namespace, key) and a dtyp.
+        func key(_ id: UInt64, _ namespace: String, _ name: String) -> [UInt8] {
+            let inner = Self.box("keyd", Array((namespace + name).utf8)) + Self.box("dtyp", Self.be(0, 4) + Self.be(1, 4))
+            return Self.be(UInt64(inner.count + 8), 4) + Self.be(id, 4) + inner
+        }
+        let payload = key(3, "fiel", "com.apple.quicktime.detected-face") + key(1, "mdta", "com.apple.quicktime.video-orientation")
+        let table = try TimedMetadataKeys(parsing: payload[...])
+        #expect(table.localIDs == [3, 1] && table.encode() == payload)
+        #expect(table.declarations.map { $0?.namespace } == ["fiel", "mdta"])
+        #expect(table.declarations[1].map { String(decoding: $0.value, as: UTF8.self) } == "com.apple.quicktime.video-orientation")
+        // A key box running past the table is refused.
+        #expect(throws: BoxError.self) { try TimedMetadataKeys(parsing: (payload + Self.be(40, 4) + Self.be(2, 4))[...]) }
+    }
+
     @Test func metadataListsReadAsTheDemuxerReadsThem() throws {
         // A QuickTime meta (no version and flags): hdlr mdta, keys of one name, an ilst item 1 of UTF-8 text.
         let hdlr = Self.box("hdlr", [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdta".utf8) + [UInt8](repeating: 0, count: 13))

@@ -98,6 +98,11 @@ struct RoundTripTests {
                     let read = try SampleEntry(entry, handler: handler)
                     if read.box.encoded() != entry.encoded() { wrong.append("sample entry '\(entry.type)'") }
                     for b in read.boxes { check(b, "in '\(entry.type)'") }
+                    if entry.type == "mebx", let keys = read.child("keys") {
+                        // The key table as its value reads it: the local ids the samples name.
+                        let table = try TimedMetadataKeys(parsing: keys.payload)
+                        if table.encode()[...] != keys.payload || table.localIDs.isEmpty { wrong.append("'mebx' key table") }
+                    }
                 } catch {
                     wrong.append("sample entry '\(entry.type)': \(error)")
                 }

@@ -1,3 +1,4 @@
+import FileAccess
 import Foundation
 import Media
 import Remux
@@ -23,20 +24,19 @@ struct EarlyCopyTests {
         return (path, [UInt8](try #require(FileManager.default.contents(atPath: path))))
     }
 
-    func layout(_ fd: Int32, size: Int64, edits: IndexEdits? = nil) throws -> MovieLayout {
-        try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { FileBytes.read(fd, $0, $1) }
+    func layout(_ fd: OpenFile, size: Int64, edits: IndexEdits? = nil) throws -> MovieLayout {
+        try MovieLayout(fileSize: size, alignment: 4096, edits: edits) { try? fd.read($1, at: $0) }
     }
 
     /// An early copy of the fixture with its index at the end into a new
     /// file, given to `body` with the input's descriptor, size and bytes and the output's path.
-    func withEarlyCopy(_ body: (EarlyCopy, Int32, Int64, [UInt8], String) throws -> Void) throws {
+    func withEarlyCopy(_ body: (EarlyCopy, OpenFile, Int64, [UInt8], String) throws -> Void) throws {
         let (path, bytes) = try indexAtTheEnd()
         let out = path + ".out"
         defer { unlink(path); unlink(out) }
-        let fd = open(path, O_RDONLY), o = open(out, O_RDWR | O_CREAT | O_TRUNC, 0o644)
-        defer { close(fd); close(o) }
+        let fd = try OpenFile(path: path, O_RDONLY), o = try OpenFile(path: out, O_RDWR | O_CREAT | O_TRUNC, mode: 0o644)
         let size = Int64(bytes.count)
-        let boxes = try MovieLayout.topLevelBoxes(fileSize: size) { FileBytes.read(fd, $0, $1) }
+        let boxes = try MovieLayout.topLevelBoxes(fileSize: size) { try? fd.read($1, at: $0) }
         #expect(boxes.last?.type == "moov")
         let early = try #require(EarlyCopy(boxes: boxes, size: size, alignment: 4096, from: fd, to: o, path: out,
                                            cancellation: Cancellation()))

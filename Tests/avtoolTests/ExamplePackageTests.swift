@@ -27,6 +27,7 @@ struct ExamplePackageTests {
                                        "-I", debug + "/Modules",
                                        "-I", Tool.repo.appendingPathComponent("Sources/CFFmpeg").path,
                                        "-I", Tool.repo.appendingPathComponent("Sources/CYAML").path,
+                                       "-I", Tool.repo.appendingPathComponent("Sources/CFileAccess").path,
                                        "-Xcc", "-fmodule-map-file=" + debug + "/CFFmpegFilter.build/module.modulemap",
                                        "-Xcc", "-fmodule-map-file=" + debug + "/CFFmpegLazy.build/module.modulemap"]
                                 + includes + [file])

@@ -11,6 +11,13 @@ public struct TimedMetadataKeys: Sendable, Equatable {
         list = try BoxList(parsing: payload, prefix: 0, type: "keys")
     }
 
+    /// The table's payload: its key boxes, as read.
+    public func encode() -> [UInt8] { list.encode() }
+
+    /// Each key's local id (its box's type, as a number), in order: what a
+    /// sample's items name their key by.
+    public var localIDs: [UInt32] { list.boxes.map(\.type.rawValue) }
+
     /// Each key box's declaration (`keyd`), in order; nil for one without
     /// a whole one (or whose boxes do not parse).
     public var declarations: [MetadataKeys.Key?] {
