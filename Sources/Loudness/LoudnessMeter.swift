@@ -55,10 +55,24 @@ final class StreamMeter {
     private var limited: [UnsafeMutablePointer<Float>] = []
     private var limitedCapacity = 0
 
-    init(stream: InputStream, limiting: LimiterSetting? = nil) throws(MediaError) {
+    /// The decoded samples measured: from `skip` on, and before `end()`
+    /// (read as each frame is decoded); nil: all.
+    private let window: (skip: Int64, end: () -> Int64?)?
+    /// Samples decoded so far.
+    private var position: Int64 = 0
+
+    convenience init(stream: InputStream, limiting: LimiterSetting? = nil) throws(MediaError) {
+        try self.init(stream: stream, decoder: Decoder(stream: stream, threads: 1), limiting: limiting)
+    }
+
+    /// Measures what `decoder` makes of `stream`'s packets (or of an
+    /// encoder's), only the samples in `window`.
+    init(stream: InputStream, decoder: Decoder, limiting: LimiterSetting? = nil,
+         window: (skip: Int64, end: () -> Int64?)? = nil) throws(MediaError) {
         self.stream = stream
         self.limiting = limiting
-        decoder = try Decoder(stream: stream, threads: 1)
+        self.decoder = decoder
+        self.window = window
         decoded = try Frame()
     }
 
@@ -108,13 +122,25 @@ final class StreamMeter {
                 let name = av_get_sample_fmt_name(AVSampleFormat(f.pointee.format)).map { String(cString: $0) } ?? "?"
                 throw failure("the decoder gives samples as \(name), which the meter does not read")
             }
+            let (first, n) = windowed(samples.sampleCount)
+            guard n > 0 else { continue }
             if limiter != nil {
-                samples.withChannels { limiter!.add($0, count: $1) }
+                samples.withChannels(from: first, count: n) { limiter!.add($0, count: $1) }
                 measureLimited()
             } else {
-                samples.withChannels { measure($0, count: $1) }
+                samples.withChannels(from: first, count: n) { measure($0, count: $1) }
             }
         }
+    }
+
+    /// Of the next `count` decoded samples, the first in the window and how many are.
+    private func windowed(_ count: Int) -> (first: Int, count: Int) {
+        let at = position
+        position += Int64(count)
+        guard let window else { return (0, count) }
+        let first = min(max(window.skip - at, 0), Int64(count))
+        let end = window.end().map { min(max($0 - at, first), Int64(count)) } ?? Int64(count)
+        return (Int(first), Int(end - first))
     }
 
     private func measure(_ channels: UnsafeBufferPointer<UnsafePointer<Float>>, count: Int) {

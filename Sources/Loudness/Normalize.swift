@@ -163,11 +163,10 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
                                           cancellation: cancellation, progress: progress)
         report.copiedStreams = written.copied
         report.elapsedSeconds += written.elapsed
-        let after = try measureLoudness(path: staged.temporary, only: Set(report.streams.compactMap { written.outputIndex[$0.plan.stream] }),
-                                        cancellation: cancellation)
+        let after = try measuredAfter(written, report: report, path: staged.temporary, cancellation: cancellation)
         var again = false
         for (i, s) in report.streams.enumerated() {
-            guard let a = after.first(where: { $0.stream == written.outputIndex[s.plan.stream] })?.figures else { continue }
+            guard let a = after[s.plan.stream] else { continue }
             report.streams[i].after = a
             if let r = written.reductions[s.plan.stream] {
                 report.streams[i].limiter?.reductionDB = r.db
@@ -185,6 +184,21 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
         report.output = staged.target
         return report
     }
+}
+
+/// Each normalized stream's figures as the written file plays them: from
+/// the meters that decoded its packets as they were written, and for the
+/// others from the file, decoded again.
+private func measuredAfter(_ written: WrittenNormalized, report: LoudnessReport, path: String,
+                           cancellation: Cancellation) throws(MediaError) -> [Int: LoudnessFigures] {
+    var after = written.measured
+    let rest = report.streams.map(\.plan.stream).filter { after[$0] == nil }
+    guard !rest.isEmpty else { return after }
+    let inFile = Dictionary(uniqueKeysWithValues: written.outputIndex.map { ($1, $0) })
+    for m in try measureLoudness(path: path, only: Set(rest.compactMap { written.outputIndex[$0] }), cancellation: cancellation) {
+        if let i = inFile[m.stream] { after[i] = m.figures }
+    }
+    return after
 }
 
 /// The audio streams to bring to the target: `n` when it is one of the
@@ -283,92 +297,6 @@ private func checkCeiling(_ report: LoudnessReport, warnOnly: Bool) throws(Media
 private func bitRatePerChannel(_ options: LoudnessOptions, _ stream: InputStream) -> Int64? {
     guard let total = options.audioBitRate else { return nil }
     return total / Int64(max(stream.channelCount, 1))
-}
-
-/// remux.c's shape with the audio re-encoded: plan the streams, open the
-/// output with exactly those, every packet to its track's writer, finish.
-/// Written into `output`'s temporary, left unnamed for the caller to
-/// measure; what each stream's limiter took off, by input stream.
-private func writeNormalized(input inputPath: String, output: StagedOutput, report: LoudnessReport,
-                             options: LoudnessOptions, cancellation: Cancellation,
-                             progress: ((LoudnessProgress) -> Void)?) throws(MediaError)
-    -> (copied: [Int], outputIndex: [Int: Int], elapsed: Double, reductions: [Int: (db: Double, seconds: Double)]) {
-    let op = "could not normalize the loudness of"
-    let container = try resolveContainer(nil, output: output.target)
-    let input = try InputFile(path: inputPath, cancellation: cancellation)
-    let families = Dictionary(uniqueKeysWithValues: report.streams.map { ($0.plan.stream, $0.encoder) })
-    let encodings = try audioEncodings(input, container: container, selection: options.streams, bitRate: options.audioBitRate,
-                                       operation: op) { s throws(MediaError) in families[s.index] }
-    let plan = try planStreams(input, container: container, selection: options.streams, operation: op) {
-        encodings[$0.index] != nil
-    }
-    var source = try PacketSource(input, kept: plan.kept, salvage: false, operation: op)
-    var audio: [Int: AudioReencoder] = [:]
-    for s in report.streams {
-        guard var settings = encodings[s.plan.stream] else { continue }
-        let stream = input.streams[s.plan.stream]
-        settings.channelLayout = stream.channelLayout
-        let reencoder = try AudioReencoder(settings: settings, source: stream)
-        try reencoder.bringLoudness(s, stream: stream)
-        try reencoder.begin(stream)
-        // An MP4/MOV track's edit can end inside its last packet (a cut, an
-        // encoder's padding trimmed): the samples after it are not heard, and
-        // are not written.
-        if input.formatName.hasPrefix("mov") { reencoder.limit = presentedEnd(stream) }
-        audio[s.plan.stream] = reencoder
-    }
-    let session = try MuxSession(.part(output), container: container,
-                                 streams: plan.kept.map { s in audio[s.index].map { .encoded($0.encoder) } ?? .copy(s) },
-                                 metadataSource: input, edits: MetadataEdits(), faststart: true,
-                                 audioSampleRate: plan.kept.first { $0.mediaType == .audio }
-                                    .map { audio[$0.index]?.encoder.sampleRate ?? $0.sampleRate },
-                                 expectedBytes: input.size, cancellation: cancellation)
-    try session.beginTimelines(plan.kept, start: .zero, repair: .fix, retimed: audio.mapValues { $0.encoder.timeBase })
-    let writers: [any TrackWriter] = plan.kept.enumerated().map { j, s -> any TrackWriter in
-        if let a = audio[s.index] { return ReencodeWriter(a, track: j, session: session) }
-        return CopyWriter(track: j, session: session)
-    }
-    let duration = input.duration.map(\.seconds)
-    try runTracks(&source, into: writers, cancellation: cancellation, progress: progress.map { progress in
-        { progress(LoudnessProgress(position: session.position, duration: duration)) }
-    })
-    let result = try session.finish()
-    try hidePriming(output, container: container, session: session, kept: plan.kept, audio: audio)
-    let outputIndex = Dictionary(uniqueKeysWithValues: plan.kept.enumerated().map { ($1.index, $0) })
-    let reductions = audio.compactMapValues { ($0.stage as? PeakLimiter)?.reduction }
-    return (plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex, result.elapsed.seconds, reductions)
-}
-
-/// The encoders' priming hidden by the MP4/MOV output's edit lists where
-/// the muxer left some of it shown: when the decoder dropped samples at the
-/// input's start by itself (libavcodec drops libfaac's 1024-sample delay,
-/// which the container does not mark: a 2005 KDDI phone's 3G2), the
-/// re-encoded audio starts that much in and the encoder's priming lies
-/// after the track's zero, where it would be played and decoded: the
-/// output would decode to 1024 samples more than the input. The empty edit
-/// before the audio grows by what is hidden, so every sample keeps its time.
-private func hidePriming(_ output: StagedOutput, container: Container, session: MuxSession, kept: [InputStream],
-                         audio: [Int: AudioReencoder]) throws(MediaError) {
-    guard container.isISOBMFF else { return }
-    let priming = kept.enumerated().compactMap { j, s -> IndexCompletion.Priming? in
-        guard let e = audio[s.index]?.encoder, e.initialPadding > 0, let t = session.muxerTrack(j) else { return nil }
-        return IndexCompletion.Priming(track: t, samples: Int64(e.initialPadding), sampleRate: e.sampleRate)
-    }
-    guard !priming.isEmpty else { return }
-    do throws(IndexCompletion.Failure) {
-        try IndexCompletion.complete(path: output.temporary, entries: [], carried: [], priming: priming, faststart: true)
-    } catch {
-        throw MediaError(error, completing: output.target)
-    }
-}
-
-/// Where an audio stream's presentation ends, in samples from its time
-/// base's zero (its start plus its duration, which libavformat takes from
-/// the track's edit); nil when either is unknown.
-private func presentedEnd(_ s: InputStream) -> Int64? {
-    guard let start = s.startTime, let duration = s.duration, let rate = Rational.perSecond(s.sampleRate),
-          let a = start.rescaled(to: rate), let b = duration.rescaled(to: rate) else { return nil }
-    return a.value &+ b.value
 }
 
 /// The encoder of a stream's own family: AAC as AAC, PCM as the same PCM,

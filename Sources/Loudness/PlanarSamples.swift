@@ -43,6 +43,14 @@ final class PlanarSamples {
     func withChannels<R>(_ body: (UnsafeBufferPointer<UnsafePointer<Float>>, Int) -> R) -> R {
         planes.withUnsafeBufferPointer { body($0, count) }
     }
+
+    /// The frame's length.
+    var sampleCount: Int { count }
+
+    /// `n` samples from `first` of each plane, for `body`.
+    func withChannels<R>(from first: Int, count n: Int, _ body: (UnsafeBufferPointer<UnsafePointer<Float>>, Int) -> R) -> R {
+        planes.map { $0 + first }.withUnsafeBufferPointer { body($0, n) }
+    }
 }
 
 /// Every `step`th sample from `first` of one plane, as floats (libavutil's scaling: full scale is ±1).

@@ -25,7 +25,9 @@ public final class AudioReencoder {
     private let chunk: Frame
     private let packet: Packet
     /// Samples sent to the encoder.
-    private var sent: Int64 = 0
+    public private(set) var sent: Int64 = 0
+    /// The encoder on its own thread (`encodeOnThread`).
+    private var encoding: EncoderStage?
 
     /// Opens the encoder (metadata from `source`); call `begin` for each
     /// input to decode. The bit rate is not checked here (see `AACBitRate.choose`).
@@ -43,6 +45,14 @@ public final class AudioReencoder {
         decoded = try Frame()
         chunk = try Frame()
         packet = try Packet()
+    }
+
+    /// Runs the encoder on a thread of its own from now on, beside the
+    /// decoder and the stage before it (where no thread can be started, it
+    /// stays inline). The packets are the same, passed to `emit` a few
+    /// frames later. Call before the first packet.
+    public func encodeOnThread() {
+        if encoding == nil { encoding = EncoderStage(encoder) }
     }
 
     /// Switches to decoding `stream`, whose positions (in samples of the
@@ -154,6 +164,10 @@ public final class AudioReencoder {
         try endInput(emit: emit)
         try queue.flush()
         try encodeQueued(final: true, emit)
+        if let encoding {
+            self.encoding = nil
+            return try encoding.finish(emit: emit)
+        }
         try encoder.sendEnd()
         try drainEncoder(emit)
     }
@@ -203,6 +217,10 @@ public final class AudioReencoder {
             try queue.take(size, into: chunk)
             chunk.pts = (assembler.origin ?? 0) &+ sent
             sent &+= Int64(chunk.sampleCount)
+            if let encoding {
+                try encoding.send(chunk, emit: emit)
+                continue
+            }
             while try !encoder.send(chunk) { try drainEncoder(emit) }
             try drainEncoder(emit)
         }

@@ -2,20 +2,20 @@ import CFFmpeg
 import Media
 import Threads
 
+/// A frame passed between threads (one owner at a time).
+final class FrameBox: @unchecked Sendable {
+    let frame: Frame
+    init(_ frame: consuming Frame) { self.frame = frame }
+}
+
 /// A `FrameFilter` (tone mapping) on a thread of its own, so filtering one
 /// frame overlaps with encoding the frames before it: frames go in, in
 /// order, and come out filtered, in the same order, at most `depth` frames
 /// behind. Where no thread can be started, the filter runs in the caller.
 final class FilterStage {
-    /// A frame passed between the threads (one owner at a time).
-    final class Box: @unchecked Sendable {
-        let frame: Frame
-        init(_ frame: consuming Frame) { self.frame = frame }
-    }
-
     private let filter: any FrameFilter
-    private let inbox = BatchQueue<Box, Never>(limit: 4)
-    private let outbox = BatchQueue<Box, MediaError>(limit: 4)
+    private let inbox = BatchQueue<FrameBox, Never>(limit: 4)
+    private let outbox = BatchQueue<FrameBox, MediaError>(limit: 4)
     private var thread: WorkerThread?
     /// Frames sent and not yet taken back.
     private var inFlight = 0
@@ -46,8 +46,8 @@ final class FilterStage {
         thread?.join()
     }
 
-    private static func filtered(_ box: Box, by filter: any FrameFilter) throws(MediaError) -> Box {
-        let out = Box(try Frame())
+    private static func filtered(_ box: FrameBox, by filter: any FrameFilter) throws(MediaError) -> FrameBox {
+        let out = FrameBox(try Frame())
         try filter.filter(box.frame, into: out.frame)
         out.frame.pts = box.frame.pts
         return out
@@ -55,7 +55,7 @@ final class FilterStage {
 
     /// Filters a reference to `frame`; `take` gets each filtered frame due.
     func send(_ frame: borrowing Frame, take: (borrowing Frame) throws(MediaError) -> Void) throws(MediaError) {
-        let box = Box(try Frame())
+        let box = FrameBox(try Frame())
         guard av_frame_ref(box.frame.pointer, frame.pointer) >= 0 else {
             throw MediaError(code: AVTOOL_AVERROR_ENOMEM, operation: "could not pass a frame to the filter")
         }

@@ -70,11 +70,19 @@ public final class ReencodeWriter<R: Reencoder>: TrackWriter {
         self.session = session
     }
 
+    /// Sees each packet before it is written (a meter of the output).
+    public var tap: ((borrowing Packet) throws(MediaError) -> Void)?
+
     public func send(_ packet: borrowing Packet) throws(MediaError) {
-        try reencoder.send(packet) { p throws(MediaError) in try session.write(p, track: track) }
+        try reencoder.send(packet, emit: write)
     }
 
     public func finish() throws(MediaError) {
-        try reencoder.finish { p throws(MediaError) in try session.write(p, track: track) }
+        try reencoder.finish(emit: write)
+    }
+
+    private func write(_ p: borrowing Packet) throws(MediaError) {
+        try tap?(p)
+        try session.write(p, track: track)
     }
 }

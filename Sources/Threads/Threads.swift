@@ -138,6 +138,19 @@ public final class BatchQueue<Value, Failure: Error>: @unchecked Sendable {
         return batch
     }
 
+    /// Consumer: every batch queued now, without waiting (none: `[]`);
+    /// throws the producer's error once the batches before it are taken.
+    public func takeQueued() throws(Failure) -> [[Value]] {
+        let (queued, error): ([[Value]], Failure?) = changed.withLock {
+            let b = batches
+            batches.removeAll()
+            if !b.isEmpty { changed.broadcast() }
+            return (b, b.isEmpty && finished ? failure : nil)
+        }
+        if let error { throw error }
+        return queued
+    }
+
     /// Consumer: takes no more; a waiting producer is woken and told to stop.
     public func close() {
         changed.withLock {

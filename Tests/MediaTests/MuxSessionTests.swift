@@ -83,14 +83,17 @@ struct MuxSessionTests {
         #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 }, "DTS not increasing: \(dts.prefix(8))…")
     }
 
-    @Test func reencodedAudioKeepsEverySample() throws {
-        // PCM from a MOV, encoded to AAC through a ReencodeWriter.
+    /// PCM from a MOV, encoded to AAC through a ReencodeWriter (with the
+    /// encoder on its own thread or inline): the input's sample count and
+    /// what was written.
+    func encodePCM(threaded: Bool) throws -> (samples: Int64, memory: MemoryOutput) {
         let input = try input("pcm_in_mov.mov")
         let audio = try #require(input.streams.first { $0.mediaType == .audio })
         var settings = AudioEncoderSettings(codec: "aac", sampleRate: audio.sampleRate, channels: audio.channelCount)
         settings.bitRate = 128_000
         let reencoder = try AudioReencoder(settings: settings, source: audio)
         try reencoder.begin(audio)
+        if threaded { reencoder.encodeOnThread() }
         let memory = try MemoryOutput()
         let session = try MuxSession(.memory(memory, name: "out.m4a"), container: try #require(Container(named: "m4a")),
                                      streams: [.encoded(reencoder.encoder)], metadataSource: nil,
@@ -106,11 +109,33 @@ struct MuxSessionTests {
         }
         try writer.finish()
         _ = try session.finish()
+        return (samples, memory)
+    }
+
+    @Test func reencodedAudioKeepsEverySample() throws {
+        let (samples, memory) = try encodePCM(threaded: false)
         // The AAC track holds the input's samples, within one frame of padding.
         let back = try packets(memory)
         let total = back.reduce(Int64(0)) { $0 + $1.timing.duration }
         #expect(samples > 0)
         #expect(total >= samples && total - samples < 2048, "\(total) samples written for \(samples)")
+    }
+
+    @Test func anEncoderOnItsOwnThreadWritesTheSamePackets() throws {
+        // The same encode with the encoder beside the decoder: every packet's
+        // payload and timing equal the inline encode's, in the same order.
+        func read(_ memory: MemoryOutput) throws -> [(PacketTiming, [UInt8])] {
+            let file = try InputFile(memory: MemoryInput(memory.bytes), name: "written")
+            let p = try Packet()
+            var out: [(PacketTiming, [UInt8])] = []
+            while try file.read(into: p) { out.append((p.timing, p.withData { Array($0) })) }
+            return out
+        }
+        let inline = try read(encodePCM(threaded: false).memory)
+        let threaded = try read(encodePCM(threaded: true).memory)
+        #expect(inline.count > 100)
+        #expect(threaded.count == inline.count)
+        #expect(zip(inline, threaded).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 })
     }
 
     @Test func copiedAudioFillsAGapWithWholeSilentFrames() throws {

@@ -140,6 +140,34 @@ struct LoudnessTests {
         if ext != "mka" { #expect(try Self.audioStart(out) == (Self.audioStart(input) ?? 0)) }
     }
 
+    /// The figures the report gives for the output, measured on its packets
+    /// as they were written (beside the encoder), are the written file's:
+    /// `probe --loudness` of the output (itself checked against ebur128
+    /// above) gives the same to 0.001, for AAC and AC-3 in MP4, whose edit
+    /// list hides exactly the encoder's priming and padding.
+    @Test(arguments: ["aac", "ac3"])
+    func reportedFiguresAreTheWrittenFiles(_ codec: String) throws {
+        let scratch = try Scratch()
+        var input = try Fixtures.real("bbb_720p_aac51.mp4")
+        if codec != "aac" {
+            let made = scratch.path("in.mp4")
+            let m = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", input, "-c:v", "copy", "-c:a", codec, made])
+            try #require(m.status == 0, "\(m)")
+            input = made
+        }
+        let out = scratch.path("podcast.mp4")
+        let run = try Tool.avtool("loudness", input, out, "--target", "podcast", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let streams = try #require(report["streams"] as? [[String: Any]])
+        let reported = try #require(streams.first?["after"] as? [String: Any])
+        let file = try #require(try measured(out).first)
+        for key in ["integrated_lufs", "true_peak_dbtp", "sample_peak_dbfs", "range_lu"] {
+            let a = try #require(Self.number(reported, key)), b = try #require(Self.number(file, key))
+            #expect(abs(a - b) <= 0.001, "\(key): reported \(a), the file \(b)")
+        }
+    }
+
     /// A Photos export's 64 kb/s mono AAC brought up 27.7 dB: what the AAC
     /// encoder adds to the peaks grows as the limiter holds harder (1.0 dB
     /// over the limiter's ceiling, then 1.8 dB with it 1.1 dB lower), so the
