@@ -55,8 +55,11 @@ public struct TruePeakLimiter: Sendable {
     /// the first sample, so the gain is down at a peak on the very first.
     private var next: Int
     private var released = 1.0
-    /// The last `attack` released values, their sum and how many are under 1.
+    /// The last `attack` released values (`next`'s slot: `next` modulo
+    /// `attack`, kept as it steps: a division a sample cost more than the
+    /// rest of the step), their sum and how many are under 1.
     private var recent: [Double]
+    private var slot: Int
     private var recentSum: Double
     private var recentUnder = 0
     /// Gains of `base..<next`.
@@ -83,7 +86,10 @@ public struct TruePeakLimiter: Sendable {
         recent = Array(repeating: 1, count: self.attack)
         recentSum = Double(self.attack)
         next = 1 - self.attack
+        slot = Self.slot(of: next, attack: self.attack)
     }
+
+    private static func slot(of position: Int, attack: Int) -> Int { (position % attack + attack) % attack }
 
     /// Samples between going in and coming out, at most: the filter's
     /// length (the envelope waits for it), its guard band and the attack.
@@ -164,6 +170,7 @@ public struct TruePeakLimiter: Sendable {
         if next >= 0 && next < end && lastAsk < next && released == 1 && recentUnder == 0 {
             gains.append(contentsOf: repeatElement(1, count: end - next))
             next = end
+            slot = Self.slot(of: next, attack: attack)
             recentSum = Double(attack)
             window = [next + attack - 2]
             windowHead = 0
@@ -178,13 +185,13 @@ public struct TruePeakLimiter: Sendable {
             let lowest = ask(window[windowHead])
             released = min(lowest, released + (1 - released) * releaseStep)
             if released > 1 - 1e-9 { released = 1 }
-            let slot = (next % attack + attack) % attack
             if recent[slot] < 1 { recentUnder -= 1 }
             if released < 1 { recentUnder += 1 }
             recentSum += released - recent[slot]
             recent[slot] = released
             let g = recentUnder == 0 ? 1 : min(recentSum / Double(attack), 1)
             next += 1
+            slot = slot == attack - 1 ? 0 : slot + 1
             // Before the first sample: only the ramp down is worked out.
             guard next > 0 else { continue }
             if g < 1 {
