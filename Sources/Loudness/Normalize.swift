@@ -154,13 +154,35 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
                                                 seconds: file.duration?.seconds)
         report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - margin)
     }
-    try rehearse(&report, input: input, cancellation: cancellation)
+    var rehearsals = try Rehearsals(&report, input: input, cancellation: cancellation)
     while true {
-        report.passes += 1
+        // A gain moved and not yet rehearsed: its rehearsal runs beside the
+        // encode at it, and stops the encode if it moves a gain again.
+        let stop = Cancellation(parent: cancellation)
+        var beside: RehearsalBeside?
+        if rehearsals.due {
+            beside = RehearsalBeside(report, input: input, cancellation: cancellation, stop: stop)
+            if beside == nil {
+                rehearsals.take(try Rehearsals.measure(report, input: input, cancellation: cancellation), into: &report)
+                continue
+            }
+        }
         let staged = try StagedOutput(target: output, overwrite: options.overwrite, inputs: [input])
         defer { staged.discard() }
-        let written = try writeNormalized(input: input, output: staged, report: report, options: options,
-                                          cancellation: cancellation, progress: progress)
+        var kept: WrittenNormalized?
+        do throws(MediaError) {
+            kept = try writeNormalized(input: input, output: staged, report: report, options: options,
+                                       cancellation: stop, progress: progress)
+        } catch {
+            guard beside != nil, stop.isCancelled, !cancellation.isCancelled else { throw error }
+        }
+        if let beside {
+            rehearsals.take(try beside.finish(), into: &report)
+            // Encoded at a gain the rehearsal moved: not kept, not counted.
+            if !rehearsals.settled { continue }
+        }
+        guard let written = kept else { throw MediaError.interrupted }
+        report.passes += 1
         report.copiedStreams = written.copied
         report.elapsedSeconds += written.elapsed
         let after = try measuredAfter(written, report: report, path: staged.temporary, cancellation: cancellation)
@@ -214,36 +236,6 @@ private func chosenAudio(_ file: InputFile, _ n: Int?) throws(MediaError) -> Set
         : "its audio: " + audio.map { "#\($0.index) (\($0.codecName), \($0.channelCount) ch)" }.joined(separator: ", ")
     throw MediaError.invalid("could not normalize the loudness of", path: file.path,
                              message: "'--audio' \(n): \(what); \(has)", category: .missingStream)
-}
-
-/// The limiter takes loudness off with the peaks (much of it, where the
-/// peaks are dense): each limited stream's gain is found by rehearsals —
-/// the input decoded through the limiter and measured, nothing encoded —
-/// the gain moved by what was missing, then along the line through the
-/// last two (at most `rehearsals`), until within 0.1 LU of the target.
-private func rehearse(_ report: inout LoudnessReport, input: String, cancellation: Cancellation) throws(MediaError) {
-    let target = report.target.integratedLUFS
-    var last: [Int: (gain: Double, loudness: Double)] = [:]
-    for _ in 0..<LimiterSetting.rehearsals {
-        let limiting = Dictionary(uniqueKeysWithValues: report.streams.compactMap { s in s.limiter.map { (s.plan.stream, $0) } })
-        guard !limiting.isEmpty else { return }
-        var settled = true
-        for m in try measureLoudness(path: input, only: Set(limiting.keys), limiting: limiting, cancellation: cancellation) {
-            guard let i = report.streams.firstIndex(where: { $0.plan.stream == m.stream }), var l = report.streams[i].limiter
-            else { continue }
-            let short = target - m.figures.integratedLUFS, previous = last[m.stream]
-            last[m.stream] = (l.gainDB, m.figures.integratedLUFS)
-            guard abs(short) > 0.1 else { continue }
-            var slope = 1.0
-            if let p = previous, abs(l.gainDB - p.gain) > 0.01 {
-                slope = min(max((m.figures.integratedLUFS - p.loudness) / (l.gainDB - p.gain), 0.1), 1)
-            }
-            l.gainDB = min(l.gainDB + short / slope, LoudnessStreamPlan.largestGainDB)
-            report.streams[i].limiter = l
-            settled = false
-        }
-        if settled { return }
-    }
 }
 
 /// The limiter of a stream's corrective encode, nil when it needs none: a
