@@ -80,6 +80,11 @@ public struct LoudnessReport: Sendable, Codable {
     /// Encodes: 1, or 2 when the first's output was measured over the
     /// ceiling or (limited) off the target loudness.
     public var passes = 0
+    /// Decode-only runs through the limiter that found the limited streams' gains.
+    public var rehearsals = 0
+    /// Encodes begun beside a rehearsal that then moved a gain: stopped, not
+    /// kept, not counted in `passes`.
+    public var encodesStopped = 0
     public var warnings: [String] = []
 }
 
@@ -155,6 +160,7 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
         report.streams[i].limiter = LimiterSetting(gainDB: s.plan.gainDB, limitDBTP: s.plan.ceilingDBTP - margin)
     }
     var rehearsals = try Rehearsals(&report, input: input, cancellation: cancellation)
+    report.rehearsals = rehearsals.count
     while true {
         // A gain moved and not yet rehearsed: its rehearsal runs beside the
         // encode at it, and stops the encode if it moves a gain again.
@@ -164,6 +170,7 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
             beside = RehearsalBeside(report, input: input, cancellation: cancellation, stop: stop)
             if beside == nil {
                 rehearsals.take(try Rehearsals.measure(report, input: input, cancellation: cancellation), into: &report)
+                report.rehearsals = rehearsals.count
                 continue
             }
         }
@@ -178,8 +185,12 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
         }
         if let beside {
             rehearsals.take(try beside.finish(), into: &report)
+            report.rehearsals = rehearsals.count
             // Encoded at a gain the rehearsal moved: not kept, not counted.
-            if !rehearsals.settled { continue }
+            if !rehearsals.settled {
+                report.encodesStopped += 1
+                continue
+            }
         }
         guard let written = kept else { throw MediaError.interrupted }
         report.passes += 1

@@ -131,6 +131,11 @@ struct LoudnessTests {
         #expect(run.stderr.contains(" 1 encode") || run.stderr.contains(" 2 encodes"), "\(run.stderr)")
         #expect(run.stderr.contains("true-peak limiter"), "\(run.stderr)")
         #expect(run.stderr.contains(" dB off the loudest peak, limiting for "), "\(run.stderr)")
+        // Its second rehearsal, beside the encode at its gain, moves the gain:
+        // that encode is stopped and the output is the next one's.
+        if name == "wild:fdk_heaac51_bbb.aac" {
+            #expect(run.stderr.contains("3 rehearsals of the limiter (1 encode begun beside a rehearsal that moved the gain, stopped)"), "\(run.stderr)")
+        }
         let after = try Ebur128(out)
         #expect(abs(after.integrated - -16) <= 0.5, "integrated \(after.integrated)")
         #expect(after.truePeak <= -0.9, "true peak \(after.truePeak)")

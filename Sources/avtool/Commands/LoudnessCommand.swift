@@ -149,7 +149,9 @@ extension LoudnessReport: VerbReport {
         if output != nil {
             lines.append("  other streams copied: " + (copiedStreams.isEmpty ? "none" : copiedStreams.map { "#\($0)" }.joined(separator: ", "))
                          + "; \(formatBytes(outputBytes)) in \(fixed(elapsedSeconds, 2)) s"
-                         + (passes > 1 ? "; \(passes) encodes (the limiter corrected by the first's measurement)" : "; 1 encode"))
+                         + (passes > 1 ? "; \(passes) encodes (the limiter corrected by the first's measurement)" : "; 1 encode")
+                         + (rehearsals > 0 ? ", \(rehearsals) rehearsal\(rehearsals == 1 ? "" : "s") of the limiter" : "")
+                         + (encodesStopped > 0 ? " (\(encodesStopped) encode\(encodesStopped == 1 ? "" : "s") begun beside a rehearsal that moved the gain, stopped)" : ""))
         }
         return lines.joined(separator: "\n")
     }
