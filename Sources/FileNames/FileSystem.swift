@@ -32,11 +32,6 @@ public enum FileSystem {
     /// `mkdir(2)`.
     public static func makeDirectory(_ path: String, _ mode: mode_t) -> Int32 { path.withFileSystemPath { Glibc.mkdir($0, mode) } }
 
-    /// `fopen(3)`.
-    public static func openStream(_ path: String, _ mode: String) -> UnsafeMutablePointer<FILE>? {
-        path.withFileSystemPath { Glibc.fopen($0, mode) }
-    }
-
     /// The current directory (`getcwd`), as text.
     public static func currentDirectory() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

@@ -13,9 +13,28 @@ public enum Fragments {
         /// `trun`s it still holds the counts of declare, by track id (none
         /// of them is in the file: a fragment's data follows its `moof`).
         public var declaredInCutFragment: [UInt32: Int] = [:]
+        /// Why that `moof` could not be read.
+        public var unreadable: BoxError?
         /// What the `moov`'s own sample tables list, by track id (a file
         /// whose first samples are in its index, the fragments after).
         public var movieSamples: [UInt32: TrackSamples] = [:]
+        /// The track ids the `moov`'s tracks declare (their `tkhd`s), in
+        /// order; none without a `moov` that parses.
+        public var movieTracks: [UInt32] = []
+        /// The file's whole top-level boxes, in order.
+        public var boxes: [BoxHeader] = []
+        /// The top-level box the file ends inside (as its header declares it), if any.
+        public var endsInside: BoxHeader?
+    }
+
+    /// One whole `moof` as the walk reads it.
+    public struct Fragment: Sendable {
+        /// Its place among the file's `moof` boxes, from 1.
+        public var number: Int
+        /// Its box in the file.
+        public var box: BoxHeader
+        /// Each track fragment's samples (`MovieFragment.samples`), in order.
+        public var tracks: [(trackID: UInt32, samples: [FragmentSample])]
     }
 
     /// Calls `visit` with each track fragment's samples (`MovieFragment.samples`),
@@ -23,19 +42,28 @@ public enum Fragments {
     /// fragmented, or not MP4).
     public static func walk(_ b: UnsafeRawBufferPointer,
                             _ visit: (_ trackID: UInt32, _ samples: [FragmentSample]) -> Void) -> Walk? {
+        walk(b, fragments: { fragment in
+            for track in fragment.tracks { visit(track.trackID, track.samples) }
+        })
+    }
+
+    /// The same, a whole `moof` at a time (`Fragment`).
+    public static func walk(_ b: UnsafeRawBufferPointer, fragments visit: (Fragment) -> Void) -> Walk? {
         let reader = BigEndianReader(b)
         var walker = BoxWalker(reader)
-        var moofs: [BoxHeader] = [], moov: BoxHeader?
+        var moofs: [BoxHeader] = [], moov: BoxHeader?, boxes: [BoxHeader] = []
         while let box = walker.next() {
+            boxes.append(box)
             if box.type == "moof" { moofs.append(box) }
             if box.type == "moov", moov == nil { moov = box }
         }
         var walk = Walk()
-        if case .cutShort(let box)? = walker.stop, box.type == "moof" {
-            walk.declaredInCutFragment = declaredSamples(reader, cutMoof: box.payload)
-        } else if moofs.isEmpty {
-            return nil
+        walk.boxes = boxes
+        if case .cutShort(let box)? = walker.stop {
+            walk.endsInside = box
+            if box.type == "moof" { walk.declaredInCutFragment = declaredSamples(reader, cutMoof: box.payload) }
         }
+        if moofs.isEmpty && walk.endsInside?.type != "moof" { return nil }
         // The moov of a fragmented file is small: parsed whole.
         let movie = moov.flatMap { try? BoxNode.parse(Array(reader.bytes(in: $0.payload))[...]).boxes } ?? []
         var defaults: [UInt32: TrackExtends] = [:]
@@ -43,19 +71,22 @@ public enum Fragments {
             for trex in (try? MovieExtends(mvex))?.trackDefaults ?? [] where defaults[trex.trackID] == nil { defaults[trex.trackID] = trex }
         }
         for trak in movie where trak.type == "trak" {
-            guard let id = trak.child("tkhd").flatMap({ try? TrackHeader($0) })?.trackID, let samples = TrackSamples(trak: trak) else { continue }
-            walk.movieSamples[id] = samples
+            guard let id = trak.child("tkhd").flatMap({ try? TrackHeader($0) })?.trackID else { continue }
+            walk.movieTracks.append(id)
+            if let samples = TrackSamples(trak: trak) { walk.movieSamples[id] = samples }
         }
         var decodeTimes: [UInt32: UInt64] = [:]
         for box in moofs {
-            guard let moof = try? MovieFragment(parsing: Array(reader.bytes(in: box.payload))[...], type: box.type) else {
-                walk.unreadableAt = box.start
+            let moof: MovieFragment
+            do throws(BoxError) {
+                moof = try MovieFragment(parsing: Array(reader.bytes(in: box.payload))[...], type: box.type)
+            } catch {
+                (walk.unreadableAt, walk.unreadable) = (box.start, error)
                 break
             }
-            for (track, samples) in moof.samples(at: Int64(box.start), defaults: defaults, decodeTimes: &decodeTimes) {
-                visit(track, samples)
-            }
             walk.fragments += 1
+            visit(Fragment(number: walk.fragments, box: box,
+                           tracks: moof.samples(at: Int64(box.start), defaults: defaults, decodeTimes: &decodeTimes)))
         }
         return walk
     }

@@ -4,7 +4,8 @@
 /// stack or the memory), or a sample table that declares more entries than its box holds (2^32-1
 /// entries in a file of kilobytes: libavformat tries to allocate them all,
 /// and an index laid out by the bulk remux would carry the lie on). The walk
-/// is iterative and reads only box headers and table counts.
+/// is iterative and reads only box headers and table counts. A fragmented
+/// file's fragments are checked too (`fragments(in:)`).
 public enum IndexDamage {
     /// Each sample table's count field (after version and flags) and entry size.
     private static let tables: [FourCC: Int] = ["stts": 8, "ctts": 8, "stsc": 12, "stco": 4, "co64": 8, "stss": 4, "stps": 4]
@@ -17,7 +18,7 @@ public enum IndexDamage {
         for box in BoxWalker(reader) where box.type == "moov" {
             if let damage = find(reader, moov: box.payload) { return damage }
         }
-        return nil
+        return fragments(in: b)
     }
 
     /// The same for the payload of one `moov` box, `range` of `reader`'s bytes.

@@ -1,5 +1,6 @@
 import CFFmpeg
 import FileAccess
+import Glibc
 import ISOBMFF
 
 /// The one place where the errors of the layers beside FFmpeg's become the
@@ -10,9 +11,25 @@ import ISOBMFF
 extension MediaError {
     /// A file call's failure: `operation 'file': the system's words`, about
     /// `path` (else the file the call was made on), its category by the code
-    /// (`not-found`, `no-space`, …).
+    /// (`not-found`, `no-space`, …); a full disk in the one wording of
+    /// `fullDisk`, whichever way the bytes were written.
     package init(_ error: FileError, _ operation: String, path: String? = nil, hint: String? = nil) {
-        self = .posix(error.code, operation, path: path ?? error.path, hint: hint)
+        let name = path ?? error.path
+        self = Self.fullDisk(avtool_averror(error.code), path: name) ?? .posix(error.code, operation, path: name, hint: hint)
+    }
+
+    /// The one wording of an output that found its disk full (ENOSPC; a full
+    /// quota, EDQUOT; the largest file size, EFBIG) for every way of writing:
+    /// the muxer's (an `AVERROR` from libavformat's writes, the header, the
+    /// trailer), the bulk copy's and the chunk files' (a `FileError`), the
+    /// index completion's and the staged output's flush. Nil for another code.
+    /// `could not write to 'out.mp4': no space left on device; free some
+    /// space or write the output elsewhere; nothing was written`.
+    package static func fullDisk(_ code: Int32, path: String?, stream: Int? = nil) -> MediaError? {
+        guard code == AVTOOL_AVERROR_ENOSPC || code == avtool_averror(EDQUOT) || code == avtool_averror(EFBIG) else { return nil }
+        return MediaError(code: code, operation: "could not write to", path: path, stream: stream,
+                          message: MediaError.describe(code).lowercased(),
+                          hint: "free some space or write the output elsewhere; nothing was written")
     }
 
     /// `body`'s file calls, a failure said as `operation` (on `path`, else
@@ -24,8 +41,12 @@ extension MediaError {
 
     /// An output whose index could not be completed (`IndexCompletion`),
     /// named `name`: a file call's failure keeps its code (a full disk is
-    /// `no-space`), anything else is EINVAL.
+    /// `no-space`, said as `fullDisk` says it), anything else is EINVAL.
     package init(_ failure: IndexCompletion.Failure, completing name: String) {
+        if let file = failure.file, let full = Self.fullDisk(avtool_averror(file.code), path: name) {
+            self = full
+            return
+        }
         self.init(code: failure.file.map { avtool_averror($0.code) } ?? AVTOOL_AVERROR_EINVAL, operation: "could not write",
                   path: name, message: "could not complete its index: \(failure.description)")
     }

@@ -123,7 +123,7 @@ public final class OutputFile {
         let written = avformat_write_header(ctx, &dict)
         if written < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
-            if let e = Self.fullDisk(written, name: name) { throw e }
+            if let e = MediaError.fullDisk(written, path: name) { throw e }
             throw refusedStream(written) ?? MediaError(code: written, operation: "could not write header of", path: name,
                              message: MediaError.describe(written)
                                 + " (the \(container.name) muxer rejected the stream set)")
@@ -138,16 +138,6 @@ public final class OutputFile {
         // The I/O context is the memory's or the file's, freed with them.
         context.pointee.pb = nil
         avformat_free_context(context)
-    }
-
-    /// The error for a full filesystem (ENOSPC, EDQUOT, EFBIG), naming the output.
-    static func fullDisk(_ code: Int32, name: String, stream: Int? = nil) -> MediaError? {
-        guard code == AVTOOL_AVERROR_ENOSPC || code == avtool_averror(EDQUOT) || code == avtool_averror(EFBIG) else {
-            return nil
-        }
-        return MediaError(code: code, operation: "could not write to", path: name, stream: stream,
-                          message: MediaError.describe(code).lowercased(),
-                          hint: "free some space or write the output elsewhere; nothing was written")
     }
 
     private func addStream(_ source: OutputStreamSource, index: Int) throws(MediaError) {
@@ -337,7 +327,7 @@ public final class OutputFile {
         let r = av_interleaved_write_frame(context, packet.pointer)
         if r < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
-            if let e = Self.fullDisk(r, name: name, stream: packet.streamIndex) { throw e }
+            if let e = MediaError.fullDisk(r, path: name, stream: packet.streamIndex) { throw e }
             throw refusedPacket(r, stream: packet.streamIndex)
                 ?? MediaError(code: r, operation: "could not write to", path: name, stream: packet.streamIndex)
         }
@@ -352,20 +342,20 @@ public final class OutputFile {
         let r = av_write_trailer(context)
         if r < 0 {
             if cancellation.isCancelled { throw MediaError.interrupted }
-            if let e = Self.fullDisk(r, name: name) { throw e }
+            if let e = MediaError.fullDisk(r, path: name) { throw e }
             throw MediaError(code: r, operation: "could not finish", path: name)
         }
         guard let pb = context.pointee.pb else { return }
         avio_flush(pb)
         let ioError = pb.pointee.error
         if ioError < 0 {
-            if let e = Self.fullDisk(ioError, name: name) { throw e }
+            if let e = MediaError.fullDisk(ioError, path: name) { throw e }
             throw MediaError(code: ioError, operation: "could not write to", path: name)
         }
         if let file {
             // Closing flushes what the kernel still holds: a full disk can show only here.
             do { try file.close() } catch {
-                if let e = Self.fullDisk(error.code, name: name) { throw e }
+                if let e = MediaError.fullDisk(error.code, path: name) { throw e }
                 throw error
             }
         }

@@ -251,10 +251,7 @@ public final class StagedOutput {
 
     /// `fsync` of the finished temporary; errors name the target.
     private func flushTemporary() throws(MediaError) {
-        do throws(FileError) { try held?.synchronize() } catch {
-            if let full = OutputFile.fullDisk(avtool_averror(error.code), name: target) { throw full }
-            throw MediaError(error, "could not write output", path: target)
-        }
+        do throws(FileError) { try held?.synchronize() } catch { throw MediaError(error, "could not write output", path: target) }
     }
 
     /// Removes the temporary; safe to call again.

@@ -1,3 +1,4 @@
+import Foundation
 import ISOBMFF
 import Testing
 
@@ -153,5 +154,51 @@ struct FragmentBoxTests {
         let secondMoof = file.count - fragment(2).count
         #expect(coverage(Array(file.prefix(secondMoof + 66)))?.tracks == [FragmentCoverage.Track(trackID: 1, listed: 8, inFile: 4)])
         #expect(coverage(Self.box("ftyp", Array("isom".utf8) + [0, 0, 0, 0]) + moov) == nil)
+    }
+
+    /// A KDDI phone's fragmented 3GPP2 recording (samples in its `moov`, then
+    /// one fragment of 29 AAC frames): whole, and cut inside its last `mdat`,
+    /// no damage (the cut is `FragmentCoverage`'s); its fragment's boxes made
+    /// to disagree one way at a time, the damage named with the fragment's
+    /// number, its place and the box.
+    @Test func damagedFragmentsOfARealRecordingAreNamed() throws {
+        let url = RoundTripTests.repo.appendingPathComponent("Tests/Fixtures/wild/kddi_3g2_aac_2005.3g2")
+        let file = [UInt8](try Data(contentsOf: url))
+        func damage(_ bytes: [UInt8]) -> String? { bytes.withUnsafeBytes { IndexDamage.find(in: $0) } }
+        func first(_ type: FourCC, in range: Range<Int>? = nil) throws -> BoxHeader {
+            try #require(BoxWalker(BigEndianReader(file), in: range).first { $0.type == type })
+        }
+        func with(_ value: UInt64, _ size: Int, at: Int) -> [UInt8] {
+            var b = file
+            b.replaceSubrange(at..<(at + size), with: Self.be(value, size))
+            return b
+        }
+        let moof = try first("moof"), traf = try first("traf", in: moof.payload)
+        let tfhd = try first("tfhd", in: traf.payload), trun = try first("trun", in: traf.payload)
+        let mdat = try #require(BoxWalker(BigEndianReader(file)).filter { $0.type == "mdat" }.last)
+        let base = try #require(try TrackFragmentHeader(parsing: file[tfhd.payload], type: "tfhd").baseDataOffset)
+        var bytes = 0
+        _ = file.withUnsafeBytes { Fragments.walk($0) { _, samples in bytes += samples.reduce(0) { $0 + Int($1.size) } } }
+        try #require(bytes > 0 && mdat.start > moof.start)
+
+        #expect(damage(file) == nil)
+        let cut = Array(file.dropLast(1000))
+        #expect(damage(cut) == nil)
+        #expect(cut.withUnsafeBytes { FragmentCoverage($0) }?.tracks.contains { $0.inFile < $0.listed } == true)
+
+        let fragment = "its fragment 1 ('moof' at byte \(moof.start))"
+        // Its tfhd's track id (after version and flags) made 2: the moov declares track 1 alone.
+        #expect(damage(with(2, 4, at: tfhd.payload.lowerBound + 4))
+                == "\(fragment) has a 'traf' for track 2, which the 'moov' does not declare (it declares 1)")
+        // Its trun's sample count (after version and flags) made 1,000: 29 sizes are there.
+        #expect(damage(with(1000, 4, at: trun.payload.lowerBound + 4))
+                == "\(fragment) cannot be read: the 'trun' box holds \(trun.size - 8) bytes, its fields \(12 + 4 * 1000)")
+        // Its trun's data offset (after the count) made 5,000: the data starts in the mdat, runs past it.
+        let late = Int(base) + 5000
+        #expect(damage(with(5000, 4, at: trun.payload.lowerBound + 8))
+                == "\(fragment): the 'trun' of track 1 lists data at bytes \(late)–\(late + bytes), past the end of its 'mdat' (bytes \(mdat.payload.lowerBound)–\(mdat.end))")
+        // Its tfhd's base offset (after the track id) past the end of the file.
+        #expect(damage(with(UInt64(file.count + 100), 8, at: tfhd.payload.lowerBound + 8))
+                == "\(fragment): the 'trun' of track 1 lists data at bytes \(file.count + 100)–\(file.count + 100 + bytes), past the end of the file (\(file.count) bytes)")
     }
 }

@@ -107,5 +107,18 @@ struct FragmentOracleTests {
         }
         let whole = bytes.withUnsafeBytes { FragmentCoverage($0) }
         #expect(whole?.tracks.allSatisfy { $0.inFile == $0.listed && $0.listed == packets[$0.trackID]?.count } == true, "\(String(describing: whole))")
+
+        // No damage; the first traf of the third fragment given a track the moov does not declare: named.
+        #expect(bytes.withUnsafeBytes { IndexDamage.find(in: $0) } == nil)
+        let moofs = BoxWalker(BigEndianReader(bytes)).filter { $0.type == "moof" }
+        try #require(moofs.count >= 3)
+        let third = moofs[2]
+        let traf = try #require(BoxWalker(BigEndianReader(bytes), in: third.payload).first { $0.type == "traf" })
+        let tfhd = try #require(BoxWalker(BigEndianReader(bytes), in: traf.payload).first { $0.type == "tfhd" })
+        var damaged = bytes
+        damaged.replaceSubrange((tfhd.payload.lowerBound + 4)..<(tfhd.payload.lowerBound + 8), with: [0, 0, 0, 99])
+        let damage = damaged.withUnsafeBytes { IndexDamage.find(in: $0) }
+        #expect(damage?.hasPrefix("its fragment 3 ('moof' at byte \(third.start)) has a 'traf' for track 99, which the 'moov' does not declare") == true,
+                "\(damage ?? "no damage")")
     }
 }

@@ -218,6 +218,26 @@ struct ChunkedTranscodeTests {
         try #require(try transcode(input, local, ["--chunks", "3"]).status == 0)
         #expect(try PacketList(out).payloads == PacketList(local).payloads)
         #expect(try countFrames(out) == 300)
+
+        // Chunk 3's packets cut 100 bytes short (a copy between nodes that stopped): refused, in one
+        // line naming the file, by its ledger's size; with a record that agrees, by the reader.
+        let third = dir + "/chunk-0003-of-0003.packets"
+        let whole = try Data(contentsOf: URL(fileURLWithPath: third))
+        try whole.prefix(whole.count - 100).write(to: URL(fileURLWithPath: third))
+        let refused = scratch.path("refused.mp4")
+        join = try Tool.avtool("transcode", "--join", dir, refused)
+        #expect(join.status == 1 && join.stderr.split(separator: "\n").count == 1, "\(join)")
+        #expect(join.stderr.contains("'\(third)': chunk 3 of 3 is damaged: \(whole.count - 100) bytes, the ledger says \(whole.count) bytes"),
+                "\(join.stderr)")
+        let record = URL(fileURLWithPath: dir + "/chunk-0003-of-0003.json")
+        var fields = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as? [String: Any])
+        fields["bytes"] = whole.count - 100
+        try JSONSerialization.data(withJSONObject: fields).write(to: record)
+        join = try Tool.avtool("transcode", "--join", dir, refused)
+        #expect(join.status == 1 && join.stderr.split(separator: "\n").count == 1, "\(join)")
+        #expect(join.stderr.contains("could not read '\(third)': the chunk is cut off: packet "), "\(join.stderr)")
+        #expect(join.stderr.contains("past its end at byte \(whole.count - 100)") || join.stderr.contains("header at byte"), "\(join.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: refused))
     }
 
     /// A recipe's `chunks: N`: whole on one machine; sharded, the chunks are

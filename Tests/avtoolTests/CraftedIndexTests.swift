@@ -109,4 +109,40 @@ struct CraftedIndexTests {
         }
         #expect(Set(s.contents) == before, "left behind: \(Set(s.contents).subtracting(before))")
     }
+
+    /// A phone's fragmented recording (KDDI, 3GPP2) whose fragment disagrees
+    /// with the rest: a `traf` for a track its `moov` does not declare, or a
+    /// `trun` whose data runs past its `mdat`. `probe` and `repair` say so in
+    /// one line, with the fragment's number and the box. Before: the first
+    /// was "not a media file libavformat can read"; the second was called a
+    /// recording cut off (324 of 352 packets) and repair wrote an output of it.
+    @Test(arguments: ["traf", "trun"])
+    func aDamagedFragmentIsNamed(box: String) throws {
+        let s = try Scratch()
+        var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try Fixtures.wild("kddi_3g2_aac_2005.3g2"))))
+        let moof = try #require(Self.boxes(b, 0..<b.count, descending: false).first { $0.type == "moof" })
+        let traf = try #require(Self.boxes(b, (moof.start + 8)..<(moof.start + moof.size), descending: false).first { $0.type == "traf" })
+        let inside = Self.boxes(b, (traf.start + 8)..<(traf.start + traf.size), descending: false)
+        let fragment = "its index is damaged: its fragment 1 ('moof' at byte \(moof.start))"
+        let said: String
+        if box == "traf" {
+            // The tfhd's track id, after its header, version and flags.
+            Self.put32(&b, try #require(inside.first { $0.type == "tfhd" }).start + 12, 2)
+            said = "\(fragment) has a 'traf' for track 2, which the 'moov' does not declare (it declares 1)"
+        } else {
+            // The trun's data offset, after its header, version, flags and sample count: 5,000 bytes later.
+            Self.put32(&b, try #require(inside.first { $0.type == "trun" }).start + 16, 5000)
+            said = "\(fragment): the 'trun' of track 1 lists data at bytes "
+        }
+        let input = s.path("damaged.3g2")
+        try Data(b).write(to: URL(fileURLWithPath: input))
+        let before = Set(s.contents)
+        for verb in [["probe", input], ["repair", input, s.path("repaired.3g2")]] {
+            let r = try Tool.avtool(verb)
+            #expect(r.status == 1, "\(box): \(verb[0]): \(r)")
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(box): \(verb[0]): \(r.stderr)")
+            #expect(r.stderr.contains("'\(input)': \(said)"), "\(box): \(verb[0]): \(r.stderr)")
+        }
+        #expect(Set(s.contents) == before, "left behind: \(Set(s.contents).subtracting(before))")
+    }
 }

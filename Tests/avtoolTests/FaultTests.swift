@@ -87,6 +87,34 @@ struct FaultTests {
         #expect(try inputs.map(sha256) == hashes)
     }
 
+    /// A real recording remuxed onto a full disk by the bulk copy (`copy_file_range`, `pwrite`) and by
+    /// the muxer (`--no-bulk`): the same code and the same line, nothing left, the input as it was.
+    @Test func diskFullSaysTheSameForBulkAndMuxer() throws {
+        let scratch = try Scratch()
+        let input = scratch.path("iphone6s.mov")
+        try FileManager.default.copyItem(atPath: try Fixtures.wild("iphone6s_ios9_720p_audio_elst1.mov"), toPath: input)
+        let hash = try sha256(input)
+        // The recording is one the bulk copy takes.
+        let whole = try Tool.avtool("remux", input, scratch.path("whole.mov"), "--json")
+        try #require(whole.status == 0 && whole.stdout.contains("the media data copied as it is"), "\(whole)")
+        let fs = try SmallFilesystem(size: "256k", in: scratch)
+        let output = fs.file("out.mov")
+        var said: [(code: String?, line: String)] = []
+        for way in [[], ["--no-bulk"]] {
+            let r = try Tool.avtool(["remux", input, output, "--json"] + way)
+            #expect(r.status == 1, "\(way): \(r)")
+            expectOneLine(r.stderr)
+            let json = try JSONSerialization.jsonObject(with: r.data) as? [String: Any]
+            said.append(((json?["error"] as? [String: Any])?["code"] as? String, r.stderr))
+            #expect(fs.contents.isEmpty, "\(way): left behind: \(fs.contents)")
+        }
+        #expect(said[0].code == "no-space" && said[1].code == "no-space", "\(said)")
+        #expect(said[0].line == said[1].line, "bulk: \(said[0].line)muxer: \(said[1].line)")
+        #expect(said[0].line.contains("could not write to '\(output)': no space left on device; free some space or write the output elsewhere; nothing was written"),
+                "\(said[0].line)")
+        #expect(try sha256(input) == hash)
+    }
+
     // MARK: Read-only output directory
 
     @Test(arguments: WritingVerb.allCases)
