@@ -180,4 +180,42 @@ struct AudioOnlyJoinTests {
         #expect(tolerated.stdout.contains("\"audio_mode\" : \"copied\""), "\(tolerated.stdout)")
         #expect(try AudioCopyTests.audioHashes(kept) == theirs)
     }
+
+    /// AMR-WB from VisualOn's encoder (Android's) in 3GP (`sawb`, a frame a
+    /// sample), 173 frames of 12.65 kb/s speech, and the same with a hole of
+    /// 25 frames (0.5 s) after frame 80. The hole is filled with NO_DATA
+    /// frames (FT 15: the 1-byte header `7C`, RFC 4867 §5.3), which
+    /// libavcodec's AMR-WB decoder gives zeros for, so every packet is
+    /// copied (the audio was re-encoded to AAC: "no amr_wb encoder"), and
+    /// decoded it is the recording with 0.5 s of zeros in it; two such files
+    /// are joined by copy. The oracles are ffprobe's payload hashes and the
+    /// samples ffmpeg's `amrwb` decoder gives.
+    @Test func amrWBGapsAreFilledWithNoDataFramesAndJoinedByCopy() throws {
+        let speech = try Fixtures.wild("voamrwbenc_amrwb_speech.3gp"), holed = try Fixtures.wild("voamrwbenc_amrwb_speech_gap.3gp")
+        let scratch = try Scratch()
+        let frames = try #require(try PacketList(holed).payloads[0])
+        try #require(frames.count == 173 && (try PacketList(speech).payloads[0]) == frames)
+        let noData = "1:MD5:b99834bc19bbad24580b3adfa04fb947"
+        let filled = scratch.path("filled.3gp"), joined = scratch.path("joined.3gp")
+        let run = try Tool.avtool("fill-silence", holed, filled, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied", "\(run.stdout)")
+        #expect(report["silence_inserted_samples"] as? Int == 8_000)
+        #expect(report["silent_frames_added"] as? Int == 25)
+        let gapped = Array(frames[..<80]) + Array(repeating: noData, count: 25) + Array(frames[80...])
+        #expect(try PacketList(filled).payloads[0] == gapped)
+        // Decoded: the recording's own samples with 8,000 zeros where the hole was (198 frames of 320).
+        let samples = try Self.decoded(filled, decoder: "amrwb"), recording = try Self.decoded(speech, decoder: "amrwb")
+        try #require(recording.count == 173 * 320)
+        #expect(samples == Array(recording[..<25_600]) + Array(repeating: 0, count: 8_000) + Array(recording[25_600...]))
+        // Two recordings joined: every packet of both, the second's hole filled as above.
+        let join = try Tool.avtool("concat", speech, holed, joined, "--json")
+        try #require(join.status == 0, "\(join)")
+        let joint = try #require(try JSONSerialization.jsonObject(with: Data(join.stdout.utf8)) as? [String: Any])
+        #expect(joint["audio_mode"] as? String == "copied", "\(join.stdout)")
+        #expect(joint["joints_samples"] as? [Int] == [0, 55_360])
+        #expect(try PacketList(joined).payloads[0] == frames + gapped)
+        #expect(try Self.decoded(joined, decoder: "amrwb").count == (173 + 198) * 320)
+    }
 }
