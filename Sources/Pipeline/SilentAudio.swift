@@ -260,10 +260,11 @@ public final class SilentAudio {
 
 extension AudioCodecRecord {
     /// A short description for messages.
-    var summary: String {
+    public var summary: String {
         switch self {
         case .aac(let c):
             "AAC object type \(c.objectType), \(c.sampleRate) Hz, channel configuration \(c.channelConfiguration), \(c.frameLength)-sample frames"
+                + (c.parametricStereo ? ", SBR and PS signalled" : c.sbr ? ", SBR signalled" : "")
         case .alac(let c):
             "ALAC \(c.bitDepth)-bit, \(c.channels) channels, \(c.sampleRate) Hz, \(c.frameLength)-sample frames"
         case .flac(let c):

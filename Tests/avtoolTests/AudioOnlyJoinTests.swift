@@ -218,4 +218,43 @@ struct AudioOnlyJoinTests {
         #expect(try PacketList(joined).payloads[0] == frames + gapped)
         #expect(try Self.decoded(joined, decoder: "amrwb").count == (173 + 198) * 320)
     }
+
+    /// HE-AAC 5.1 from FDK (Android's encoder, raw ADTS) joined with
+    /// itself: the joint falls on a frame boundary (sample 260,096 =
+    /// 127 × 2048) and both segments' configurations are one, so nothing
+    /// needs a silent frame and every frame is copied, twice over (it was
+    /// re-encoded to AAC-LC: "a silent frame needs SBR extension data").
+    /// ffmpeg decodes the output without a word, to twice the input's
+    /// samples. Joined with AAC-LC 5.1 at the same rate (Big Buck Bunny's
+    /// own track, a second of it), it is re-encoded, the reason naming both
+    /// configurations.
+    @Test func heAACJoinedWithItselfIsCopiedAndWithAnotherConfigurationReencoded() throws {
+        let aac = try Fixtures.wild("fdk_heaac51_bbb.aac")
+        let scratch = try Scratch()
+        let out = scratch.path("twice.m4a")
+        let run = try Tool.avtool("concat", aac, aac, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied", "\(run.stdout)")
+        #expect(report["silent_frames_added"] as? Int == 0)
+        #expect(report["joints_samples"] as? [Int] == [0, 260_096])
+        let once = try AudioCopyTests.audioHashes(aac)
+        #expect(once.count == 127)
+        #expect(try AudioCopyTests.audioHashes(out) == once + once)
+        let input = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", aac, "-f", "s16le", "-"])
+        let output = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", out, "-f", "s16le", "-"])
+        #expect(input.status == 0 && output.status == 0 && output.stderr.isEmpty, "\(output.stderr)")
+        #expect(output.data.count == 2 * input.data.count, "\(output.data.count / 12) samples, the input \(input.data.count / 12)")
+
+        let lc = scratch.path("lc.m4a")
+        let cut = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.real("bbb_720p_aac51.mp4"),
+                                          "-vn", "-c:a", "copy", "-t", "1", lc])
+        try #require(cut.status == 0, "\(cut)")
+        let mixed = try Tool.avtool("concat", aac, lc, scratch.path("mixed.m4a"), "--json")
+        try #require(mixed.status == 0, "\(mixed)")
+        let other = try #require(try JSONSerialization.jsonObject(with: Data(mixed.stdout.utf8)) as? [String: Any])
+        #expect(other["audio_mode"] as? String == "re-encoded")
+        let reason = other["reencode_reason"] as? String ?? ""
+        #expect(reason.contains("segment 2's configuration (AAC object type 2, 48000 Hz, channel configuration 6, 1024-sample frames, profile LC) differs from the first's (AAC object type 2, 24000 Hz, channel configuration 6, 1024-sample frames, profile HE-AAC)"), "\(reason)")
+    }
 }
