@@ -372,6 +372,9 @@ private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Co
         return .reencode(try reencodeSettings(audio, container: container, options: options),
                          reason: "\(container.name) cannot hold \(audio.stream.codecName)")
     }
+    if let mixed = mixedFramingRefusal(segments) {
+        return .reencode(try reencodeSettings(audio, container: container, options: options), reason: mixed)
+    }
     switch try SilentAudio.matching(audio.stream) {
     case .silence(let silence):
         return .copy(silence: silence)

@@ -33,6 +33,22 @@ func copiedJointRefusal(_ segments: Segments) throws(MediaError) -> String? {
     return nil
 }
 
+/// Why the segments' audio packets cannot be copied into one track as they
+/// are, whatever the codec, or `nil`: AAC whose frames carry ADTS headers
+/// in some segments (a raw `.aac`, no codec record) and not in others (an
+/// MP4's). The muxer takes ADTS headers off with a filter it sets up from
+/// the first packet, which refuses a frame without one; after a first
+/// segment without them, the others' would be written into the track.
+func mixedFramingRefusal(_ segments: Segments) -> String? {
+    guard let first = segments.facts.first?.audio, first.codec == "aac" else { return nil }
+    for (k, facts) in segments.facts.enumerated().dropFirst() {
+        guard let audio = facts.audio, audio.extradata.isEmpty != first.extradata.isEmpty else { continue }
+        let (adts, raw) = first.extradata.isEmpty ? ("the first segment's", "segment \(k + 1)'s") : ("segment \(k + 1)'s", "the first segment's")
+        return "\(adts) AAC frames carry ADTS headers (a raw AAC stream) and \(raw) do not: one track cannot hold both as they are"
+    }
+    return nil
+}
+
 /// What a decoder must find the same across a joint of copied audio: the
 /// codec record (for AAC the AudioSpecificConfig's object type, rate,
 /// channel configuration and SBR/PS signalling; an ADTS stream's, from its

@@ -226,8 +226,8 @@ struct AudioOnlyJoinTests {
     /// re-encoded to AAC-LC: "a silent frame needs SBR extension data").
     /// ffmpeg decodes the output without a word, to twice the input's
     /// samples. Joined with AAC-LC 5.1 at the same rate (Big Buck Bunny's
-    /// own track, a second of it), it is re-encoded, the reason naming both
-    /// configurations.
+    /// own track, a second of it, in ADTS too), it is re-encoded, the reason
+    /// naming both configurations.
     @Test func heAACJoinedWithItselfIsCopiedAndWithAnotherConfigurationReencoded() throws {
         let aac = try Fixtures.wild("fdk_heaac51_bbb.aac")
         let scratch = try Scratch()
@@ -246,9 +246,9 @@ struct AudioOnlyJoinTests {
         #expect(input.status == 0 && output.status == 0 && output.stderr.isEmpty, "\(output.stderr)")
         #expect(output.data.count == 2 * input.data.count, "\(output.data.count / 12) samples, the input \(input.data.count / 12)")
 
-        let lc = scratch.path("lc.m4a")
+        let lc = scratch.path("lc.aac")
         let cut = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.real("bbb_720p_aac51.mp4"),
-                                          "-vn", "-c:a", "copy", "-t", "1", lc])
+                                          "-vn", "-c:a", "copy", "-t", "1", "-f", "adts", lc])
         try #require(cut.status == 0, "\(cut)")
         let mixed = try Tool.avtool("concat", aac, lc, scratch.path("mixed.m4a"), "--json")
         try #require(mixed.status == 0, "\(mixed)")
@@ -256,5 +256,31 @@ struct AudioOnlyJoinTests {
         #expect(other["audio_mode"] as? String == "re-encoded")
         let reason = other["reencode_reason"] as? String ?? ""
         #expect(reason.contains("segment 2's configuration (AAC object type 2, 48000 Hz, channel configuration 6, 1024-sample frames, profile LC) differs from the first's (AAC object type 2, 24000 Hz, channel configuration 6, 1024-sample frames, profile HE-AAC)"), "\(reason)")
+    }
+
+    /// AAC in ADTS (a raw `.aac`) joined with the same AAC in MP4: the muxer
+    /// takes the ADTS headers off with a filter set up from the first
+    /// packet, which refuses frames without them ("could not write …:
+    /// Invalid data found", once ADTS segments' joints are copied); with the
+    /// MP4 first, the ADTS headers were copied into the MP4's samples (the
+    /// report said "copied"). The audio is re-encoded, the report saying why.
+    @Test func aacWithAndWithoutADTSHeadersIsJoinedByReencoding() throws {
+        let scratch = try Scratch()
+        let m4a = scratch.path("lc.m4a"), adts = scratch.path("lc.aac")
+        for args in [["-i", try Fixtures.real("bbb_720p_aac51.mp4"), "-vn", "-c:a", "copy", "-t", "1", m4a],
+                     ["-i", m4a, "-c", "copy", "-f", "adts", adts]] {
+            let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error"] + args)
+            try #require(made.status == 0, "\(made)")
+        }
+        for (inputs, adtsSide) in [([adts, m4a], "the first segment's"), ([m4a, adts], "segment 2's")] {
+            let out = scratch.path(UUID().uuidString + ".m4a")
+            let run = try Tool.avtool(["concat"] + inputs + [out, "--json"])
+            try #require(run.status == 0, "\(run)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            #expect(report["audio_mode"] as? String == "re-encoded", "\(run.stdout)")
+            #expect((report["reencode_reason"] as? String ?? "").contains("\(adtsSide) AAC frames carry ADTS headers"), "\(run.stdout)")
+            let decode = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", out, "-f", "null", "-"])
+            #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode)")
+        }
     }
 }
