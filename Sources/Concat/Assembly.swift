@@ -300,7 +300,7 @@ func assemble(_ specs: [SegmentSpec], to destination: AssemblyDestination, optio
     // that decide how the audio is written.
     let output = try destination.mux(options: options, specs: specs)
     var handling = try audioHandling(first.audio, drift: first.spec.drift, container: container, options: options,
-                                     joints: segments.count > 1)
+                                     segments: segments)
     var layout: PlannedLayout?
     if case .copy? = handling, options.fill, let once = segments.readOnce {
         handling = .reencode(try reencodeSettings(first.audio!, container: container, options: options),
@@ -357,12 +357,12 @@ extension AssemblyDestination {
 
 /// How the audio is written: copied with silent frames of its own codec,
 /// or re-encoded when its clock drifts (resampled once) or the container
-/// cannot hold it. A stream no silent frame matches (HE-AAC, AMR) is copied
-/// where nothing has to be inserted (the copied-audio scan checks, and
-/// re-encodes it, saying why, where something has), and re-encoded at
-/// joints between files.
+/// cannot hold it. A stream no silent frame matches (HE-AAC, AMR-NB) is
+/// copied where nothing has to be inserted (the copied-audio scan checks,
+/// and re-encodes it, saying why, where something has), across joints
+/// between files too when their configurations match (`copiedJointRefusal`).
 private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Container,
-                           options: AssemblyOptions, joints: Bool) throws(MediaError) -> AudioHandling? {
+                           options: AssemblyOptions, segments: Segments) throws(MediaError) -> AudioHandling? {
     guard let audio else { return nil }
     if let drift {
         return .reencode(try reencodeSettings(audio, container: container, options: options),
@@ -372,14 +372,21 @@ private func audioHandling(_ audio: StreamReader?, drift: Double?, container: Co
         return .reencode(try reencodeSettings(audio, container: container, options: options),
                          reason: "\(container.name) cannot hold \(audio.stream.codecName)")
     }
+    if let mixed = mixedFramingRefusal(segments) {
+        return .reencode(try reencodeSettings(audio, container: container, options: options), reason: mixed)
+    }
     switch try SilentAudio.matching(audio.stream) {
     case .silence(let silence):
         return .copy(silence: silence)
     case .unavailable(let why):
-        if options.fill, !joints, try !severalAMRFrames(audio, container: container) {
-            return .copy(silence: try .none(for: audio.stream, reason: why))
+        var reason = why
+        if options.fill, try !severalAMRFrames(audio, container: container) {
+            guard segments.count > 1, let refusal = try copiedJointRefusal(segments) else {
+                return .copy(silence: try .none(for: audio.stream, reason: why))
+            }
+            reason += "; \(refusal)"
         }
-        return .reencode(try reencodeSettings(audio, container: container, options: options), reason: why)
+        return .reencode(try reencodeSettings(audio, container: container, options: options), reason: reason)
     }
 }
 

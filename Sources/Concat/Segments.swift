@@ -145,10 +145,13 @@ struct SegmentFacts: Equatable {
     var duration: Double?
     /// Its data tracks: the stream index and what matches it to an output track.
     var data: [DataTrackFacts]
+    /// Its audio stream (also among `streams`).
+    var audio: StreamFacts?
 
     init(_ seg: Segment) {
         let readers = [seg.video, seg.audio, seg.original].compactMap { $0 } + seg.data
         streams = readers.map { StreamFacts($0.stream) }
+        audio = seg.audio.map { StreamFacts($0.stream) }
         duration = seg.main.stream.duration?.seconds
         data = seg.data.map { DataTrackFacts($0.stream) }
     }

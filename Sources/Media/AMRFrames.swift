@@ -16,14 +16,36 @@ public struct AMRFrames: Sendable {
     /// `amrnb_packed_size`/`amrwb_packed_size`; SID 6 bytes, NO_DATA 1).
     private let sizes: [Int]
 
+    /// A frame decoders play as silence, made by hand, or why there is none.
+    public let silence: Silence
+
     private static let narrowband = [13, 14, 16, 18, 20, 21, 27, 32, 6, 1, 1, 1, 1, 1, 1, 1]
     private static let wideband = [18, 24, 33, 37, 41, 47, 51, 59, 61, 6, 1, 1, 1, 1, 1, 1]
+
+    /// The frame a gap in copied AMR is filled with: NO_DATA (FT 15), its
+    /// header byte alone (RFC 4867 §5.3: F/P 0, FT 1111, Q 1, padding 00).
+    /// For AMR-WB (3GPP TS 26.201 frame type 15) libavcodec's decoder gives
+    /// 320 zeros for it and Android's decoder silence. libavcodec's AMR-NB
+    /// decoder refuses it ("Corrupt bitstream": the frame's samples are
+    /// lost, the sound after it moves early), and it has no AMR-NB encoder,
+    /// so AMR-NB has none (checked by decoding both).
+    public enum Silence: Sendable {
+        case frame([UInt8])
+        /// Why none (a sentence fragment, as `SilentAudio`'s reasons).
+        case none(String)
+    }
+
+    private static let noData: [UInt8] = [0x7C]
 
     /// `nil` for codecs other than AMR-NB and AMR-WB.
     init?(codec: AVCodecID) {
         switch codec {
-        case AV_CODEC_ID_AMR_NB: (samplesPerFrame, sizes) = (160, Self.narrowband)
-        case AV_CODEC_ID_AMR_WB: (samplesPerFrame, sizes) = (320, Self.wideband)
+        case AV_CODEC_ID_AMR_NB:
+            (samplesPerFrame, sizes) = (160, Self.narrowband)
+            silence = .none("libavcodec has no amr_nb encoder to make silent frames with, and its AMR-NB decoder refuses NO_DATA frames")
+        case AV_CODEC_ID_AMR_WB:
+            (samplesPerFrame, sizes) = (320, Self.wideband)
+            silence = .frame(Self.noData)
         default: return nil
         }
     }

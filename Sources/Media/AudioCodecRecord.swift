@@ -109,6 +109,21 @@ public struct AudioSpecificConfig: Equatable, Sendable {
         }
     }
 
+    /// The configuration an ADTS frame header gives (ISO/IEC 14496-3
+    /// 1.A.2.2.1): object type (profile + 1), rate and channel
+    /// configuration, 1024-sample frames; SBR is not signalled there (an
+    /// HE-AAC stream in ADTS says so by its frames alone). `nil` when the
+    /// bytes do not start with an ADTS header.
+    public init?(adtsHeader bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 7, bytes[0] == 0xFF, bytes[1] & 0xF6 == 0xF0 else { return nil }
+        let objectType = Int(bytes[2] >> 6) + 1
+        let rateIndex = Int(bytes[2] >> 2) & 0x0F
+        let channels = Int(bytes[2] & 1) << 2 | Int(bytes[3] >> 6)
+        // The same fields as an AudioSpecificConfig: 5 + 4 + 4 bits, then a GASpecificConfig of zeros.
+        let fields = objectType << 11 | rateIndex << 7 | channels << 3
+        self.init([UInt8(fields >> 8), UInt8(fields & 0xFF)])
+    }
+
     private static func objectType(_ r: inout BitReader) -> Int? {
         guard let t = r.bits(5) else { return nil }
         if t != 31 { return t }

@@ -11,13 +11,14 @@ import Sync
 /// configuration and frame length, not the bytes each encoder writes) and
 /// its frames are as long. AC-3, E-AC-3, MP3 and MP2 frames carry their own
 /// headers, so rate, layout and frame length are the whole match. For
-/// Opus, frames made by hand (`OpusSilence`): any decoder takes them, with
-/// the stream's own codec record.
+/// Opus and AMR-WB, frames made by hand (`OpusSilence`, `AMRFrames.silence`):
+/// any decoder takes them, with the stream's own codec record.
 public final class SilentAudio {
     /// Silence comes in multiples of this many samples (1 for PCM).
     public let quantum: Int64
     /// Samples per silent packet at most.
     public let packetSamples: Int64
+    /// The silent frame (an encoder's, or AMR's made by hand).
     private let template: Packet
     /// An encoder whose frames decode as part of the stream, set to encode
     /// real sound well (for stretches re-encoded onto the copied frames'
@@ -54,6 +55,12 @@ public final class SilentAudio {
         if s.codecName == "opus", let opus = OpusSilence(channels: s.channelCount, sampleRate: s.sampleRate, extradata: s.extradata) {
             return .silence(try SilentAudio(opus: opus, frameSize: Int64(s.frameSize)))
         }
+        if let amr = s.amrFrames {
+            switch amr.silence {
+            case .frame(let bytes): return .silence(try SilentAudio(amr: bytes, samples: amr.samplesPerFrame))
+            case .none(let reason): return .unavailable(reason)
+            }
+        }
         if let reason = aacRefusal(s) { return .unavailable(reason) }
         guard let name = s.encoderName, let caps = AudioEncoderCapabilities(codec: name) else {
             return .unavailable("libavcodec has no \(s.codecName) encoder to make silent frames with")
@@ -89,7 +96,7 @@ public final class SilentAudio {
         return .silence(SilentAudio(frame: frame, samples: Int64(encoder.frameSize), settings: settings))
     }
 
-    /// No silence, for a stream with none (HE-AAC, AMR, …): its frames (the
+    /// No silence, for a stream with none (HE-AAC, AMR-NB, …): its frames (the
     /// stream's frame size, else single samples) still measure what an end
     /// falls short by, but nothing is made.
     public static func none(for s: InputStream, reason: String) throws(MediaError) -> SilentAudio {
@@ -127,6 +134,18 @@ public final class SilentAudio {
         unavailable = nil
         template = try Packet()
         encoderSettings = nil
+    }
+
+    /// AMR-WB: its silent frame made by hand (`AMRFrames.silence`), a frame a packet.
+    private init(amr frame: [UInt8], samples: Int64) throws(MediaError) {
+        quantum = samples
+        packetSamples = samples
+        pcmFrame = nil
+        opus = nil
+        unavailable = nil
+        encoderSettings = nil
+        template = try Packet()
+        try template.fill(frame, keyframe: true)
     }
 
     private init(frame: consuming Packet, samples: Int64, settings: AudioEncoderSettings) {
@@ -241,10 +260,11 @@ public final class SilentAudio {
 
 extension AudioCodecRecord {
     /// A short description for messages.
-    var summary: String {
+    public var summary: String {
         switch self {
         case .aac(let c):
             "AAC object type \(c.objectType), \(c.sampleRate) Hz, channel configuration \(c.channelConfiguration), \(c.frameLength)-sample frames"
+                + (c.parametricStereo ? ", SBR and PS signalled" : c.sbr ? ", SBR signalled" : "")
         case .alac(let c):
             "ALAC \(c.bitDepth)-bit, \(c.channels) channels, \(c.sampleRate) Hz, \(c.frameLength)-sample frames"
         case .flac(let c):

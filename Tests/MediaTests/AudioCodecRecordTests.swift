@@ -36,6 +36,18 @@ import Testing
         #expect(v2.sbr && v2.parametricStereo && v2.channelConfiguration == 1)
     }
 
+    /// An ADTS header gives the fields of a record without SBR (FDK's
+    /// HE-AAC 5.1 says so by its frames alone): the first header of
+    /// Tests/Fixtures/wild/fdk_heaac51_bbb.aac, LC at 24 kHz, channel configuration 6.
+    @Test func adtsHeaderGivesTheRecordItsFieldsSay() throws {
+        let header = hex("ff f1 59 80 6a a2 54")
+        let asc = try #require(header.withUnsafeBytes { AudioSpecificConfig(adtsHeader: $0) })
+        #expect(asc == AudioSpecificConfig(hex("13 30")))
+        #expect(asc.objectType == 2 && asc.sampleRate == 24000 && asc.channelConfiguration == 6 && !asc.sbr)
+        #expect(hex("ff f1 59").withUnsafeBytes { AudioSpecificConfig(adtsHeader: $0) } == nil)
+        #expect(hex("13 30 00 00 00 00 00").withUnsafeBytes { AudioSpecificConfig(adtsHeader: $0) } == nil)
+    }
+
     @Test func unreadableRecordsCompareByBytes() {
         #expect(AudioSpecificConfig(hex("12")) == nil)
         // A program config element (channel configuration 0) is compared whole.

@@ -29,6 +29,7 @@ struct AudioCopyTests {
         ("Chrome MediaRecorder Opus in WebM, audio only", { try Fixtures.wild("chrome_mediarecorder_opus_audio_only.webm") }),
         ("Telegram voice note (libopus in Ogg), audio only", { try Fixtures.wild("telegram_voice_note_opus16k.ogg") }),
         ("FDK HE-AAC 5.1 in ADTS (Android's encoder), audio only", { try Fixtures.wild("fdk_heaac51_bbb.aac") }),
+        ("VisualOn AMR-WB (Android's encoder) in GStreamer's 3GP, audio only", { try Fixtures.wild("voamrwbenc_amrwb_speech.3gp") }),
     ]
 
     /// The output's name for an input: the same extension, but Matroska

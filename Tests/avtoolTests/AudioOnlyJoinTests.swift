@@ -180,4 +180,107 @@ struct AudioOnlyJoinTests {
         #expect(tolerated.stdout.contains("\"audio_mode\" : \"copied\""), "\(tolerated.stdout)")
         #expect(try AudioCopyTests.audioHashes(kept) == theirs)
     }
+
+    /// AMR-WB from VisualOn's encoder (Android's) in 3GP (`sawb`, a frame a
+    /// sample), 173 frames of 12.65 kb/s speech, and the same with a hole of
+    /// 25 frames (0.5 s) after frame 80. The hole is filled with NO_DATA
+    /// frames (FT 15: the 1-byte header `7C`, RFC 4867 §5.3), which
+    /// libavcodec's AMR-WB decoder gives zeros for, so every packet is
+    /// copied (the audio was re-encoded to AAC: "no amr_wb encoder"), and
+    /// decoded it is the recording with 0.5 s of zeros in it; two such files
+    /// are joined by copy. The oracles are ffprobe's payload hashes and the
+    /// samples ffmpeg's `amrwb` decoder gives.
+    @Test func amrWBGapsAreFilledWithNoDataFramesAndJoinedByCopy() throws {
+        let speech = try Fixtures.wild("voamrwbenc_amrwb_speech.3gp"), holed = try Fixtures.wild("voamrwbenc_amrwb_speech_gap.3gp")
+        let scratch = try Scratch()
+        let frames = try #require(try PacketList(holed).payloads[0])
+        try #require(frames.count == 173 && (try PacketList(speech).payloads[0]) == frames)
+        let noData = "1:MD5:b99834bc19bbad24580b3adfa04fb947"
+        let filled = scratch.path("filled.3gp"), joined = scratch.path("joined.3gp")
+        let run = try Tool.avtool("fill-silence", holed, filled, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied", "\(run.stdout)")
+        #expect(report["silence_inserted_samples"] as? Int == 8_000)
+        #expect(report["silent_frames_added"] as? Int == 25)
+        let gapped = Array(frames[..<80]) + Array(repeating: noData, count: 25) + Array(frames[80...])
+        #expect(try PacketList(filled).payloads[0] == gapped)
+        // Decoded: the recording's own samples with 8,000 zeros where the hole was (198 frames of 320).
+        let samples = try Self.decoded(filled, decoder: "amrwb"), recording = try Self.decoded(speech, decoder: "amrwb")
+        try #require(recording.count == 173 * 320)
+        #expect(samples == Array(recording[..<25_600]) + Array(repeating: 0, count: 8_000) + Array(recording[25_600...]))
+        // Two recordings joined: every packet of both, the second's hole filled as above.
+        let join = try Tool.avtool("concat", speech, holed, joined, "--json")
+        try #require(join.status == 0, "\(join)")
+        let joint = try #require(try JSONSerialization.jsonObject(with: Data(join.stdout.utf8)) as? [String: Any])
+        #expect(joint["audio_mode"] as? String == "copied", "\(join.stdout)")
+        #expect(joint["joints_samples"] as? [Int] == [0, 55_360])
+        #expect(try PacketList(joined).payloads[0] == frames + gapped)
+        #expect(try Self.decoded(joined, decoder: "amrwb").count == (173 + 198) * 320)
+    }
+
+    /// HE-AAC 5.1 from FDK (Android's encoder, raw ADTS) joined with
+    /// itself: the joint falls on a frame boundary (sample 260,096 =
+    /// 127 × 2048) and both segments' configurations are one, so nothing
+    /// needs a silent frame and every frame is copied, twice over (it was
+    /// re-encoded to AAC-LC: "a silent frame needs SBR extension data").
+    /// ffmpeg decodes the output without a word, to twice the input's
+    /// samples. Joined with AAC-LC 5.1 at the same rate (Big Buck Bunny's
+    /// own track, a second of it, in ADTS too), it is re-encoded, the reason
+    /// naming both configurations.
+    @Test func heAACJoinedWithItselfIsCopiedAndWithAnotherConfigurationReencoded() throws {
+        let aac = try Fixtures.wild("fdk_heaac51_bbb.aac")
+        let scratch = try Scratch()
+        let out = scratch.path("twice.m4a")
+        let run = try Tool.avtool("concat", aac, aac, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["audio_mode"] as? String == "copied", "\(run.stdout)")
+        #expect(report["silent_frames_added"] as? Int == 0)
+        #expect(report["joints_samples"] as? [Int] == [0, 260_096])
+        let once = try AudioCopyTests.audioHashes(aac)
+        #expect(once.count == 127)
+        #expect(try AudioCopyTests.audioHashes(out) == once + once)
+        let input = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", aac, "-f", "s16le", "-"])
+        let output = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", out, "-f", "s16le", "-"])
+        #expect(input.status == 0 && output.status == 0 && output.stderr.isEmpty, "\(output.stderr)")
+        #expect(output.data.count == 2 * input.data.count, "\(output.data.count / 12) samples, the input \(input.data.count / 12)")
+
+        let lc = scratch.path("lc.aac")
+        let cut = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try Fixtures.real("bbb_720p_aac51.mp4"),
+                                          "-vn", "-c:a", "copy", "-t", "1", "-f", "adts", lc])
+        try #require(cut.status == 0, "\(cut)")
+        let mixed = try Tool.avtool("concat", aac, lc, scratch.path("mixed.m4a"), "--json")
+        try #require(mixed.status == 0, "\(mixed)")
+        let other = try #require(try JSONSerialization.jsonObject(with: Data(mixed.stdout.utf8)) as? [String: Any])
+        #expect(other["audio_mode"] as? String == "re-encoded")
+        let reason = other["reencode_reason"] as? String ?? ""
+        #expect(reason.contains("segment 2's configuration (AAC object type 2, 48000 Hz, channel configuration 6, 1024-sample frames, profile LC) differs from the first's (AAC object type 2, 24000 Hz, channel configuration 6, 1024-sample frames, profile HE-AAC)"), "\(reason)")
+    }
+
+    /// AAC in ADTS (a raw `.aac`) joined with the same AAC in MP4: the muxer
+    /// takes the ADTS headers off with a filter set up from the first
+    /// packet, which refuses frames without them ("could not write …:
+    /// Invalid data found", once ADTS segments' joints are copied); with the
+    /// MP4 first, the ADTS headers were copied into the MP4's samples (the
+    /// report said "copied"). The audio is re-encoded, the report saying why.
+    @Test func aacWithAndWithoutADTSHeadersIsJoinedByReencoding() throws {
+        let scratch = try Scratch()
+        let m4a = scratch.path("lc.m4a"), adts = scratch.path("lc.aac")
+        for args in [["-i", try Fixtures.real("bbb_720p_aac51.mp4"), "-vn", "-c:a", "copy", "-t", "1", m4a],
+                     ["-i", m4a, "-c", "copy", "-f", "adts", adts]] {
+            let made = try Tool.run("ffmpeg", ["-nostdin", "-v", "error"] + args)
+            try #require(made.status == 0, "\(made)")
+        }
+        for (inputs, adtsSide) in [([adts, m4a], "the first segment's"), ([m4a, adts], "segment 2's")] {
+            let out = scratch.path(UUID().uuidString + ".m4a")
+            let run = try Tool.avtool(["concat"] + inputs + [out, "--json"])
+            try #require(run.status == 0, "\(run)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            #expect(report["audio_mode"] as? String == "re-encoded", "\(run.stdout)")
+            #expect((report["reencode_reason"] as? String ?? "").contains("\(adtsSide) AAC frames carry ADTS headers"), "\(run.stdout)")
+            let decode = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", out, "-f", "null", "-"])
+            #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode)")
+        }
+    }
 }
