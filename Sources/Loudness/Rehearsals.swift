@@ -71,14 +71,19 @@ struct Rehearsals {
 final class RehearsalBeside {
     private let thread: WorkerThread
     private let result: HandedOver<Result<[StreamLoudness], MediaError>?>
+    /// The rehearsal's own flag: set when it is left before `finish` (the
+    /// encode failed), so the caller does not wait out a whole rehearsal.
+    private let abandoned: Cancellation
+    private var finished = false
 
     /// nil when no thread can be started (the caller rehearses in line).
     init?(_ report: LoudnessReport, input: String, cancellation: Cancellation, stop: Cancellation) {
         let result = HandedOver<Result<[StreamLoudness], MediaError>?>(nil)
         let target = report.target.integratedLUFS
+        let abandoned = Cancellation(parent: cancellation)
         guard let thread = try? WorkerThread({
             do throws(MediaError) {
-                let measured = try Rehearsals.measure(report, input: input, cancellation: cancellation)
+                let measured = try Rehearsals.measure(report, input: input, cancellation: abandoned)
                 result.value = .success(measured)
                 if !measured.allSatisfy({ Rehearsals.within($0, of: target) }) { stop.cancel() }
             } catch {
@@ -88,10 +93,17 @@ final class RehearsalBeside {
         }) else { return nil }
         self.thread = thread
         self.result = result
+        self.abandoned = abandoned
+    }
+
+    deinit {
+        if !finished { abandoned.cancel() }
+        thread.join()
     }
 
     /// Waits for the rehearsal; its figures, or what stopped it.
     func finish() throws(MediaError) -> [StreamLoudness] {
+        finished = true
         thread.join()
         guard let r = result.value else { throw MediaError.interrupted }
         return try r.get()
