@@ -167,7 +167,7 @@ final class AssemblyRun {
         report.corrections = [video?.track, audio?.track].compactMap { $0 }
             .reduce(TimelineCorrections()) { $0 + result.corrections[$1] }
         report.outputBytes = result.outputBytes
-        if let w = result.tagWarning(container: session.container) { report.warnings.append(w) }
+        report.warnings += result.warnings(container: session.container)
         report.durationSeconds = plan.duration?.seconds
         return report
     }

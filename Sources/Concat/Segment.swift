@@ -260,7 +260,7 @@ struct Segment {
                 switch DataTrackFate(s, container: container, videoKept: { $0.index == vs?.index }) {
                 case .kept: if s.timeBase != nil { dataStreams.append(s) }
                 case .notHeld(_, let warning): warnings.append("\(spec.name): \(warning)")
-                case .timecodeFromTag: break
+                case .writtenAgain: break
                 }
             }
             for s in vf.streams where s.isAttachedPicture {

@@ -179,6 +179,7 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
             }
         }
         if again { continue }
+        report.warnings += written.warnings
         report.warnings += try checkCeiling(report, warnOnly: options.warnOverCeiling)
         report.outputBytes = staged.bytesSoFar
         try staged.commit()
@@ -292,7 +293,8 @@ private func bitRatePerChannel(_ options: LoudnessOptions, _ stream: InputStream
 private func writeNormalized(input inputPath: String, output: StagedOutput, report: LoudnessReport,
                              options: LoudnessOptions, cancellation: Cancellation,
                              progress: ((LoudnessProgress) -> Void)?) throws(MediaError)
-    -> (copied: [Int], outputIndex: [Int: Int], elapsed: Double, reductions: [Int: (db: Double, seconds: Double)]) {
+    -> (copied: [Int], outputIndex: [Int: Int], elapsed: Double, reductions: [Int: (db: Double, seconds: Double)],
+        warnings: [String]) {
     let op = "could not normalize the loudness of"
     let container = try resolveContainer(nil, output: output.target)
     let input = try InputFile(path: inputPath, cancellation: cancellation)
@@ -336,7 +338,8 @@ private func writeNormalized(input inputPath: String, output: StagedOutput, repo
     try hidePriming(output, container: container, session: session, kept: plan.kept, audio: audio)
     let outputIndex = Dictionary(uniqueKeysWithValues: plan.kept.enumerated().map { ($1.index, $0) })
     let reductions = audio.compactMapValues { ($0.stage as? PeakLimiter)?.reduction }
-    return (plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex, result.elapsed.seconds, reductions)
+    return (plan.kept.filter { audio[$0.index] == nil }.map(\.index), outputIndex, result.elapsed.seconds, reductions,
+            [result.emptyTrackWarning(container: container)].compactMap { $0 })
 }
 
 /// The encoders' priming hidden by the MP4/MOV output's edit lists where

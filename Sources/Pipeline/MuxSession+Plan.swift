@@ -24,6 +24,16 @@ extension MuxSession {
     /// What each track was handed, which the written file must hold.
     public var plans: [PlannedTrack] { tracks.map(\.plan) }
 
+    /// The tracks nothing was written to, each named by the stream it is
+    /// made from (and its file, where the tracks come from several).
+    var emptyTracks: [String] {
+        let files = Set(tracks.compactMap { $0.input?.file.path })
+        return tracks.indices.filter { tracks[$0].packets == 0 }.map { j in
+            guard let s = tracks[j].input else { return "track #\(j) (\(tracks[j].plan.type.rawValue) \(tracks[j].plan.codec))" }
+            return "stream #\(s.index)" + (files.count > 1 ? " of '\(s.file.path)'" : "") + " (\(s.mediaType.rawValue) \(s.reportedCodec))"
+        }
+    }
+
     /// Where the output's video, audio and subtitles end (shown frames), in
     /// microseconds; nil without any.
     var contentEnd: Int64? {
