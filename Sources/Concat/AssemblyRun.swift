@@ -181,7 +181,7 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
     if let a = seg.audio {
         let first = try a.peek() ? a.packet.timing.pts : nil
         audio = SegmentAudioTiming(timeBase: a.stream.timeBase!, startTime: a.stream.startTime, firstPTS: first,
-                                   duration: a.stream.duration)
+                                   duration: a.stream.duration, editEnd: seg.audioEditEnd)
     }
     var video: SegmentVideoTiming?
     if let v = seg.video {
@@ -198,7 +198,8 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
             first = PacketTiming(pts: seg.shownStart, dts: seg.shownStart &- (p &- d), duration: first.duration)
         }
         video = SegmentVideoTiming(timeBase: vs.timeBase!, startTime: vs.startTime, first: first,
-                                   reorderDelay: vs.reorderDelay, duration: vs.duration)
+                                   reorderDelay: vs.reorderDelay, duration: vs.duration, editEnd: seg.editEnd,
+                                   reencodedTail: seg.splicedUntil != nil)
     } else if audio?.firstPTS == nil {
         let s = seg.main.stream
         throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,

@@ -52,8 +52,8 @@ extension MuxSession {
     /// inside its last shown frame. In an MP4/MOV output whose track ends
     /// with frames kept but not shown, its edit list ends there too, not
     /// where that frame ends or the first hidden one starts: it shows as
-    /// long as the input did.
-    public func showUntil(track: Int, _ end: Int64) {
+    /// long as the input did. Nil: the frames that follow end where they end.
+    public func showUntil(track: Int, _ end: Int64?) {
         tracks[track].showUntil = end
     }
 
