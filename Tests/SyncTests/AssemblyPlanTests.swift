@@ -200,6 +200,16 @@ struct AssemblyPlanTests {
         #expect(two.shownEnd(of: two.video(PacketTiming(pts: 60, dts: 80, duration: 20))) == 128)
         #expect(two.shownEnd(of: two.video(PacketTiming(pts: 40, dts: 40, duration: 20))) == 124)
         #expect(plan.joints == [0, 64])
+        // Its audio's edit ends 4631 samples in, inside its last packet (4032 + 1024):
+        // cut there, not at the video's end (4704), the 73 samples between padded.
+        var withAudio = AssemblyPlan(videoTimeBase: tb, sampleRate: 44_100, end: nil, segments: 2)
+        let shown = SegmentAudioTiming(timeBase: a44, startTime: Timestamp(0, a44), firstPTS: -2112,
+                                       duration: Timestamp(4631, a44), editEnd: 4631)
+        let a = try withAudio.begin(video: clip(reencodedTail: true), audio: shown, alignment: .timestamps)
+        #expect(a.audioShownEnd == 4631)
+        #expect(withAudio.audioLimit(videoEnd: 64, placement: a) == 4631)
+        #expect(withAudio.padLength(videoEnd: 64, audioEnd: 4631) == 73)
+        #expect(withAudio.audioLimit(videoEnd: 64, placement: two) == 4704)  // no audio edit end known
         // Copied as it is, the tail is decoded up to 80: the next clip's first
         // DTS (0) must come after it, so the joint moves to 81.
         #expect(try join(reencodedTail: false).1.joint == 81)
