@@ -91,6 +91,8 @@ struct AssemblyFeed: PacketFeed {
         clock.begin(placement, audioTimeBase: seg.audio?.stream.timeBase)
         if let v = seg.video, let videoTrack {
             try session.beginTimeline(track: videoTrack, stream: v.stream, shift: placement.videoShiftTimestamp)
+            // Where the output's edit list ends if this segment is the last and hides frames after its shown ones.
+            session.showUntil(track: videoTrack, seg.editEnd)
             if let coding = try segments.coding(for: seg, index: k) {
                 video?.splicer = try Splicer(coding: coding, plan: SmartCutPlan(from: seg.shownStart, to: seg.splicedUntil),
                                              session: session, track: videoTrack)
@@ -102,7 +104,7 @@ struct AssemblyFeed: PacketFeed {
             // A trimmed start re-encoded: the audio the trim hides is left out too.
             try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,
                             anchor: placement.audioAnchor, dropHidden: seg.spliced)
-            if let layout = clock.layout { audio.limit = clock.plan.audioLimit(videoEnd: layout.videoEnds[k]) }
+            if let layout = clock.layout { audio.limit = clock.plan.audioLimit(videoEnd: layout.videoEnds[k], placement: placement) }
         }
         if let o = seg.original, let originalTrack {
             // The camera's audio keeps its place against the camera's video.
@@ -146,7 +148,9 @@ struct AssemblyFeed: PacketFeed {
             if !hasVideo && !state.videoEnded {  // (never for audio alone: ended from the start)
                 state.videoEnded = true
                 // The video's end is known: from here the audio may be cut there.
-                if clock.layout == nil, seg.audio != nil { audio?.limit = clock.plan.audioLimit(videoEnd: state.videoEnd) }
+                if clock.layout == nil, seg.audio != nil {
+                    audio?.limit = clock.plan.audioLimit(videoEnd: state.videoEnd, placement: state.placement)
+                }
             }
             if !hasAudio && !state.audioEnded {
                 state.audioEnded = true
@@ -209,9 +213,11 @@ struct AssemblyFeed: PacketFeed {
         // Output positions on the video time base, for ends and cuts.
         let t = state.placement.video(seg.videoTiming(v.packet.timing))
         if let cut = state.videoCut, let d = t.dts ?? t.pts, d >= cut { return false }
-        // (A frame the input hides, kept as a reference, does not lengthen the segment.)
-        if !seg.hiddenAtEnd(v.packet), let e = t.end { state.videoEnd = max(state.videoEnd, e) }
-        if clock.layout == nil, let d = t.dts { clock.plan.wroteVideo(dts: d) }
+        // (A frame the input hides, kept as a reference, does not lengthen the
+        // segment; the last one shown is shown up to the input's edit end.)
+        let hidden = seg.hiddenAtEnd(v.packet)
+        if !hidden, let e = state.placement.shownEnd(of: t) { state.videoEnd = max(state.videoEnd, e) }
+        if clock.layout == nil, let d = state.placement.decodeTime(of: t, hidden: hidden) { clock.plan.wroteVideo(dts: d) }
         if let pts = t.pts { clock.position = Timestamp(pts, clock.plan.videoTimeBase) }
         return true
     }

@@ -167,7 +167,7 @@ final class AssemblyRun {
         report.corrections = [video?.track, audio?.track].compactMap { $0 }
             .reduce(TimelineCorrections()) { $0 + result.corrections[$1] }
         report.outputBytes = result.outputBytes
-        if let w = result.tagWarning(container: session.container) { report.warnings.append(w) }
+        report.warnings += result.warnings(container: session.container)
         report.durationSeconds = plan.duration?.seconds
         return report
     }
@@ -181,7 +181,7 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
     if let a = seg.audio {
         let first = try a.peek() ? a.packet.timing.pts : nil
         audio = SegmentAudioTiming(timeBase: a.stream.timeBase!, startTime: a.stream.startTime, firstPTS: first,
-                                   duration: a.stream.duration)
+                                   duration: a.stream.duration, editEnd: seg.audioEditEnd)
     }
     var video: SegmentVideoTiming?
     if let v = seg.video {
@@ -198,7 +198,8 @@ func place(_ seg: Segment, index k: Int, in plan: inout AssemblyPlan, verb: Stri
             first = PacketTiming(pts: seg.shownStart, dts: seg.shownStart &- (p &- d), duration: first.duration)
         }
         video = SegmentVideoTiming(timeBase: vs.timeBase!, startTime: vs.startTime, first: first,
-                                   reorderDelay: vs.reorderDelay, duration: vs.duration)
+                                   reorderDelay: vs.reorderDelay, duration: vs.duration, editEnd: seg.editEnd,
+                                   reencodedTail: seg.splicedUntil != nil)
     } else if audio?.firstPTS == nil {
         let s = seg.main.stream
         throw MediaError.invalid("could not \(verb)", path: s.file.path, stream: s.index,

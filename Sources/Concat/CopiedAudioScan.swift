@@ -65,7 +65,7 @@ func scanCopiedAudio(_ segments: Segments, silence: SilentAudio, options: Assemb
             let f = try timingsOpening(v.stream.file, open: open, cancellation: cancellation)
             (videoEnd, hiddenTail) = try scanVideoEnd(f, seg, placement: placement, plan: &plan, open: open,
                                                       cancellation: cancellation)
-            limit = plan.audioLimit(videoEnd: videoEnd)
+            limit = plan.audioLimit(videoEnd: videoEnd, placement: placement)
         }
         if let a = seg.audio {
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
@@ -308,14 +308,15 @@ private func readTimings(_ reader: StreamReader, _ seg: Segment) throws(MediaErr
 
 /// A frame the input hides but a later one needs (an iPhone's hidden last
 /// frame, decoded early as a reference) is written, and does not lengthen
-/// the segment: the segment ends where its shown frames end.
+/// the segment: the segment ends where its shown frames end, or earlier
+/// where the input's edit list ends inside the last of them.
 private func videoEnd(of timings: [(timing: PacketTiming, hidden: Bool)], _ seg: Segment, placement: SegmentPlacement,
                       plan: inout AssemblyPlan) -> Int64 {
     var end = placement.joint
     for (timing, hidden) in timings {
         let t = placement.video(seg.videoTiming(timing))
-        if !hidden, let e = t.end { end = max(end, e) }
-        if let d = t.dts { plan.wroteVideo(dts: d) }
+        if !hidden, let e = placement.shownEnd(of: t) { end = max(end, e) }
+        if let d = placement.decodeTime(of: t, hidden: hidden) { plan.wroteVideo(dts: d) }
     }
     return end
 }

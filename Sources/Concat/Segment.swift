@@ -260,7 +260,7 @@ struct Segment {
                 switch DataTrackFate(s, container: container, videoKept: { $0.index == vs?.index }) {
                 case .kept: if s.timeBase != nil { dataStreams.append(s) }
                 case .notHeld(_, let warning): warnings.append("\(spec.name): \(warning)")
-                case .timecodeFromTag: break
+                case .writtenAgain: break
                 }
             }
             for s in vf.streams where s.isAttachedPicture {
@@ -402,6 +402,24 @@ extension Segment {
     /// stream's time base, as `hiddenAtEnd` takes it.
     var shownEnd: Int64? {
         guard let s = video?.stream, let start = s.startTime, let length = s.duration else { return nil }
+        return start.value &+ length.value
+    }
+
+    /// Where an MP4/MOV input's edit list ends (`shownEnd`): it may end
+    /// inside the last frame shown (an iPhone's, 6.7 ms into it), which is
+    /// then shown only up to there. Nil for other inputs, whose stream
+    /// duration is no edit's (Matroska's rounded, MPEG-TS's estimated).
+    var editEnd: Int64? {
+        guard video?.stream.file.formatName.hasPrefix("mov") == true else { return nil }
+        return shownEnd
+    }
+
+    /// Where an MP4/MOV input's audio edit list ends, in its stream's time
+    /// base: it may end inside the last packet (an iPhone's, 425 samples
+    /// before that packet's end), whose samples after it are not played.
+    var audioEditEnd: Int64? {
+        guard let s = audio?.stream, s.file.formatName.hasPrefix("mov"), let start = s.startTime, let length = s.duration
+        else { return nil }
         return start.value &+ length.value
     }
 }

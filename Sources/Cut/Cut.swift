@@ -203,7 +203,9 @@ final class CutSource {
                                      remedy: .drop(s.mediaType == .video ? .video : .audio))
         }
         let result = try session.finish()
-        var written = describe(result, spec: spec, keyframe: found?.keyframe, start: start, editList: editList, exact: exact)
+        var written = WrittenPart(result: result, keyframe: found?.keyframe, start: start,
+                                  startsAtFrom: editList || spec.split || exact,
+                                  warnings: [result.emptyTrackWarning(container: container)].compactMap { $0 })
         if let splicer = part.splicer, let tb = video?.timeBase {
             written.reencoded = splicer.stretches.compactMap { s in
                 guard let a = Timestamp(s.from, tb).microseconds, let b = Timestamp(s.until, tb).microseconds else { return nil }
@@ -235,17 +237,6 @@ final class CutSource {
             }
         }
         return found
-    }
-
-    /// The written part, with a warning for each other track it holds nothing of.
-    private func describe(_ result: MuxResult, spec: PartSpec, keyframe: Timestamp?, start: Timestamp, editList: Bool,
-                          exact: Bool) -> WrittenPart {
-        var warnings: [String] = []
-        for (j, s) in plan.kept.enumerated() where result.packets[j] == 0 {
-            warnings.append("stream #\(s.index) (\(s.mediaType.rawValue)) has no packet in the range: its track is empty")
-        }
-        return WrittenPart(result: result, keyframe: keyframe, start: start, startsAtFrom: editList || spec.split || exact,
-                           warnings: warnings)
     }
 
     /// How the audio starts, in words for the report.

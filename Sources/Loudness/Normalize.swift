@@ -211,6 +211,7 @@ public func normalizeLoudness(input: String, output: String, options: LoudnessOp
             }
         }
         if again { continue }
+        report.warnings += written.warnings
         report.warnings += try checkCeiling(report, warnOnly: options.warnOverCeiling)
         report.outputBytes = staged.bytesSoFar
         try staged.commit()

@@ -12,6 +12,8 @@ struct WrittenNormalized {
     var measured: [Int: LoudnessFigures]
     var elapsed: Double
     var reductions: [Int: (db: Double, seconds: Double)]
+    /// The muxer's warnings (a track no packet reached).
+    var warnings: [String]
 }
 
 /// remux.c's shape with the audio re-encoded: plan the streams, open the
@@ -88,7 +90,8 @@ func writeNormalized(input inputPath: String, output: StagedOutput, report: Loud
     return WrittenNormalized(copied: plan.kept.filter { audio[$0.index] == nil }.map(\.index),
                              outputIndex: Dictionary(uniqueKeysWithValues: plan.kept.enumerated().map { ($1.index, $0) }),
                              measured: measured, elapsed: result.elapsed.seconds,
-                             reductions: audio.compactMapValues { ($0.stage as? PeakLimiter)?.reduction })
+                             reductions: audio.compactMapValues { ($0.stage as? PeakLimiter)?.reduction },
+                             warnings: [result.emptyTrackWarning(container: container)].compactMap { $0 })
 }
 
 /// Whether `encoder`'s packets, decoded as they are written, give what the

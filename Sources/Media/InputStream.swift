@@ -95,6 +95,14 @@ public struct InputStream {
     /// A QuickTime timecode track (`tmcd`), which libavformat reads as data.
     public var isTimecodeTrack: Bool { mediaType == .data && codecTag == "tmcd" }
 
+    /// A QuickTime chapter track (another track's `chap` reference names
+    /// it), whose samples libavformat reads as the file's chapters and
+    /// never as packets.
+    public var isChapterTrack: Bool {
+        guard mediaType == .data, file.chapterCount > 0, let index = file.sourceIndex else { return false }
+        return index.tracks.contains { t in t.references.contains { $0.type.description == "chap" && $0.ids.contains(id) } }
+    }
+
     /// An attachment's file name and MIME type as a reader sees them, e.g.
     /// `'font.ttf' (application/x-truetype-font, 4096 bytes)`.
     public var attachmentName: String {

@@ -25,14 +25,24 @@ public struct MuxResult: Sendable {
             + named.joined(separator: ", ")
     }
 
-    /// The warning for tracks nothing was written to, which an MP4/MOV
-    /// output does not hold (its muxer leaves a track without samples out),
-    /// naming each by the stream `names` gives; nil when there are none.
-    public func emptyTrackWarning(container: Container, names: (Int) -> String) -> String? {
-        guard container.isISOBMFF else { return nil }
-        let empty = packets.indices.filter { packets[$0] == 0 }
-        guard !empty.isEmpty else { return nil }
-        return empty.map(names).joined(separator: ", ") + ": no packet of it to write, and \(container.name) holds no empty track: the output has none"
+    /// The tracks nothing was written to, each named by the stream it is
+    /// made from (`MuxSession.finish`).
+    public var emptyTracks: [String] = []
+
+    /// The warning for `emptyTracks`, or nil: an MP4/MOV output holds no
+    /// such track (its muxer leaves a track without samples out), others
+    /// hold it empty.
+    public func emptyTrackWarning(container: Container) -> String? {
+        guard !emptyTracks.isEmpty else { return nil }
+        let outcome = container.isISOBMFF ? ", and \(container.name) holds no empty track: the output has none"
+                                          : ": its track in the output is empty"
+        return emptyTracks.joined(separator: ", ") + ": no packet of it to write" + outcome
+    }
+
+    /// What the output does not hold of what its sources gave it, said:
+    /// tags (`tagWarning`) and tracks (`emptyTrackWarning`).
+    public func warnings(container: Container) -> [String] {
+        [tagWarning(container: container), emptyTrackWarning(container: container)].compactMap { $0 }
     }
 
     public var totalCorrections: TimelineCorrections { corrections.reduce(TimelineCorrections(), +) }

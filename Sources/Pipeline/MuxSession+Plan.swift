@@ -24,6 +24,16 @@ extension MuxSession {
     /// What each track was handed, which the written file must hold.
     public var plans: [PlannedTrack] { tracks.map(\.plan) }
 
+    /// The tracks nothing was written to, each named by the stream it is
+    /// made from (and its file, where the tracks come from several).
+    var emptyTracks: [String] {
+        let files = Set(tracks.compactMap { $0.input?.file.path })
+        return tracks.indices.filter { tracks[$0].packets == 0 }.map { j in
+            guard let s = tracks[j].input else { return "track #\(j) (\(tracks[j].plan.type.rawValue) \(tracks[j].plan.codec))" }
+            return "stream #\(s.index)" + (files.count > 1 ? " of '\(s.file.path)'" : "") + " (\(s.mediaType.rawValue) \(s.reportedCodec))"
+        }
+    }
+
     /// Where the output's video, audio and subtitles end (shown frames), in
     /// microseconds; nil without any.
     var contentEnd: Int64? {
@@ -42,8 +52,8 @@ extension MuxSession {
     /// inside its last shown frame. In an MP4/MOV output whose track ends
     /// with frames kept but not shown, its edit list ends there too, not
     /// where that frame ends or the first hidden one starts: it shows as
-    /// long as the input did.
-    public func showUntil(track: Int, _ end: Int64) {
+    /// long as the input did. Nil: the frames that follow end where they end.
+    public func showUntil(track: Int, _ end: Int64?) {
         tracks[track].showUntil = end
     }
 

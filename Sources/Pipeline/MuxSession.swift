@@ -367,6 +367,7 @@ public final class MuxSession {
         }
         var result = MuxResult(packets: tracks.map(\.packets), payloadBytes: tracks.map(\.bytes),
                                corrections: tracks.indices.map(corrections(track:)), outputBytes: 0, elapsed: .zero)
+        result.emptyTracks = emptyTracks
         if let expectedTagLosses { result.tagLosses = expectedTagLosses } else { checkTags(into: &result) }
         if !namedByCaller { try staged?.commit() }
         result.outputBytes = if let memory { Int64(memory.bytes.count) }

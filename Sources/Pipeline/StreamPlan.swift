@@ -64,11 +64,13 @@ package func resolveContainer(_ explicit: Container?, output: String) throws(Med
 /// an output, for every verb: kept where the container holds it (into MP4/MOV
 /// carried by this program when the muxer cannot write it: `CarriedTrack`);
 /// a QuickTime timecode track written again from the video's `timecode`
-/// tag; where the container cannot hold it, left out with a warning that
-/// names it — the job goes ahead.
+/// tag, a chapter track from the file's chapters; where the container
+/// cannot hold it, left out with a warning that names it — the job goes ahead.
 package enum DataTrackFate: Equatable {
     case kept(carried: Bool)
-    case timecodeFromTag(reason: String)
+    /// Not copied: the output's muxer writes it again from what libavformat
+    /// read it as (`codec`: what the report calls the stream).
+    case writtenAgain(codec: String, reason: String)
     case notHeld(reason: String, warning: String)
 
     /// `videoKept`: whether the output keeps a video stream of the input (whose tag may hold the timecode).
@@ -78,8 +80,15 @@ package enum DataTrackFate: Equatable {
         // timecode track again; elsewhere the tag is what holds it.
         if s.isTimecodeTrack, let tc = s.tag("timecode"),
            s.file.streams.contains(where: { videoKept($0) && $0.tag("timecode") == tc }) {
-            self = .timecodeFromTag(reason: container.isISOBMFF ? "timecode \(tc): written again from the video's timecode tag"
-                                                                : "timecode \(tc): kept as the video's timecode tag")
+            self = .writtenAgain(codec: "tmcd", reason: container.isISOBMFF ? "timecode \(tc): written again from the video's timecode tag"
+                                                                           : "timecode \(tc): kept as the video's timecode tag")
+        } else if s.isChapterTrack, container.isISOBMFF || ["matroska", "webm"].contains(container.muxer) {
+            // Its samples are the file's chapters, never packets: the MP4/MOV
+            // muxer writes a chapter track again from them (a cut's clipped to
+            // its range), Matroska its chapters. Kept as a track, it would be empty.
+            let chapters = "chapters: \(s.file.chapterCount) chapter(s)"
+            self = .writtenAgain(codec: s.codecTag ?? s.codecName,
+                                 reason: container.isISOBMFF ? "\(chapters) written again as a chapter track" : "\(chapters) kept as the file's chapters")
         } else if container.isISOBMFF && CarriedTrack.carries(s) {
             self = .kept(carried: true)
         } else if container.canHold(s) != false {
@@ -139,8 +148,8 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
         }
         if StreamSelection.kind(of: s) == .data {
             switch DataTrackFate(s, container: container, videoKept: { $0.mediaType == .video && selection.keeps($0) }) {
-            case .timecodeFromTag(let reason):
-                plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: "tmcd", reason: reason))
+            case .writtenAgain(let codec, let reason):
+                plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: codec, reason: reason))
                 continue
             case .notHeld(let reason, let warning):
                 plan.dropped.append(DroppedStream(index: s.index, type: s.mediaType, codec: s.codecTag ?? s.codecName,

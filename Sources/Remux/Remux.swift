@@ -390,10 +390,7 @@ private func remux(_ input: InputFile, to destination: MuxDestination, container
             return r
         },
         dropped: plan.dropped,
-        warnings: [source.salvage?.warning, result.tagWarning(container: container),
-                   result.emptyTrackWarning(container: container) { j in
-                       "stream #\(plan.kept[j].index) (\(plan.kept[j].mediaType.rawValue) \(plan.kept[j].reportedCodec))" }
-                  ].compactMap { $0 } + plan.warnings
+        warnings: [source.salvage?.warning].compactMap { $0 } + result.warnings(container: container) + plan.warnings
             + hiddenEndWarnings(source.discardedAtEnd, kept: plan.kept, container: container))
     report.salvage = source.salvage
     report.outputBytes = result.outputBytes

@@ -181,7 +181,7 @@ private func rebuiltReport(_ inputPath: String, to outputPath: String, container
         report.audioOffsetMilliseconds = (a.seconds - v.seconds) * 1000
     }
     report.leftOut = leftOut(plan: plan, scan: scan, reference: reference)
-    report.warnings = plan.warnings
+    report.warnings = plan.warnings + [result.emptyTrackWarning(container: container)].compactMap { $0 }
     // (A data track's samples last as the reference's did: a timecode sample the whole recording.)
     var lengths: [Double] = []
     for (s, seconds) in zip(streams, report.seconds) where seconds > 0 && (s.mediaType == .video || s.mediaType == .audio) {

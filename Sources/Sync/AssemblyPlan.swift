@@ -18,14 +18,22 @@ public struct SegmentVideoTiming: Hashable, Sendable {
     /// does not give (Matroska).
     public var reorderDelay: Int
     public var duration: Timestamp?
+    /// Where its edit list ends (an MP4/MOV input's), which may cut its
+    /// last shown frame short; nil where the frames' ends are the segment's.
+    public var editEnd: Int64?
+    /// Its last group is re-encoded up to `editEnd` (a trim's end inside a
+    /// group of B-frames, `Splicer`).
+    public var reencodedTail: Bool
 
     public init(timeBase: Rational, startTime: Timestamp?, first: PacketTiming, reorderDelay: Int = 0,
-                duration: Timestamp? = nil) {
+                duration: Timestamp? = nil, editEnd: Int64? = nil, reencodedTail: Bool = false) {
         self.timeBase = timeBase
         self.startTime = startTime
         self.first = first
         self.reorderDelay = reorderDelay
         self.duration = duration
+        self.editEnd = editEnd
+        self.reencodedTail = reencodedTail
     }
 }
 
@@ -36,12 +44,17 @@ public struct SegmentAudioTiming: Hashable, Sendable {
     /// The first packet's PTS (`nil` if it has none, or no packet).
     public var firstPTS: Int64?
     public var duration: Timestamp?
+    /// Where its edit list ends (an MP4/MOV input's): the samples after it,
+    /// in its last packet, the input does not play.
+    public var editEnd: Int64?
 
-    public init(timeBase: Rational, startTime: Timestamp?, firstPTS: Int64?, duration: Timestamp? = nil) {
+    public init(timeBase: Rational, startTime: Timestamp?, firstPTS: Int64?, duration: Timestamp? = nil,
+                editEnd: Int64? = nil) {
         self.timeBase = timeBase
         self.startTime = startTime
         self.firstPTS = firstPTS
         self.duration = duration
+        self.editEnd = editEnd
     }
 }
 
@@ -69,6 +82,12 @@ public struct SegmentPlacement: Hashable, Sendable {
     /// The audio's first audible sample minus the video's first frame on
     /// the output timeline (samples).
     public let offsetSamples: Int64
+    /// Where the segment's edit list ends (on `videoTimeBase`), nil without one.
+    public let shownEnd: Int64?
+    /// The segment's last group is re-encoded (`SegmentVideoTiming.reencodedTail`).
+    public let reencodedTail: Bool
+    /// Where the segment's audio edit list ends (output samples), nil without one.
+    public let audioShownEnd: Int64?
 
     /// The video shift as a timestamp, for the track's timeline.
     public var videoShiftTimestamp: Timestamp { Timestamp(videoShift, videoTimeBase) }
@@ -77,6 +96,27 @@ public struct SegmentPlacement: Hashable, Sendable {
     public func video(_ t: PacketTiming) -> PacketTiming {
         PacketTiming(pts: t.pts.flatMap(toOutput), dts: t.dts.flatMap(toOutput),
                      duration: rescale(t.duration, from: timeBase, to: videoTimeBase) ?? t.duration)
+    }
+
+    /// Where a frame (output timing, as `video` gives it) stops being shown
+    /// on the output timeline: its end, or the segment's shown end where the
+    /// input's edit list ends inside it (an iPhone's, 6.7 ms into its last
+    /// frame): the next segment's first frame is shown from there.
+    public func shownEnd(of t: PacketTiming) -> Int64? {
+        guard let end = t.end else { return nil }
+        return shownEnd.map { min(end, $0) } ?? end
+    }
+
+    /// The decode time the next joint must follow, for a frame (output
+    /// timing) the segment writes; nil for none. Where the segment's last
+    /// group is re-encoded, the stretch decodes its frames in the order they
+    /// are shown, none later than shown and all after the frames copied
+    /// before it (`ReencodedStretch.decodeTimes`): the presentation times
+    /// of the frames shown bound every decode time written, and a hidden
+    /// frame is not written.
+    public func decodeTime(of t: PacketTiming, hidden: Bool) -> Int64? {
+        guard reencodedTail else { return t.dts }
+        return hidden ? nil : t.pts ?? t.dts
     }
 
     /// When a video packet is written: its output DTS (else PTS).
@@ -200,9 +240,13 @@ public struct AssemblyPlan: Hashable, Sendable {
             }
         }
         self.offsetSamples = self.offsetSamples ?? (audio == nil ? nil : offsetSamples)
+        let shownEnd = video.editEnd.flatMap { rescale($0, from: tb, to: videoTimeBase) }.map { $0.plus(shift) }
+        let audioShownEnd = audio.flatMap { a in a.editEnd.flatMap { rescale($0, from: a.timeBase, to: sampleTimeBase) } }
+            .map { $0.plus(audioShift) }
         return SegmentPlacement(timeBase: tb, videoTimeBase: videoTimeBase, sampleTimeBase: sampleTimeBase,
                                 videoShift: shift, joint: joint, jointSamples: jointSamples, audioShift: audioShift,
-                                audioAnchor: anchor, offsetSamples: offsetSamples)
+                                audioAnchor: anchor, offsetSamples: offsetSamples, shownEnd: shownEnd,
+                                reencodedTail: video.reencodedTail, audioShownEnd: audioShownEnd)
     }
 
     /// Places audio that has no video (a plan made by
@@ -223,7 +267,8 @@ public struct AssemblyPlan: Hashable, Sendable {
         videoStart = videoStart ?? 0
         return SegmentPlacement(timeBase: videoTimeBase, videoTimeBase: videoTimeBase, sampleTimeBase: sampleTimeBase,
                                 videoShift: 0, joint: joint, jointSamples: joint, audioShift: shift,
-                                audioAnchor: anchor, offsetSamples: 0)
+                                audioAnchor: anchor, offsetSamples: 0, shownEnd: nil, reencodedTail: false,
+                                audioShownEnd: nil)
     }
 
     /// Records a video packet's DTS on the output timeline (`videoTimeBase`,
@@ -245,6 +290,15 @@ public struct AssemblyPlan: Hashable, Sendable {
     public func audioLimit(videoEnd: Int64) -> Int64? {
         guard let end, let at = ends(video: videoEnd, audioSamples: .max, policy: end).audio else { return nil }
         return at.rescaled(to: sampleTimeBase)?.value
+    }
+
+    /// `audioLimit(videoEnd:)` for the segment `placement` places: no later
+    /// than where its audio's edit list ends. The samples an input's edit
+    /// hides after its shown ones (in its last packet) stay hidden; the
+    /// audio is padded from there to the video's end (`padEnd`).
+    public func audioLimit(videoEnd: Int64, placement: SegmentPlacement) -> Int64? {
+        guard let limit = audioLimit(videoEnd: videoEnd) else { return nil }
+        return placement.audioShownEnd.map { min(limit, $0) } ?? limit
     }
 
     /// When the audio has ended at sample `audioEnd` and video goes on: the

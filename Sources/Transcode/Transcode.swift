@@ -280,7 +280,7 @@ struct TranscodePlan {
             encoder: videoSettings.codec, width: videoSettings.width, height: videoSettings.height,
             pixelFormat: videoSettings.pixelFormat,
             copiedStreams: streams.kept.filter { $0.index != video.index && encoders[$0.index] == nil }.map(\.index),
-            dropped: streams.dropped, warnings: warnings + (result.tagWarning(container: container).map { [$0] } ?? []))
+            dropped: streams.dropped, warnings: warnings + result.warnings(container: container))
         report.frameRate = frameRate.map { "\($0.numerator)/\($0.denominator)" }
         report.hdr = hdr
         report.dolbyVision = dolbyVision

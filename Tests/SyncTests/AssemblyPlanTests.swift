@@ -162,6 +162,64 @@ struct AssemblyPlanTests {
         #expect(plan.joints == [0, 128_000])
     }
 
+    /// An iPhone 14 Pro clip (1/600): frames at 0, 20, 40, 60 shown, one at
+    /// 80 decoded second and hidden (flag D), the edit ending at 64, 4 ticks
+    /// into the last frame shown. Demuxed (pts, dts): (0, 0), (80, 20),
+    /// (40, 40), (20, 60), (60, 80). Joined to itself, the next clip starts
+    /// at 64 (each clip 0.1067 s, not 0.1333 s), as its last group is
+    /// re-encoded without the hidden frame and decoded in the order shown.
+    @Test("concat: a segment whose edit ends inside its last frame ends there")
+    func editEndInsideTheLastFrame() throws {
+        let tb = Rational(unchecked: 1, 600), a44 = Rational(unchecked: 1, 44_100)
+        let frames: [(pts: Int64, dts: Int64, hidden: Bool)] = [(0, 0, false), (80, 20, true), (40, 40, false),
+                                                                (20, 60, false), (60, 80, false)]
+        func clip(reencodedTail: Bool) -> SegmentVideoTiming {
+            SegmentVideoTiming(timeBase: tb, startTime: Timestamp(0, tb), first: PacketTiming(pts: 0, dts: 0, duration: 20),
+                               duration: Timestamp(64, tb), editEnd: 64, reencodedTail: reencodedTail)
+        }
+        func join(reencodedTail: Bool) throws -> (AssemblyPlan, SegmentPlacement) {
+            var plan = AssemblyPlan(videoTimeBase: tb, sampleRate: 44_100, end: nil, segments: 2)
+            let one = try plan.begin(video: clip(reencodedTail: reencodedTail), audio: audio(a44, start: 0, pts: -2112),
+                                     alignment: .timestamps)
+            var end = one.joint
+            for f in frames {
+                let t = one.video(PacketTiming(pts: f.pts, dts: f.dts, duration: 20))
+                if !f.hidden, let e = one.shownEnd(of: t) { end = max(end, e) }
+                if let d = one.decodeTime(of: t, hidden: f.hidden) { plan.wroteVideo(dts: d) }
+            }
+            #expect(end == 64)
+            plan.end(one, videoEnd: end)
+            let two = try plan.begin(video: clip(reencodedTail: false), audio: audio(a44, start: 0, pts: -2112),
+                                     alignment: .timestamps)
+            return (plan, two)
+        }
+        let (plan, two) = try join(reencodedTail: true)
+        #expect(two.joint == 64 && two.videoShift == 64)
+        #expect(two.jointSamples == 4704)  // 64/600 s at 44.1 kHz
+        #expect(two.shownEnd == 128)
+        #expect(two.shownEnd(of: two.video(PacketTiming(pts: 60, dts: 80, duration: 20))) == 128)
+        #expect(two.shownEnd(of: two.video(PacketTiming(pts: 40, dts: 40, duration: 20))) == 124)
+        #expect(plan.joints == [0, 64])
+        // Its audio's edit ends 4631 samples in, inside its last packet (4032 + 1024):
+        // cut there, not at the video's end (4704), the 73 samples between padded.
+        var withAudio = AssemblyPlan(videoTimeBase: tb, sampleRate: 44_100, end: nil, segments: 2)
+        let shown = SegmentAudioTiming(timeBase: a44, startTime: Timestamp(0, a44), firstPTS: -2112,
+                                       duration: Timestamp(4631, a44), editEnd: 4631)
+        let a = try withAudio.begin(video: clip(reencodedTail: true), audio: shown, alignment: .timestamps)
+        #expect(a.audioShownEnd == 4631)
+        #expect(withAudio.audioLimit(videoEnd: 64, placement: a) == 4631)
+        #expect(withAudio.padLength(videoEnd: 64, audioEnd: 4631) == 73)
+        #expect(withAudio.audioLimit(videoEnd: 64, placement: two) == 4704)  // no audio edit end known
+        // Copied as it is, the tail is decoded up to 80: the next clip's first
+        // DTS (0) must come after it, so the joint moves to 81.
+        #expect(try join(reencodedTail: false).1.joint == 81)
+        // Without an edit end (not MP4/MOV), a frame ends where it ends.
+        var plain = AssemblyPlan(videoTimeBase: tb, sampleRate: 0, end: .video, segments: 1)
+        let p = try plain.begin(video: video(tb, start: 0, pts: 0, dts: 0, duration: 20), audio: nil, alignment: .timestamps)
+        #expect(p.shownEnd(of: PacketTiming(pts: 60, dts: 80, duration: 20)) == 80)
+        #expect(p.decodeTime(of: PacketTiming(pts: 60, dts: 80, duration: 20), hidden: false) == 80)
+    }
+
     @Test("end policy, through SyncPlan.ends", arguments: [
         // policy, audio limit at video end 10 s, video cut when audio ends at 9 s, pad at 10 s / 9 s
         (EndPolicy?.some(.video), Int64?.some(480_000), Int64?.none, Int64?.some(480_000)),

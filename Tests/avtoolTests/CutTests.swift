@@ -192,6 +192,62 @@ struct CutTests {
             #expect(!FileManager.default.fileExists(atPath: out))
         }
     }
+
+    /// A QuickTime 3GPP export of 2005 (AMR-NB, MPEG-4 video, an RTP hint
+    /// track for each): the audio's hint track ends at 69.812 s, before the
+    /// audio (69.9 s) and the video (70 s). A cut from 69.87 s (the frame
+    /// shown there starts at 69.867 s) holds no sample of it: the muxer
+    /// writes no such track, and the report names it (before: "its track
+    /// is empty", a track the file did not hold).
+    @Test func aTrackTheRangeHoldsNoSampleOfIsNamed() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("qt_3gpp_export_2005_amrnb_mp4v_hinted.3gp")
+        let out = scratch.path("tail.3gp")
+        let run = try Tool.avtool("cut", input, out, "--from", "69.87", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let warnings = report["warnings"] as? [String] ?? []
+        #expect(warnings.contains { $0.hasPrefix("stream #3 (data rtp") && $0.hasSuffix(": no packet of it to write, and 3gp holds no empty track: the output has none") },
+                "\(warnings)")
+        #expect(try FFprobe(out).streams.count == 3)
+        // The video from the keyframe at 69 s (15 frames, those before 69.867 s not shown), its hint
+        // samples from the frame shown at 69.867 s: the input's last packets, byte for byte.
+        let whole = try PacketList(input).payloads, part = try PacketList(out).payloads
+        #expect(part[1] == Array((whole[1] ?? []).suffix(15)), "\(part[1]?.count ?? 0) video packets")
+        #expect(part[2] == Array((whole[2] ?? []).suffix(2)), "\(part[2]?.count ?? 0) hint packets")
+        // The audio: the packet that holds 69.87 s (5 AMR frames, 100 bytes), written a frame each.
+        let amr = { (path: String) throws -> Data in
+            let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a", "-c", "copy", "-f", "data", "-"])
+            try #require(r.status == 0, "\(r)")
+            return r.data
+        }
+        let a = try amr(input), b = try amr(out)
+        #expect(b.count == 100 && b == a.suffix(100), "\(b.count) bytes of audio")
+    }
+
+    /// An iTunes 6 movie's chapters are a QuickTime chapter track, whose
+    /// samples libavformat reads as the file's chapters (never as packets):
+    /// the cut writes them again as its own chapter track, clipped to the
+    /// range, and says so, not that a track is missing (before: "stream #1
+    /// (data) has no packet in the range: its track is empty").
+    @Test func aChapterTrackIsWrittenAgainFromTheChapters() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("itunes6_aac_qt_chapter_track.m4v")
+        let out = scratch.path("cut.m4v")
+        let run = try Tool.avtool("cut", input, out, "--from", "1", "--to", "3", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        #expect((report["warnings"] as? [String] ?? []).isEmpty, "\(report["warnings"] ?? "")")
+        let dropped = report["dropped"] as? [[String: Any]] ?? []
+        #expect(dropped.count == 1 && dropped.first?["index"] as? Int == 1
+                && (dropped.first?["reason"] as? String) == "chapters: 4 chapter(s) written again as a chapter track", "\(dropped)")
+        let probe = try Tool.run("ffprobe", ["-v", "error", "-show_chapters", "-show_streams", "-of", "json", out])
+        let json = try #require(try JSONSerialization.jsonObject(with: probe.data) as? [String: Any])
+        let titles = (json["chapters"] as? [[String: Any]] ?? []).map { ($0["tags"] as? [String: Any])?["title"] as? String ?? "" }
+        #expect(titles == ["Chapter One", "Chapter 2", "Chapter 003"], "\(titles)")
+        let tags = (json["streams"] as? [[String: Any]] ?? []).map { $0["codec_tag_string"] as? String ?? "" }
+        #expect(tags == ["mp4a", "text"], "\(tags)")
+    }
 }
 
 /// `avtool split`: parts start on keyframes, and `avtool concat` of the

@@ -60,6 +60,43 @@ struct TrimmedClipTests {
         #expect(abs(audioSamples - 2 * 51 * 44100 / 24) <= 1024, "\(audioSamples) samples")
     }
 
+    /// An iPhone 14 Pro clip's edit list ends 6.7 ms into its 4th frame (at
+    /// 64/600 s; a 5th frame, decoded second, is hidden and referenced), its
+    /// audio's 4631 samples after the priming. Joined to itself (before:
+    /// 0.268 s for 2 × 0.107 s, the second clip at 0.135 s, the 4th frame
+    /// shown whole, 1722 samples of silence): each clip lasts its edit, the
+    /// second from 64/600 s; the first's last group re-encoded without the
+    /// hidden frame, the second's packets copied, the audio each clip's
+    /// shown samples with silence up to its video's end.
+    @Test func concatJoinsAtTheEditEnd() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.device("iphone14pro_dv84_hlg_720p_mebx.MOV")
+        let out = scratch.path("twice.mov")
+        let r = try Tool.avtool("concat", input, input, out, "--json")
+        try #require(r.status == 0, "\(r)")
+        let report = try #require(try JSONSerialization.jsonObject(with: r.data) as? [String: Any])
+        let shown = 64.0 / 600, shownSamples = 4704  // 64/600 s at 44.1 kHz
+        let joints = report["joints_seconds"] as? [Double] ?? []
+        #expect(joints.count == 2 && abs(joints[1] - shown) < 1e-6, "\(joints)")
+        let d = try #require(FFprobe.double(try FFprobe(out).format, "duration"))
+        #expect(abs(d - 2 * shown) <= 0.001, "\(d) s")
+        // Audio: each clip's shown samples (its edit list's: the decoder gives its last
+        // packet whole), the 425 its edit hides after them left out, and silence where
+        // its video goes on without sound.
+        let clipSamples = try #require(FFprobe.int(try FFprobe(input).stream(1), "duration_ts"))
+        #expect(clipSamples == 4631)
+        let silence = report["silence_inserted_samples"] as? Int ?? -1
+        #expect(silence == 2 * (shownSamples - clipSamples), "\(silence) samples of silence")
+        #expect(report["samples_trimmed"] as? Int == 2 * 425, "\(r.stdout)")
+        #expect(try FFprobe.int(try FFprobe(out).stream(1), "duration_ts") == 2 * clipSamples + silence)
+        // Video: the first clip's 4 shown frames re-encoded, the second clip's 5 packets copied.
+        #expect(report["video_frames_reencoded"] as? Int == 4 && report["trimmed_ends_reencoded"] as? Int == 1, "\(r.stdout)")
+        let whole = try PacketList(input).payloads[0] ?? [], written = try PacketList(out).payloads[0] ?? []
+        #expect(written.count == 9 && Array(written.suffix(5)) == whole, "\(written.count) video packets")
+        let frames = try frameHashes(input), twice = try frameHashes(out)
+        #expect(frames.count == 4 && twice.count == 8 && Array(twice.suffix(4)) == frames, "\(twice.count) frames shown")
+    }
+
     /// Matroska has no edit lists: the head would be shown (before: 69
     /// frames from 0.74 s before the trim); the start is re-encoded instead.
     @Test func fillSilenceIntoMatroskaStartsAtTheTrim() throws {
