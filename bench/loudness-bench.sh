@@ -32,6 +32,8 @@
 # Output: a table, then one JSON line with the medians (NAME_s, NAME_rss_mib) and
 #   normalize_ratio   avtool_loudness / ffmpeg_normalize   (target <= 0.35)
 #   probe_ratio       avtool_probe / ffmpeg_ebur128        (target <= 0.6)
+#   avtool_encodes_max, avtool_rehearsals_max   the most encodes (target <= 2) and rehearsals
+#                     any avtool run's report (--json) gave
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -108,8 +110,10 @@ elif [[ ! -s "$INPUT" ]]; then
     mv "$INPUT.partial.mp4" "$INPUT"
 fi
 
-BENCH_VARS=(AVTOOL NORMALIZE)
-bench_avtool_loudness() { "$AVTOOL" loudness "$1" "$2" --target podcast --overwrite -q; }
+# The report (--json) is kept: its encodes and rehearsals are read after each run.
+REPORT="$WORKDIR/out.loudness.report.json"
+BENCH_VARS=(AVTOOL NORMALIZE REPORT)
+bench_avtool_loudness() { "$AVTOOL" loudness "$1" "$2" --target podcast --overwrite --json >"$REPORT"; }
 bench_ffmpeg_normalize() {
     "$NORMALIZE" "$1" -o "$2" -f --normalization-type ebu --target-level -16 --true-peak -1 -c:a aac -b:a 128k
 }
@@ -125,20 +129,29 @@ check_output() {
 }
 
 NAMES=(avtool_loudness ffmpeg_normalize avtool_probe ffmpeg_ebur128)
+ENCODES="$WORKDIR/out.loudness.encodes"
+: >"$ENCODES"
 for run in $(seq 1 "$RUNS"); do
     for name in "${NAMES[@]}"; do
         load=$(bench_wait_quiet)
         out="$WORKDIR/out.loudness.$name.mp4"
         bench_timed "$name" "$INPUT" "$out" || die "$name failed"
         case "$name" in avtool_loudness|ffmpeg_normalize) check_output "$out" ;; esac
-        log "run $run $name: $(bench_last "$name") (load $load)"
+        if [[ "$name" == avtool_loudness ]]; then
+            python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["passes"], r.get("rehearsals", 0), r.get("encodes_stopped", 0))' \
+                "$REPORT" >>"$ENCODES"
+            log "run $run $name: $(bench_last "$name") (load $load); encodes, rehearsals, encodes stopped: $(tail -1 "$ENCODES")"
+        else
+            log "run $run $name: $(bench_last "$name") (load $load)"
+        fi
     done
 done
 
 json=$(bench_medians_json "${NAMES[@]}")
-python3 - "$json" <<'PY'
+python3 - "$json" "$ENCODES" <<'PY'
 import json, sys
 m = json.loads(sys.argv[1])
+runs = [list(map(int, line.split())) for line in open(sys.argv[2]) if line.strip()]
 print(f"{'command':<18} {'median s':>9} {'min s':>8} {'max s':>8} {'RSS MiB':>8}")
 for n, r in m.items():
     print(f"{n:<18} {r['wall_s']:>9.2f} {r['min_s']:>8.2f} {r['max_s']:>8.2f} {r['rss_mib']:>8.1f}")
@@ -146,5 +159,7 @@ flat = {f"{n}_s": r["wall_s"] for n, r in m.items()}
 flat.update({f"{n}_rss_mib": round(r["rss_mib"], 1) for n, r in m.items()})
 flat["normalize_ratio"] = round(m["avtool_loudness"]["wall_s"] / m["ffmpeg_normalize"]["wall_s"], 3)
 flat["probe_ratio"] = round(m["avtool_probe"]["wall_s"] / m["ffmpeg_ebur128"]["wall_s"], 3)
+flat["avtool_encodes_max"] = max(r[0] for r in runs)
+flat["avtool_rehearsals_max"] = max(r[1] for r in runs)
 print(json.dumps(flat, sort_keys=True))
 PY
