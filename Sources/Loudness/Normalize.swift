@@ -136,7 +136,10 @@ public func planLoudness(input: String, options: LoudnessOptions,
 /// at its rate and layout, each sample times the plan's gain (and through
 /// the true-peak limiter, set a codec's margin under the ceiling, where the
 /// plan needs it), laid by the sample counter so the audio keeps its start
-/// and length. The encoded output is measured (decoded) before it is given
+/// and length. A limited stream's gain is found by rehearsals, each after
+/// the first beside the encode at the gain it tries (`Rehearsals`); an
+/// encode whose gain a rehearsal moves is stopped and not kept. The
+/// encoded output is measured (decoded) before it is given
 /// its name: a stream over the ceiling, or a limited one off the target
 /// loudness, is encoded once more with the limiter corrected by what was
 /// measured. A ceiling still missed is an error and nothing is written,
