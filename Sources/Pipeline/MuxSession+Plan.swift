@@ -25,10 +25,14 @@ extension MuxSession {
     public var plans: [PlannedTrack] { tracks.map(\.plan) }
 
     /// The tracks nothing was written to, each named by the stream it is
-    /// made from (and its file, where the tracks come from several).
+    /// made from (and its file, where the tracks come from several). An
+    /// attachment (a Matroska font) has no packets: the muxer writes it whole
+    /// from its parameters.
     var emptyTracks: [String] {
         let files = Set(tracks.compactMap { $0.input?.file.path })
-        return tracks.indices.filter { tracks[$0].packets == 0 }.map { j in
+        return tracks.indices.filter { j in
+            tracks[j].packets == 0 && tracks[j].plan.type != .attachment && tracks[j].input?.mediaType != .attachment
+        }.map { j in
             guard let s = tracks[j].input else { return "track #\(j) (\(tracks[j].plan.type.rawValue) \(tracks[j].plan.codec))" }
             return "stream #\(s.index)" + (files.count > 1 ? " of '\(s.file.path)'" : "") + " (\(s.mediaType.rawValue) \(s.reportedCodec))"
         }
