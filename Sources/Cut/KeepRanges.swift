@@ -66,6 +66,7 @@ func cutRanges(input inputPath: String, output outputPath: String, options: CutO
     defer { for t in temporaries { t.discard() } }
     var ranges: [KeptRangeReport] = []
     var warnings: [String] = source.plan.warnings
+    var emptyInAll: [String]?
     var partOptions = options
     partOptions.overwrite = true
     partOptions.edits = MetadataEdits()
@@ -86,7 +87,12 @@ func cutRanges(input inputPath: String, output outputPath: String, options: CutO
         let start = part.start.seconds - source.origin.seconds
         ranges.append(KeptRangeReport(from: r.from.seconds, to: r.to.seconds, start: start,
                                       reencodedFrames: part.reencoded.reduce(0) { $0 + $1.frames }))
-        warnings += part.warnings.map { "range \(k + 1): \($0)" }
+        // Said once for the joined output: the tags the parts lost (each the same), and
+        // the tracks no range holds a packet of (a track empty in one part is the others').
+        if k == 0, let w = part.result.tagWarning(container: container) { warnings.insert(w, at: 0) }
+        emptyInAll = emptyInAll.map { $0.filter(part.result.emptyTracks.contains) } ?? part.result.emptyTracks
+        let empty = part.result.emptyTrackWarning(container: container)
+        warnings += part.warnings.filter { $0 != empty }.map { "range \(k + 1): \($0)" }
         if options.mode == .keyframe, start < r.from.seconds - 0.0005 {
             warnings.append("range \(k + 1) starts at the keyframe at \(fixed(start, 3)) s, \(fixed(r.from.seconds - start, 3)) s before \(fixed(r.from.seconds, 3)) s (--mode exact starts it there)")
         }
@@ -99,6 +105,15 @@ func cutRanges(input inputPath: String, output outputPath: String, options: CutO
     let joined = try concat(temporaries.map(\.temporary), output: outputPath, options: assembly, cancellation: cancellation) { p in
         progress?(CutProgress(fraction: (Double(options.keep.count) + (p.fraction ?? 0)) / Double(options.keep.count + 1),
                               position: p.position))
+    }
+    if let w = MuxResult.emptyTrackWarning(emptyInAll ?? [], container: container) { warnings.append(w) }
+    // What the join says of its parts, each named by its range.
+    warnings += joined.warnings.map { w in
+        temporaries.enumerated().reduce(w) { w, t in
+            let (k, part) = t
+            let named = w.hasPrefix("segment \(k + 1):") ? "range \(k + 1):" + w.dropFirst("segment \(k + 1):".count) : w
+            return named.replacing(part.temporary, with: "range \(k + 1)")
+        }
     }
     var report = CutReport(input: inputPath, output: outputPath, container: container.name, from: options.keep[0].from.seconds,
                            to: options.keep.last?.to.seconds, keyframe: nil, startsAtFrom: options.mode == .exact,

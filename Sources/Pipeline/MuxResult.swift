@@ -33,10 +33,16 @@ public struct MuxResult: Sendable {
     /// such track (its muxer leaves a track without samples out), others
     /// hold it empty.
     public func emptyTrackWarning(container: Container) -> String? {
-        guard !emptyTracks.isEmpty else { return nil }
+        Self.emptyTrackWarning(emptyTracks, container: container)
+    }
+
+    /// The warning for tracks nothing was written to (named as in
+    /// `emptyTracks`), or nil for none.
+    public static func emptyTrackWarning(_ tracks: [String], container: Container) -> String? {
+        guard !tracks.isEmpty else { return nil }
         let outcome = container.isISOBMFF ? ", and \(container.name) holds no empty track: the output has none"
                                           : ": its track in the output is empty"
-        return emptyTracks.joined(separator: ", ") + ": no packet of it to write" + outcome
+        return tracks.joined(separator: ", ") + ": no packet of it to write" + outcome
     }
 
     /// What the output does not hold of what its sources gave it, said:

@@ -225,6 +225,33 @@ struct CutTests {
         #expect(b.count == 100 && b == a.suffix(100), "\(b.count) bytes of audio")
     }
 
+    /// `--keep` says once, of the joined output, what a single cut says of
+    /// its own: the tags the target cannot hold (before: nothing, the parts'
+    /// reports were not read), the data tracks it cannot hold, and no track
+    /// as empty that one of the ranges holds.
+    @Test func keepReportsTheJoinedOutputsLosses() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.device("gopro_max_heromode_gpmd.mp4")
+        let out = scratch.path("kept.mkv")
+        let run = try Tool.avtool("cut", input, out, "--keep", "1-3,6-8", "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.data) as? [String: Any])
+        let warnings = report["warnings"] as? [String] ?? []
+        #expect(warnings.filter { $0.contains("tag(s) not kept") }.count == 1, "\(warnings)")
+        #expect(warnings.contains { $0.hasPrefix("2 tag(s) not kept (mkv cannot hold them as they were): stream #0 creation_time=") },
+                "\(warnings)")
+        #expect(warnings.filter { $0.contains("data track gpmd") }.count == 1, "\(warnings)")
+        #expect(!warnings.contains { $0.contains("no packet of it to write") }, "\(warnings)")
+        // A track the first range holds and the second does not is the output's, and not named.
+        let hinted = try Fixtures.wild("qt_3gpp_export_2005_amrnb_mp4v_hinted.3gp")
+        let joined = scratch.path("kept.3gp")
+        let both = try Tool.avtool("cut", hinted, joined, "--keep", "0-2,69.87-70.5", "--json")
+        try #require(both.status == 0, "\(both)")
+        let said = try #require(try JSONSerialization.jsonObject(with: both.data) as? [String: Any])
+        #expect(!(said["warnings"] as? [String] ?? []).contains { $0.contains("no packet of it to write") }, "\(said)")
+        #expect(try FFprobe(joined).streams.count == 4)
+    }
+
     /// An iTunes 6 movie's chapters are a QuickTime chapter track, whose
     /// samples libavformat reads as the file's chapters (never as packets):
     /// the cut writes them again as its own chapter track, clipped to the
