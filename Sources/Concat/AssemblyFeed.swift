@@ -104,7 +104,11 @@ struct AssemblyFeed: PacketFeed {
             // A trimmed start re-encoded: the audio the trim hides is left out too.
             try audio.begin(a.stream, segment: k, shift: placement.audioShift, drift: seg.spec.drift,
                             anchor: placement.audioAnchor, dropHidden: seg.spliced)
-            if let layout = clock.layout { audio.limit = clock.plan.audioLimit(videoEnd: layout.videoEnds[k], placement: placement) }
+            if seg.video == nil {
+                audio.limit = placement.audioAloneLimit(followed: k < segments.count - 1)
+            } else if let layout = clock.layout {
+                audio.limit = clock.plan.audioLimit(videoEnd: layout.videoEnds[k], placement: placement)
+            }
         }
         if let o = seg.original, let originalTrack {
             // The camera's audio keeps its place against the camera's video.
@@ -130,7 +134,10 @@ struct AssemblyFeed: PacketFeed {
             try audio.endSegment()
             // Audio alone: the output ends where its audio does (on the
             // plan's time base, which is then the samples').
-            if seg.video == nil { state.videoEnd = audio.summary.end ?? state.placement.joint }
+            if seg.video == nil {
+                state.videoEnd = state.placement.audioAloneEnd(audioEnd: audio.summary.end ?? state.placement.joint,
+                                                               followed: k < segments.count - 1)
+            }
             let end = audio.summary.end ?? state.placement.jointSamples
             if let target = clock.plan.padEnd(videoEnd: videoEnd, audioEnd: end) {
                 try audio.pad(to: target, startingAt: state.placement.jointSamples)

@@ -67,6 +67,8 @@ func scanCopiedAudio(_ segments: Segments, silence: SilentAudio, options: Assemb
                                                       cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd, placement: placement)
         }
+        let followed = k < segments.count - 1
+        if seg.video == nil { limit = placement.audioAloneLimit(followed: followed) }
         if let a = seg.audio {
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
             let before = lastWritten
@@ -112,7 +114,7 @@ func scanCopiedAudio(_ segments: Segments, silence: SilentAudio, options: Assemb
             }
             // Audio alone ends where its audio does, and the next segment joins there.
             let audioEnd = assembler.cursor ?? placement.jointSamples
-            if seg.video == nil { videoEnd = audioEnd }
+            if seg.video == nil { videoEnd = placement.audioAloneEnd(audioEnd: audioEnd, followed: followed) }
             if let why = silence.unavailable,
                let reason = endNeedsSilence(why, plan: plan, videoEnd: videoEnd, audioEnd: audioEnd, frame: silence.quantum) {
                 return CopiedAudioScan(reencodeReason: reason)

@@ -89,6 +89,20 @@ public struct SegmentPlacement: Hashable, Sendable {
     /// Where the segment's audio edit list ends (output samples), nil without one.
     public let audioShownEnd: Int64?
 
+    /// Audio alone (`AssemblyPlan.begin(audioOnly:)`) followed by another
+    /// segment: the sample its audio is cut at, where its edit list ends
+    /// before its last packet does (a memo trimmed at its end), so the
+    /// samples the edit hides are not heard before the next segment's
+    /// first. The last segment's stay in the output, hidden by its edit
+    /// list; nil there and without an edit list.
+    public func audioAloneLimit(followed: Bool) -> Int64? { followed ? audioShownEnd : nil }
+
+    /// Audio alone: where the segment ends and the next one joins, its
+    /// audio having ended at `audioEnd` (`audioAloneLimit`).
+    public func audioAloneEnd(audioEnd: Int64, followed: Bool) -> Int64 {
+        audioAloneLimit(followed: followed).map { min(audioEnd, $0) } ?? audioEnd
+    }
+
     /// The video shift as a timestamp, for the track's timeline.
     public var videoShiftTimestamp: Timestamp { Timestamp(videoShift, videoTimeBase) }
 
@@ -265,10 +279,11 @@ public struct AssemblyPlan: Hashable, Sendable {
         let (shift, overflow) = joint.subtractingReportingOverflow(anchor)
         guard !overflow else { throw .overflow }
         videoStart = videoStart ?? 0
+        let shownEnd = audio.editEnd.flatMap { rescale($0, from: audio.timeBase, to: sampleTimeBase) }.map { $0.plus(shift) }
         return SegmentPlacement(timeBase: videoTimeBase, videoTimeBase: videoTimeBase, sampleTimeBase: sampleTimeBase,
                                 videoShift: 0, joint: joint, jointSamples: joint, audioShift: shift,
                                 audioAnchor: anchor, offsetSamples: 0, shownEnd: nil, reencodedTail: false,
-                                audioShownEnd: nil)
+                                audioShownEnd: shownEnd)
     }
 
     /// Records a video packet's DTS on the output timeline (`videoTimeBase`,

@@ -69,6 +69,59 @@ struct AudioOnlyJoinTests {
         }
     }
 
+    /// A memo whose edit list ends before its last packet does (0.8 s of its
+    /// 1.024 s shown: the Voice Memos file with an `edts` put in its track,
+    /// as an editor's trim writes it) joined before the whole memo: the
+    /// joint is where the edit ends, sample 38,400, and none of the 512
+    /// samples of its last packet the edit hides is heard. Before, the joint
+    /// was that packet's end (38,912: 10.7 ms late) and the hidden samples
+    /// were played. The second memo decodes to the recording's own samples
+    /// once past the frames re-encoded at the joint.
+    @Test func aMemoTrimmedAtItsEndJoinsWhereItsEditEnds() throws {
+        let memo = try Self.memo()
+        let scratch = try Scratch()
+        let trimmed = scratch.path("trimmed.m4a")
+        try Data(Self.withEditEnd(try [UInt8](Data(contentsOf: URL(fileURLWithPath: memo))), shown: 38_400))
+            .write(to: URL(fileURLWithPath: trimmed))
+        let shown = try #require(FFprobe.double(try FFprobe(trimmed).stream(0), "duration"))
+        try #require(abs(shown - 0.8) < 0.001, "the crafted edit shows \(shown) s")
+        let out = scratch.path("joined.m4a")
+        let run = try Tool.avtool("concat", trimmed, memo, out, "--json")
+        try #require(run.status == 0, "\(run)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["joints_samples"] as? [Int] == [0, 38_400], "\(run.stdout)")
+        let length = try #require(FFprobe.double(try FFprobe(out).stream(0), "duration"))
+        #expect(abs(length - 1.824) <= 0.001, "\(length) s")
+        let ours = try Self.decoded(out, decoder: "aac"), whole = try Self.decoded(memo, decoder: "aac")
+        try #require(ours.count == 38_400 + whole.count, "\(ours.count) samples")
+        // Past the joint's re-encoded frames and the one their overlap reaches, the memo's own samples.
+        #expect(Array(ours[(38_400 + 3 * 1024)...]) == Array(whole[(3 * 1024)...]))
+    }
+
+    /// `bytes` of an MP4 with one track, with an edit list put in that track
+    /// showing its first `shown` ticks (movie time scale) from media time 0.
+    static func withEditEnd(_ bytes: [UInt8], shown: Int) throws -> [UInt8] {
+        var b = bytes
+        // The top-level boxes (the memo's `mdat` has a 64-bit size), then `trak` and its `tkhd`.
+        var at = 0, moov: Range<Int>?
+        while at + 8 <= b.count {
+            var size = CraftedIndexTests.u32(b, at)
+            if size == 1 { size = CraftedIndexTests.u32(b, at + 8) << 32 | CraftedIndexTests.u32(b, at + 12) }
+            if String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self) == "moov" { moov = at..<(at + size) }
+            at += max(size, 8)
+        }
+        let m = try #require(moov)
+        let inside = CraftedIndexTests.boxes(b, (m.lowerBound + 8)..<m.upperBound)
+        let trak = try #require(inside.first { $0.type == "trak" })
+        let tkhd = try #require(inside.first { $0.type == "tkhd" })
+        var edts: [UInt8] = [0, 0, 0, 36] + Array("edts".utf8) + [0, 0, 0, 28] + Array("elst".utf8) + [0, 0, 0, 0, 0, 0, 0, 1]
+        edts += [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0]
+        CraftedIndexTests.put32(&edts, 24, shown)
+        b.insert(contentsOf: edts, at: tkhd.start + tkhd.size)
+        for box in [m.lowerBound, trak.start] { CraftedIndexTests.put32(&b, box, CraftedIndexTests.u32(b, box) + edts.count) }
+        return b
+    }
+
     /// `cut --keep` joins its ranges by concat: on audio alone too (it
     /// said "no video stream"). The joint is laid to the sample: the frames
     /// around it re-encoded onto the copied ones' grid, the rest copied.
