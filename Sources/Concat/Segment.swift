@@ -300,7 +300,8 @@ func checkVideoHeld(_ first: Segment, container: Container) throws(MediaError) {
     if let s = first.video?.stream, container.canHold(s) == false {
         throw MediaError.invalid("could not write", path: s.file.path, stream: s.index,
                                  message: "\(container.name) cannot hold video codec '\(s.codecName)'",
-                                 hint: "choose a container that holds it (mov, mkv) or convert it with 'avtool transcode'")
+                                 hint: container.muxer == "ipod" ? "write .mp4 or .mov, which hold it (an .m4a holds audio only)"
+                                     : "choose a container that holds it (mov, mkv) or convert it with 'avtool transcode'")
     }
 }
 

@@ -152,6 +152,8 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
     case replaceOthersFiles
     /// The muxer refuses the stream's packets as they are: another container, or a re-encode.
     case otherContainerOrConvert(StreamKind)
+    /// M4A holds audio only; MP4 (or MOV) holds the same tracks and this one.
+    case mp4HoldsIt(StreamKind)
 
     /// In library terms (the command line words it with its flags).
     public var description: String {
@@ -171,6 +173,7 @@ public enum Remedy: Sendable, Hashable, CustomStringConvertible {
         case .reference: "name a whole recording made by the same device with the same settings as reference"
         case .replaceOthersFiles: "allow replacing other users' files to replace it anyway"
         case .otherContainerOrConvert(let k): "write Matroska (.mkv), which holds it as it is, convert it (transcode), or leave out the \(k.rawValue) streams"
+        case .mp4HoldsIt(let k): "write MP4 (.mp4) or MOV, which hold it (M4A holds audio only), or leave out the \(k.rawValue) streams"
         }
     }
 }

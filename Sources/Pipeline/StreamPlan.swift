@@ -173,6 +173,7 @@ package func planStreams(_ input: InputFile, container: Container, selection: St
             // WebM holds VP8, VP9, AV1, Vorbis and Opus, none of which avtool encodes: no transcode leads there.
             let remedy: Remedy = kind != .audio && kind != .video ? .drop(kind)
                 : container.muxer == "webm" ? .otherContainerOrDrop(kind)
+                : container.muxer == "ipod" && kind == .video ? .mp4HoldsIt(kind)
                 : kind == .audio ? audioRemedy ?? .convertOrDrop(kind) : .convertOrDrop(kind)
             throw MediaError.invalid(operation, path: input.path, stream: s.index,
                                      message: container.muxer == "webm"

@@ -236,5 +236,16 @@ struct VerifiedOutputTests {
         #expect(got.keys.sorted() == ["aac", "mjpeg", "mov_text"], "\(got.keys.sorted())")
         #expect(got["mov_text"]?.count == 2, "\(got["mov_text"]?.count ?? 0) text tracks")
         #expect(got == expected, "the packets differ")
+        // Into .m4a, which holds audio only: refused in one line that names the picture's track
+        // and the container that keeps it (before: "m4a cannot hold video codec 'mjpeg'; choose a
+        // container that holds it (mov, mkv)"), with the code for what a container cannot hold.
+        for verb in ["remux", "fill-silence"] {
+            let m4a = try Tool.avtool(verb, input, scratch.path("\(verb).m4a"), "--json")
+            #expect(m4a.status != 0, "\(verb)")
+            #expect(m4a.stderr.contains("(stream #1): m4a cannot hold video codec 'mjpeg'; write .mp4 or .mov, which hold it (an .m4a holds audio only)"),
+                    "\(verb): \(m4a.stderr)")
+            #expect(m4a.stdout.contains("\"code\" : \"unsupported\""), "\(verb): \(m4a.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: scratch.path("\(verb).m4a")))
+        }
     }
 }

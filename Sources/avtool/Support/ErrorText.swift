@@ -35,6 +35,7 @@ extension Remedy {
         case .reference: "name one with --reference: a whole recording from the same device and settings"
         case .replaceOthersFiles: "pass --replace-others-files to replace it anyway (it becomes yours), or write another output"
         case .otherContainerOrConvert(let k): "write .mkv, which holds it as it is, convert it with 'avtool transcode', or drop it with \(k.dropFlag)"
+        case .mp4HoldsIt(let k): "write .mp4 or .mov, which hold it (an .m4a holds audio only), or drop it with \(k.dropFlag)"
         }
     }
 }
