@@ -103,8 +103,9 @@ public struct LoudnessStreamReport: Sendable, Codable {
 /// Measures `input`'s audio (every stream, or `options.audioStream`) and
 /// plans each stream's way to `options.target`; nothing is written. Fails
 /// (naming the stream) when the file has no audio, `audioStream` is not one
-/// of its audio streams, a stream is silent, the target cannot be reached,
-/// or no encoder of the stream's family exists.
+/// of its audio streams, a stream is silent, or the target cannot be
+/// reached. A stream whose codec this FFmpeg build has no encoder for
+/// (AMR) is planned as AAC, and a warning says so.
 public func planLoudness(input: String, options: LoudnessOptions,
                          cancellation: Cancellation = .shared) throws(MediaError) -> LoudnessReport {
     let file = try InputFile(path: input, cancellation: cancellation, packetsOnly: true)
@@ -114,7 +115,7 @@ public func planLoudness(input: String, options: LoudnessOptions,
         throw MediaError.invalid("could not normalize the loudness of", path: input,
                                  message: "the file has no audio stream", category: .missingStream)
     }
-    var streams: [LoudnessStreamReport] = []
+    var streams: [LoudnessStreamReport] = [], warnings: [String] = []
     for m in measured {
         let plan: LoudnessStreamPlan
         switch LoudnessStreamPlan.make(stream: m.stream, before: m.figures, target: options.target,
@@ -124,10 +125,13 @@ public func planLoudness(input: String, options: LoudnessOptions,
             throw MediaError.invalid("could not normalize the loudness of", path: input, stream: m.stream,
                                      message: failureMessage(f))
         }
-        streams.append(LoudnessStreamReport(plan: plan, reason: reason(plan),
-                                            encoder: try encoderFamily(file.streams[m.stream])))
+        let s = file.streams[m.stream], family = encoderFamily(s)
+        if family == nil { warnings.append("stream #\(s.index): encoded as AAC (this FFmpeg build has no \(s.codecName) encoder)") }
+        streams.append(LoudnessStreamReport(plan: plan, reason: reason(plan), encoder: family ?? "aac"))
     }
-    return LoudnessReport(input: input, output: nil, target: options.target, streams: streams)
+    var report = LoudnessReport(input: input, output: nil, target: options.target, streams: streams)
+    report.warnings = warnings
+    return report
 }
 
 /// Brings every audio stream of `input` to `options.target` into `output`:
@@ -309,14 +313,13 @@ private func bitRatePerChannel(_ options: LoudnessOptions, _ stream: InputStream
 /// The encoder of a stream's own family: AAC as AAC, PCM as the same PCM,
 /// any other codec by its own encoder when FFmpeg has one that is not
 /// experimental (Opus by libopus: FFmpeg 5.1's own opus encoder is).
-private func encoderFamily(_ s: InputStream) throws(MediaError) -> String {
+private func encoderFamily(_ s: InputStream) -> String? {
     let name = s.codecName
     for candidate in [name, "lib" + name, name == "mp3" ? "libmp3lame" : nil].compactMap({ $0 })
     where AudioEncoderCapabilities(codec: candidate).map({ !$0.isExperimental }) == true {
         return candidate
     }
-    throw MediaError.invalid("could not normalize the loudness of", path: s.file.path, stream: s.index,
-                             message: "this FFmpeg build has no encoder for \(name) audio")
+    return nil
 }
 
 private func reason(_ p: LoudnessStreamPlan) -> String {

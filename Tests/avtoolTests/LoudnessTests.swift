@@ -367,6 +367,35 @@ struct LoudnessEncoderTests {
         if codec == "aac" { #expect(r.stderr.contains("stream #0: encoded as AAC (m4a cannot hold libopus audio)"), "\(r.stderr)") }
     }
 
+    /// A 2005 phone's AMR-NB (a QuickTime 3GPP export): libavcodec has no
+    /// AMR encoder, so the audio is written as AAC, into .3gp as into .mp4,
+    /// and the report says why (before: refused, "this FFmpeg build has no
+    /// encoder for amr_nb audio", with no way forward). At the target by
+    /// ebur128, the video and the hint track copied, and the audio as long
+    /// as the input's to the sample by its edit list (699 packets of 5
+    /// frames of 160 samples: 559,200).
+    @Test func amrWithNoEncoderIsWrittenAsAAC() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.wild("qt_3gpp_export_2005_amrnb_mp4v_hinted.3gp")
+        let out = scratch.path("out.3gp")
+        let r = try Tool.avtool("loudness", input, out, "--target", "podcast")
+        try #require(r.status == 0, "\(r)")
+        #expect(r.stderr.contains("stream #0: encoded as AAC (this FFmpeg build has no amr_nb encoder)"), "\(r.stderr)")
+        let probe = try FFprobe(out)
+        #expect(probe.streams.map { FFprobe.string($0, "codec_type") } == ["audio", "video", "data", "data"])
+        #expect(FFprobe.string(probe.stream(0), "codec_name") == "aac")
+        #expect(FFprobe.int(probe.stream(0), "duration_ts") == 559_200)
+        let after = try Ebur128(out)
+        #expect(abs(after.integrated - -16) <= 0.5, "integrated \(after.integrated)")
+        #expect(after.truePeak <= -0.9, "true peak \(after.truePeak)")
+        // Every video packet, byte for byte, at its time (the muxer writes the track's
+        // 1/600 time scale as 1/19200, as it does for any copy through it).
+        let a = try PacketList(input), b = try PacketList(out)
+        #expect(b.payloads[1] == a.payloads[1])
+        let times = { (l: PacketList) in l.packets.filter { $0.stream == 1 }.compactMap(\.pts).map { l.seconds($0, stream: 1) } }
+        #expect(times(b) == times(a))
+    }
+
     /// A voice memo given a cover (both real: the memo's AAC, an iTunes
     /// file's pictures) into MOV: the refusal names --no-cover-art, and
     /// loudness takes it (before: exit 64, "Unknown option '--no-cover-art'").

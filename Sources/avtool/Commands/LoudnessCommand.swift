@@ -43,8 +43,9 @@ struct LoudnessCommand: WritingVerb {
 
             Refused with one line, exit status 1 and nothing written: a file without audio, a \
             silent stream (below the -70 LUFS gate), a target that needs a gain above 40 dB, or \
-            more off the peaks than --max-limiting allows, a codec with no encoder in this FFmpeg \
-            build, a ceiling the encoder cannot keep (above). A stream \
+            more off the peaks than --max-limiting allows, a ceiling the encoder cannot keep \
+            (above). Audio whose codec this FFmpeg build has no encoder for (AMR) is written as \
+            AAC, and the report says so. A stream \
             the output's container cannot hold is named with the flag that leaves it out \
             (--no-video, --no-cover-art, --no-subtitles, --no-data, --no-attachments).
 
