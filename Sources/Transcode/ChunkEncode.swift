@@ -116,22 +116,6 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
     encoder.window = chunk
     let meter = try measures.map { (m) throws(MediaError) in try QualityMeter(m.metric, measuring: encoder, of: s) }
     let writer = try target()
-    if seek, let lower = chunk.lower {
-        // The stream's first packet is decoded (and let go) before the
-        // seek: decoder state a stream sets up once at its start (x264's
-        // version SEI, which changes how its 4:4:4 pictures decode; parameter
-        // sets sent in band) is then as a decode from the start has it.
-        let first = try Packet()
-        while prime, try input.read(into: first) {
-            guard first.streamIndex == s.index else { continue }
-            try encoder.send(first) { (p) throws(MediaError) in try writer.write(p) }
-            break
-        }
-        guard input.seek(stream: s.index, toKeyframeBefore: lower) else {
-            return try encodeWindow(chunk, stream: stream, video: video, target: target, seek: false,
-                                    measures: measures, cancellation: cancellation, progress: progress)
-        }
-    }
     if let progress {
         let tb = s.timeBase!
         let fileStart: Double = s.file.startTime?.seconds ?? 0
@@ -146,22 +130,16 @@ private func encodeWindow(_ chunk: ChunkPlan.Chunk, stream: Media.InputStream, v
             progress(TranscodeProgress(frames: frames, position: max(0, t.seconds - from), duration: duration))
         }
     }
-    var source = try PacketSource(input, kept: [s], salvage: false, operation: "could not transcode")
-    let stopOnDamage = seek && chunk.lower != nil
-    do {
-        try source.readWhile { (packet, _) throws(MediaError) -> Bool in
-            try cancellation.check()
-            try encoder.send(packet) { (p) throws(MediaError) in try writer.write(p) }
-            return !encoder.isPastWindow && !(stopOnDamage && encoder.damagedInWindow > 0)
-        }
-    } catch where stopOnDamage && error.operation == "could not decode" {
-        // The primed decoder refuses the seek's entry (x265's IDRs all
-        // count from POC 0: "duplicate POC" after the primed first one):
-        // no clean entry point, as a damaged picture would show.
-        return (0, encoder.firstInWindow, [], max(1, encoder.damagedInWindow))
-    }
-    if stopOnDamage && encoder.damagedInWindow > 0 {
-        return (0, encoder.firstInWindow, [], encoder.damagedInWindow)
+    let read = try readWindow(input, stream: s, into: encoder, seek: seek, prime: prime, operation: "could not transcode",
+                              cancellation: cancellation) { (p) throws(MediaError) in try writer.write(p) }
+    switch read {
+    case .unseekable:
+        return try encodeWindow(chunk, stream: stream, video: video, target: target, seek: false,
+                                measures: measures, cancellation: cancellation, progress: progress)
+    case .damaged(let pictures):
+        return (0, encoder.firstInWindow, [], pictures)
+    case .read:
+        break
     }
     try encoder.finish { (p) throws(MediaError) in try writer.write(p) }
     if let measures, let meter { try measures.record(chunk.number, meter) }

@@ -190,7 +190,10 @@ struct QualitySearch {
     /// 2-second sample; a short file's or chunk's whole sample is held to
     /// its weakest 2 seconds as a long file is to its weakest sample), and
     /// its encoded bytes.
-    private func measure(_ window: ChunkPlan.Chunk, crf: Double) throws(MediaError) -> ([Double], Int64) {
+    /// A sample is read from the keyframe before it (`readWindow`), or from
+    /// the start where that entry decodes damaged: its pictures are then the
+    /// ones the whole encode is given.
+    private func measure(_ window: ChunkPlan.Chunk, crf: Double, seek: Bool = true) throws(MediaError) -> ([Double], Int64) {
         let input = try InputFile(path: stream.file.path, cancellation: cancellation, sameAs: stream.file)
         let s = input.streams[stream.index]
         input.discardAll(except: [s.index])
@@ -200,13 +203,10 @@ struct QualitySearch {
         let meter = try QualityMeter(target.metric, measuring: video, of: s)
         var bytes: Int64 = 0
         let emit = { (p: borrowing Packet) throws(MediaError) in bytes += Int64(p.size) }
-        // A stream that cannot seek is read from its start (the window keeps the right frames).
-        if let lower = window.lower { _ = input.seek(stream: s.index, toKeyframeBefore: lower) }
-        var source = try PacketSource(input, kept: [s], salvage: false, operation: "could not measure the quality of")
-        try source.readWhile { (packet, _) throws(MediaError) -> Bool in
-            try cancellation.check()
-            try video.send(packet, emit: emit)
-            return !video.isPastWindow
+        // (A stream that cannot seek, or whose entry there decodes damaged, is read from its start.)
+        guard case .read = try readWindow(input, stream: s, into: video, seek: seek, operation: "could not measure the quality of",
+                                          cancellation: cancellation, emit: emit) else {
+            return try measure(window, crf: crf, seek: false)
         }
         try video.finish(emit: emit)
         _ = try meter.finish()

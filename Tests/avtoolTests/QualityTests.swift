@@ -56,6 +56,23 @@ struct QualityTests {
         #expect((q["predicted_weakest"] as? Double).map { abs($0 - 0.985) < 0.002 } == true, "\(q)")
     }
 
+    /// A 14 s 4:4:4 H.264 clip is sampled in three 2 s windows, each read
+    /// from the keyframe before it. Its keyframes decode damaged unless the
+    /// decoder has seen the stream's first picture (x264's version SEI), so
+    /// the samples measured concealment noise and asked for CRF 20-21; the
+    /// output then held 0.9899, over the target's ±0.003. Read as the
+    /// chunks are (the decoder primed, a damaged entry read from the start).
+    @Test func samplesAfterASeekAreThePicturesTheEncodeIsGiven() throws {
+        let scratch = try Scratch()
+        let input = try Fixtures.real("cockatoo_yuv444_mp3.mp4"), out = scratch.path("out.mp4")
+        let report = try json(try avtool(["transcode", input, out, "--json", "--preset", "ultrafast", "--no-audio",
+                                          "--quality", "0.985"], cache: scratch))
+        let q = try #require(report["quality"] as? [String: Any])
+        #expect((q["samples"] as? [Any])?.count == 3, "\(q)")
+        let (ssim, _) = try ffmpegScore("ssim", out, input, in: scratch)
+        #expect(abs(ssim - 0.985) <= 0.003, "ffmpeg SSIM \(ssim) at CRF \(q["crf"] ?? "?")")
+    }
+
     @Test("--quality-metric psnr: ffmpeg's PSNR of the output is the target ±0.3 dB, and the measure is ffmpeg's ±0.01 dB")
     func psnrTarget() throws {
         let scratch = try Scratch()
