@@ -168,10 +168,10 @@ final class StreamReader {
 }
 
 /// Finds the stream a verb needs, or says clearly that the file has none.
-func mainStream(_ file: InputFile, _ type: MediaType, role: String) throws(MediaError) -> InputStream {
+func mainStream(_ file: InputFile, _ type: MediaType, role: String, hint: String? = nil) throws(MediaError) -> InputStream {
     guard let s = file.streams.first(where: { $0.mediaType == type && !$0.isAttachedPicture }) else {
         throw MediaError.invalid("could not use \(role)", path: file.path,
-                                 message: "it has no \(type.rawValue) stream", category: .missingStream)
+                                 message: "it has no \(type.rawValue) stream", hint: hint, category: .missingStream)
     }
     guard s.timeBase != nil else {
         throw MediaError.invalid("could not use \(role)", path: file.path, stream: s.index,
@@ -241,7 +241,9 @@ struct Segment {
             if af !== vf, let cut = af.cutOffError("could not use \(spec.name == "VIDEO" ? "AUDIO" : spec.name)") { throw cut }
             if spec.requiresAudio || audioOnly || af.streams.contains(where: { $0.mediaType == .audio }) {
                 let role = spec.name == "VIDEO" ? "AUDIO" : spec.name
-                let s = try mainStream(af, .audio, role: role)
+                // (fill-silence's one input: there is no audio to fill.)
+                let s = try mainStream(af, .audio, role: role, hint: role == "input"
+                    ? "there is no audio to fill; 'avtool merge VIDEO AUDIO OUT' gives a video its sound" : nil)
                 guard s.sampleRate > 0 else {
                     throw MediaError.invalid("could not use \(role)", path: ap, stream: s.index,
                                              message: "the audio stream has no sample rate")

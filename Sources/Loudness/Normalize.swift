@@ -123,7 +123,7 @@ public func planLoudness(input: String, options: LoudnessOptions,
         case .success(let p): plan = p
         case .failure(let f):
             throw MediaError.invalid("could not normalize the loudness of", path: input, stream: m.stream,
-                                     message: failureMessage(f))
+                                     message: failureMessage(f), hint: failureHint(f, before: m.figures))
         }
         let s = file.streams[m.stream], family = encoderFamily(s)
         if family == nil { warnings.append("stream #\(s.index): encoded as AAC (this FFmpeg build has no \(s.codecName) encoder)") }
@@ -329,6 +329,20 @@ private func reason(_ p: LoudnessStreamPlan) -> String {
         return "a gain of \(gain) dB keeps the true peak at \(fixed(p.peakAfterGainDBTP, 1)) dBTP, within the \(fixed(p.ceilingDBTP, 1)) dBTP ceiling"
     case .limited:
         return "a gain of \(gain) dB would put the true peak at \(fixed(p.peakAfterGainDBTP, 1)) dBTP, \(fixed(p.overCeilingDB, 1)) dB over the \(fixed(p.ceilingDBTP, 1)) dBTP ceiling"
+    }
+}
+
+/// The way forward from a plan's failure: the loudest target within reach
+/// (the measured loudness plus the largest gain, rounded down to 0.1 LU), or
+/// the limiting a target needs; nil for silence.
+private func failureHint(_ f: LoudnessPlanFailure, before: LoudnessFigures) -> String? {
+    switch f {
+    case .gatedOut:
+        nil
+    case .peaksTooHigh(let r, _):
+        "allow it with --max-limiting \(fixed((r * 10).rounded(.up) / 10, 1)), or ask for a quieter target"
+    case .gainTooLarge:
+        "ask for --target \(fixed(((before.integratedLUFS + LoudnessStreamPlan.largestGainDB) * 10).rounded(.down) / 10, 1)) or quieter, which is within reach"
     }
 }
 

@@ -59,6 +59,15 @@ struct BadInputTests {
         }
     }
 
+    /// fill-silence of a browser's video-only recording: nothing to fill, and
+    /// the way to give a video its sound named.
+    @Test func fillSilenceOfVideoAloneNamesMerge() throws {
+        let scratch = try Scratch()
+        let run = try Tool.avtool("fill-silence", try Fixtures.wild("chrome_mediarecorder_vp8_video_only.webm"), scratch.path("out.mkv"))
+        expectClean(run, scratch: scratch, mentions: ["chrome_mediarecorder_vp8_video_only.webm': it has no audio stream",
+                                                      "'avtool merge VIDEO AUDIO OUT' gives a video its sound"])
+    }
+
     @Test func unknownOutputExtension() throws {
         let scratch = try Scratch()
         let input = try Fixtures.path("aac48_stereo.m4a")

@@ -258,11 +258,18 @@ struct LoudnessTests {
         ("real:bikes_bframes_videoonly.mp4", [String](), "the file has no audio stream"),
         ("real:camera_576p.mp4", [String](), "the audio is silent"),
         ("device:gopro_max_heromode_gpmd.mp4", ["--target", "-3", "--max-limiting", "12"],
-         "the target cannot be reached: its true-peak ceiling would need 13.4 dB off the peaks (--max-limiting 12.0)"),
+         "the target cannot be reached: its true-peak ceiling would need 13.4 dB off the peaks (--max-limiting 12.0); allow it with --max-limiting 13.4, or ask for a quieter target"),
+        // A voice memo at -58.7 LUFS: the way forward is the loudest target within 40 dB.
+        ("wild:ios_voicememos_2021.m4a", ["--target", "podcast"],
+         "it needs a gain of 42.7 dB (at most 40.0 dB); ask for --target -18.8 or quieter, which is within reach"),
     ])
     func badInputIsRefused(_ name: String, _ extra: [String], _ message: String) throws {
         let parts = name.split(separator: ":").map(String.init)
-        let input = parts[0] == "real" ? try Fixtures.real(parts[1]) : try Fixtures.device(parts[1])
+        let input = switch parts[0] {
+        case "real": try Fixtures.real(parts[1])
+        case "wild": try Fixtures.wild(parts[1])
+        default: try Fixtures.device(parts[1])
+        }
         let scratch = try Scratch()
         let out = scratch.path("out.mp4")
         let run = try Tool.avtool(["loudness", input, out] + extra)
