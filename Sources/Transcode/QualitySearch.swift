@@ -36,6 +36,17 @@ public struct QualityReport: Sendable, Codable, Equatable {
         public var startSeconds: Double?
         public var endSeconds: Double?
     }
+
+    /// One CRF for parts that differ: the promise holds the weakest to the
+    /// target, so the whole lands above it, by more than the ±0.003 (SSIM)
+    /// or 0.3 dB (PSNR) the target is met within. Said, with the way to an
+    /// even quality; nil when the samples agree, or each chunk has its CRF.
+    public var spreadNote: String? {
+        let (limit, digits) = metric == .ssim ? (0.003, 4) : (0.3, 2)
+        guard chunks == nil, predictedMean - predictedWeakest > limit else { return nil }
+        return "its samples differ: the weakest (\(fixed(predictedWeakest, digits))) holds the target at CRF \(fixed(crf, 1)), "
+            + "so the whole will be near \(fixed(predictedMean, digits)), above it; --chunks N gives each part a CRF of its own"
+    }
 }
 
 /// `transcode --quality`'s search alone (`--dry-run`): the CRF the whole

@@ -126,6 +126,7 @@ public func transcode(input inputPath: String, output outputPath: String, option
     var report = plan.report(input: input, output: outputPath, video: video, audio: audio, result: result)
     report.salvage = source.salvage
     report.quality = quality
+    if let note = quality?.spreadNote { report.warnings.append(note) }
     report.quality?.measured = measured.flatMap { $0.isNaN ? nil : $0 }
     report.quality?.measuredWeakestWindow = window.flatMap { $0.isNaN ? nil : $0 }
     if let w = source.salvage?.warning { report.warnings.insert(w, at: 0) }

@@ -108,6 +108,12 @@ struct QualityTests {
         let head = zip(times, frames).filter { $0.0 < 2 }.map(\.1)
         let weakest = head.reduce(0, +) / Double(head.count)
         #expect(weakest >= 0.985 - 0.003, "first 2 s \(weakest), whole \(whole) at CRF \(q["crf"] ?? "?")")
+        // One CRF holds the hard start to the target, so the whole lands above it (0.990 by
+        // ffmpeg), past the ±0.003 the target is met within: said, with --chunks as the way out.
+        let warnings = report["warnings"] as? [String] ?? []
+        #expect(whole > 0.985 + 0.003, "whole \(whole)")
+        #expect(warnings.contains { $0.hasPrefix("its samples differ: the weakest") && $0.hasSuffix("--chunks N gives each part a CRF of its own") },
+                "whole \(whole): \(warnings)")
     }
 
     /// 160x120, 2 s at 25 fps, keyframes every second: 1 s of one still

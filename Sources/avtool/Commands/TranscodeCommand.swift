@@ -366,7 +366,7 @@ extension TranscodeReport: VerbReport {
 }
 
 extension QualityReport: VerbReport {
-    var warnings: [String] { [] }
+    var warnings: [String] { [spreadNote].compactMap { $0 } }
 
     /// "SSIM 0.985 → CRF 27.3 (weakest sample 0.9851, mean 0.9893; predicted 12.1 MB in 41.2 s; search 9.80 s, 3 probes)".
     var summary: String {
