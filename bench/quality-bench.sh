@@ -12,6 +12,10 @@
 #   --preset P      x265 preset for every encode (default medium)
 #   --chunks N      chunk count of the per-chunk comparison (default 4)
 #   --no-chunks     skip the per-chunk comparison
+#   --long M        also a programme of M minutes made of the files (each scaled to
+#                   1280x720 by ffmpeg, one after the other, the whole repeated): the
+#                   search's time against the full encode's where the file is long
+#                   enough to be sampled (default 0: none)
 #   --workdir DIR   scratch directory (default <repo>/.bench)
 #
 # Measures, over the files:
@@ -23,7 +27,9 @@
 #      worst-file SSIM (whole CRFs, bisected), and the total bytes at it:
 #      goal: --quality's total bytes at most 0.85× the fixed CRF's;
 #   3. search time against full-encode time, medians over the files:
-#      goal: at most 25 %;
+#      goal: at most 25 % (files of 12 s or less are sampled whole, so the search
+#      encodes each several times over: the goal is for files long enough to be
+#      sampled, which --long measures);
 #   4. with --chunks N: per-chunk CRFs against one CRF for the whole file at
 #      equal worst-2-second-window SSIM (the fixed CRF bisected per file):
 #      goal: smaller in total.
@@ -44,9 +50,10 @@ FILES=""
 TARGET=0.985
 PRESET=medium
 CHUNKS=4
+LONG=0
 WORKDIR="$REPO_ROOT/.bench"
 
-usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --avtool) AVTOOL="$2"; AVTOOL_EXPLICIT=1; shift 2 ;;
@@ -56,6 +63,7 @@ while [[ $# -gt 0 ]]; do
         --preset) PRESET="$2"; shift 2 ;;
         --chunks) CHUNKS="$2"; shift 2 ;;
         --no-chunks) CHUNKS=0; shift ;;
+        --long) LONG="$2"; shift 2 ;;
         --workdir) WORKDIR="$2"; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
@@ -163,10 +171,30 @@ if (( CHUNKS > 1 )); then
     chunk_json="[$(IFS=,; echo "${chunk_rows[*]}")]"
 fi
 
-python3 - "$TARGET" "$FIXED" "$fixed_total" "$quality_total" "$chunk_json" <<EOF
+long_json=null
+if (( LONG > 0 )); then
+    log "a ${LONG}-minute programme of the files at 1280x720"
+    list="$RUN/long.txt"; : >"$list"
+    for n in "${NAMES[@]}"; do
+        ffmpeg -nostdin -v error -i "$MEDIA/$n" -map 0:v:0 -vf "scale=1280:720:force_original_aspect_ratio=decrease,pad=1280:720:-1:-1,fps=25,format=yuv420p" \
+            -c:v libx264 -preset veryfast -crf 12 -g 50 "$RUN/long-$n.mp4"
+        echo "file '$RUN/long-$n.mp4'" >>"$list"
+    done
+    ffmpeg -nostdin -v error -f concat -safe 0 -i "$list" -c copy "$RUN/long-once.mp4"
+    ffmpeg -nostdin -v error -stream_loop -1 -i "$RUN/long-once.mp4" -t $(( LONG * 60 )) -c copy "$RUN/long.mp4"
+    XDG_CACHE_HOME="$RUN/cache-long" "$AVTOOL" transcode "$RUN/long.mp4" "$RUN/long-q.mp4" --quality "$TARGET" \
+        --preset "$PRESET" --json -y >"$RUN/long.json"
+    long_json=$(python3 -c "
+import json, sys; d = json.load(open(sys.argv[1])); q = d['quality']
+print(json.dumps({'minutes': $LONG, 'crf': q['crf'], 'search_s': q['search_seconds'], 'encode_s': d['elapsed_seconds'],
+                  'samples': len(q['samples']), 'probes': len(q['probes'])}))" "$RUN/long.json")
+fi
+
+python3 - "$TARGET" "$FIXED" "$fixed_total" "$quality_total" "$chunk_json" "$long_json" <<EOF
 import json, statistics, sys
 target, fixed, fixed_total, quality_total = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 chunks = json.loads(sys.argv[5])
+long = json.loads(sys.argv[6])
 rows = [$(for n in "${NAMES[@]}"; do printf '{"file":"%s","crf":%s,"bytes":%s,"ssim":%s,"weakest_2s":%s,"search_s":%s,"encode_s":%s},' \
     "$n" "${Q_CRF[$n]}" "${Q_BYTES[$n]}" "${Q_SSIM[$n]}" "${Q_WIN[$n]}" "${Q_SEARCH[$n]}" "${Q_ENCODE[$n]}"; done)]
 print(f"{'file':40} {'crf':>6} {'bytes':>12} {'ssim':>9} {'worst 2s':>9} {'search s':>9} {'encode s':>9}")
@@ -183,7 +211,12 @@ chunk_ratio = None
 if chunks:
     chunk_ratio = sum(c["chunked_bytes"] for c in chunks) / sum(c["one_crf_bytes"] for c in chunks)
     print(f"--chunks per-chunk CRFs / one CRF at equal worst-window SSIM: {chunk_ratio:.3f} (goal < 1)")
-print(json.dumps({"bench": "quality", "target": target, "files": rows, "fixed_crf": fixed,
+long_share = None
+if long:
+    long_share = long["search_s"] / long["encode_s"]
+    print(f"{long['minutes']}-minute programme: search {long['search_s']:.1f} s ({long['samples']} samples, {long['probes']} probes), "
+          f"encode {long['encode_s']:.1f} s: search / encode {long_share:.3f} (goal <= 0.25)")
+print(json.dumps({"bench": "quality", "target": target, "files": rows, "fixed_crf": fixed, "long": long, "long_search_share": long_share,
                   "quality_bytes": quality_total, "fixed_bytes": fixed_total, "bytes_ratio": ratio,
                   "search_share": search_share, "within_0_003": within, "windows_ok": windows,
                   "chunks": chunks, "chunks_ratio": chunk_ratio}))
