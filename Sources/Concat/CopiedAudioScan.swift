@@ -58,7 +58,8 @@ func scanCopiedAudio(_ segments: Segments, silence: SilentAudio, options: Assemb
         jointPackets.append([])
         let placement = try place(seg, index: k, in: &plan, verb: verb)
         var videoEnd = placement.joint
-        var limit: Int64?
+        let followed = k < segments.count - 1
+        var limit = seg.video == nil ? placement.audioAloneLimit(followed: followed) : nil
         var hiddenTail: Set<Int64> = []
         // (One segment's end matters only where no silence can pad it.)
         if let v = seg.video, segments.count > 1 || silence.unavailable != nil && plan.end != nil {
@@ -67,8 +68,6 @@ func scanCopiedAudio(_ segments: Segments, silence: SilentAudio, options: Assemb
                                                       cancellation: cancellation)
             limit = plan.audioLimit(videoEnd: videoEnd, placement: placement)
         }
-        let followed = k < segments.count - 1
-        if seg.video == nil { limit = placement.audioAloneLimit(followed: followed) }
         if let a = seg.audio {
             let packets = try audioTimings(a, open: open, cancellation: cancellation)
             let before = lastWritten
@@ -133,14 +132,20 @@ func scanCopiedAudio(_ segments: Segments, silence: SilentAudio, options: Assemb
         plan.end(placement, videoEnd: videoEnd)
     }
     layout.plan = plan
-    var scan = CopiedAudioScan(reencodeReason: nil, layout: segments.count > 1 ? layout : nil)
-    if grid.counts.reencoded > 0 || jointPackets.contains(where: { !$0.isEmpty }),
-       let settings = silence.encoderSettings, let phase = grid.chosenPhase {
-        var ranges = reencodedRanges(runStarts, copied: grid.copied)
-        for (k, r) in jointPackets.enumerated() { ranges[k] += r }
-        scan.reencoded = ReencodedPackets(ranges: ranges, phase: phase, frameSize: silence.quantum, settings: settings)
-    }
-    return scan
+    return CopiedAudioScan(reencodeReason: nil,
+                           reencoded: reencodedPackets(grid, runStarts: runStarts, joints: jointPackets, silence: silence),
+                           layout: segments.count > 1 ? layout : nil)
+}
+
+/// The packets re-encoded onto the chosen grid: the runs not copied, and
+/// the frames around each joint (`markJoint`); nil for none.
+private func reencodedPackets(_ grid: FrameGridPlan, runStarts: [[(ordinal: Int, run: Int)]], joints: [[Range<Int>]],
+                              silence: SilentAudio) -> ReencodedPackets? {
+    guard grid.counts.reencoded > 0 || joints.contains(where: { !$0.isEmpty }),
+          let settings = silence.encoderSettings, let phase = grid.chosenPhase else { return nil }
+    var ranges = reencodedRanges(runStarts, copied: grid.copied)
+    for (k, r) in joints.enumerated() { ranges[k] += r }
+    return ReencodedPackets(ranges: ranges, phase: phase, frameSize: silence.quantum, settings: settings)
 }
 
 extension CopiedAudioScan {

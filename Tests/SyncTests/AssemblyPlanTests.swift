@@ -104,6 +104,20 @@ struct AssemblyPlanTests {
         #expect(three.audioPosition(pts: 135_000, timeBase: v90) == 98_304)
         plan.end(three, videoEnd: 120_000)
         #expect(plan.duration == Timestamp(120_000, a48))
+        // A memo whose edit list shows 0.8 s of its 1.024 s (38,400 of 49,152 samples), joined
+        // after the third: where another segment follows, it is cut and ends at its edit's end
+        // (the 512 samples its last packet holds past it are not heard); as the last segment,
+        // its packets run on and the output's edit list hides them.
+        var trimmed = audio(a48, start: 0, pts: 0)
+        trimmed.editEnd = 38_400
+        let four = try plan.begin(audioOnly: trimmed)
+        #expect(four.audioShownEnd == 158_400)
+        #expect(four.audioAloneLimit(followed: true) == 158_400 && four.audioAloneLimit(followed: false) == nil)
+        #expect(four.audioAloneEnd(audioEnd: 158_912, followed: true) == 158_400)
+        #expect(four.audioAloneEnd(audioEnd: 158_912, followed: false) == 158_912)
+        // Without an edit list, or one past the audio, the audio's own end.
+        #expect(three.audioShownEnd == nil && three.audioAloneEnd(audioEnd: 120_000, followed: true) == 120_000)
+        #expect(four.audioAloneEnd(audioEnd: 150_000, followed: true) == 150_000)
         // A start that cannot be moved to the joint is refused, not wrapped.
         var edge = AssemblyPlan(audioOnlySampleRate: 48_000)
         let e = try edge.begin(audioOnly: audio(a48, start: 0, pts: 0))
